@@ -1,0 +1,53 @@
+// Config: turns a TOML file, `-o key=value` lists and .ccfs/control lines into Options.
+//
+// Every key of Options has the same name everywhere. Sizes accept units: a plain integer is bytes;
+// suffixes K/KiB/M/MiB/G/GiB/T/TiB are powers of 1024, KB/MB/GB/TB powers of 1000. Booleans accept
+// true/false/yes/no/on/off/1/0. Errors name the source, the line (for files) and the key, e.g.
+//   conf/ccfs.toml:7: compressed_percent = 120: must be between 0 and 95
+// and leave *options unchanged.
+#ifndef CCFS_CONFIG_H_
+#define CCFS_CONFIG_H_
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ccfs/options.h"
+#include "ccfs/status.h"
+
+namespace ccfs {
+
+// Reads the TOML file at `path` over *options. A missing or unreadable file, a syntax error, an
+// unknown key, a duplicate key, a wrong type or an out-of-range value is an error naming the line.
+Status LoadConfigFile(const std::string& path, Options* options);
+
+// Same, for TOML text already in memory; `source` names it in messages.
+Status ParseConfigText(std::string_view text, const std::string& source, Options* options);
+
+// Applies one key=value (value as text, as in -o and .ccfs/control). `source` prefixes errors.
+Status ApplyKeyValue(const std::string& key, const std::string& value, const std::string& source,
+                     Options* options);
+
+// Applies a comma-separated "k=v,k=v" list (the -o form). Items that are standard mount or FUSE
+// options (rw, ro, nosuid, nodev, noatime, default_permissions, allow_other, fsname=..., ...)
+// rather than ccfs keys are appended to *passthrough instead, when passthrough is non-null;
+// with passthrough == nullptr they are errors.
+Status ApplyOptionList(const std::string& list, const std::string& source, Options* options,
+                       std::vector<std::string>* passthrough);
+
+// True for keys PageCache::Reconfigure can change without a remount.
+bool IsLiveKey(const std::string& key);
+// True for any ccfs key.
+bool IsKnownKey(const std::string& key);
+
+// Parses a size with optional unit ("512MiB", "8K", "1073741824").
+Status ParseSize(const std::string& text, uint64_t* bytes);
+// Formats bytes with a binary unit ("512MiB", "8KiB", "1.5GiB").
+std::string FormatSize(uint64_t bytes);
+
+// Renders options as TOML that LoadConfigFile accepts back (every key, with comments).
+std::string RenderConfig(const Options& options);
+
+}  // namespace ccfs
+
+#endif  // CCFS_CONFIG_H_

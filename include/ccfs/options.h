@@ -1,0 +1,67 @@
+// Options: every setting of ccfs, in one struct.
+//
+// Filled from defaults, then the TOML config file, then `-o key=value` (see config.h); the engine
+// and the daemon read it. Each field's key is the same in the file, in -o and in .ccfs/control.
+// conf/ccfs.toml documents every key with its unit and default; keep the two in step.
+//
+// Validate() checks ranges and names the offending key. Options is a plain value: copy freely.
+#ifndef CCFS_OPTIONS_H_
+#define CCFS_OPTIONS_H_
+
+#include <cstdint>
+#include <string>
+
+#include "ccfs/status.h"
+
+namespace ccfs {
+
+enum class CodecKind { kLz4 = 0, kZstd = 1 };
+
+// "lz4" / "zstd"; nullptr-free: unknown kinds print as "?".
+const char* CodecName(CodecKind kind);
+// Parses "lz4" or "zstd" (case-sensitive).
+bool ParseCodecKind(const std::string& name, CodecKind* kind);
+
+struct Options {
+  // --- engine ---------------------------------------------------------------------------------
+  // Total RAM for cached pages (raw frames + compressed blobs), bytes. Key: memory.
+  uint64_t memory = 256ull << 20;
+  // Share of `memory` given to the compressed tier, 0..95. Key: compressed_percent.
+  int compressed_percent = 25;
+  // Bytes per cached page: a power of two in [4 KiB, 128 KiB]. Key: page_size.
+  uint32_t page_size = 8192;
+  // Codec for the compressed tier. Key: compressor.
+  CodecKind compressor = CodecKind::kLz4;
+  // Codec level: zstd 1..19 (negative = fast levels); lz4 1 = fast, 2..12 = LZ4HC. Key:
+  // compression_level.
+  int compression_level = 1;
+  // Threads compressing eviction victims; 0 = one per online CPU. Key: compress_threads.
+  int compress_threads = 0;
+  // A page is kept compressed only if it saves at least this much, percent. Key:
+  // min_savings_percent.
+  double min_savings_percent = 12.5;
+  // Victims taken in one sweep of the raw tier, percent of raw frames (at least one page).
+  // Key: evict_batch_percent.
+  double evict_batch_percent = 2.0;
+  // The evictor starts when free raw frames fall below this, percent of raw frames (at least one
+  // page). Key: low_watermark_percent.
+  double low_watermark_percent = 2.0;
+
+  // --- daemon ---------------------------------------------------------------------------------
+  // Threads serving FUSE requests. Key: request_threads.
+  int request_threads = 2;
+  // Let other users reach the mount (FUSE allow_other). Key: allow_other.
+  bool allow_other = false;
+  // Seconds the kernel may cache names and attributes. Key: attr_timeout.
+  double attr_timeout = 1.0;
+
+  // Checks every field; the message names the key, the value and the allowed range.
+  Status Validate() const;
+
+  uint64_t compressed_budget() const { return memory / 100 * static_cast<uint64_t>(compressed_percent); }
+  uint64_t raw_budget() const { return memory - compressed_budget(); }
+};
+
+}  // namespace ccfs
+
+#endif  // CCFS_OPTIONS_H_

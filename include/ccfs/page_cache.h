@@ -1,0 +1,82 @@
+// PageCache: the tiered page cache (the "engine").
+//
+// Caches pages of backing files in RAM split into two tiers:
+//   raw tier         fixed page frames, (100 - compressed_percent)% of `memory`, CLOCK eviction;
+//   compressed tier  blobs at their real allocated size, compressed_percent% of `memory`, its own
+//                    CLOCK; when full it drops its coldest pages (all cached data is clean).
+// A page lives in exactly one tier. A read is served page by page: a raw hit copies out of the
+// frame; a compressed hit decompresses and moves the page back into a raw frame; a miss reads the
+// page from the BackingFile (O_DIRECT) into a free frame. When free frames fall below the low
+// watermark a background evictor sweeps the raw CLOCK, takes a batch of victims and hands them to
+// the compression pool; with compressed_percent = 0 the same code drops them instead.
+// Compression is never on the read path: a miss waits only when no frame is free at all (a stall,
+// counted with its time).
+//
+// Files are named by a caller-chosen 64-bit id (the daemon uses the backing inode number) plus
+// the BackingFile to read misses from. The id must change, or InvalidateFile() must be called,
+// whenever the file's content changes other than through Write().
+//
+// Thread-safety: every method may be called from any number of threads at once. Threads that call
+// Read/Write are registered with RCU on first use and unregistered when they exit.
+// Ownership: the caller keeps ownership of BackingFiles; a BackingFile must stay alive until every
+// call naming it has returned.
+#ifndef CCFS_PAGE_CACHE_H_
+#define CCFS_PAGE_CACHE_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+
+#include "ccfs/backing_store.h"
+#include "ccfs/options.h"
+#include "ccfs/stats.h"
+#include "ccfs/status.h"
+
+namespace ccfs {
+
+class PageCache {
+ public:
+  // Validates `options` (the message names a bad key) and starts the evictor and compression pool.
+  static Status Create(const Options& options, std::unique_ptr<PageCache>* cache);
+  // Stops the background threads and frees every page.
+  ~PageCache();
+  PageCache(const PageCache&) = delete;
+  PageCache& operator=(const PageCache&) = delete;
+
+  // Reads up to `len` bytes at `offset` of file `file_id` into `dst`; *n is set to the bytes
+  // copied, which is less than len only at end of file. Any offset and length are allowed.
+  Status Read(uint64_t file_id, BackingFile* file, uint64_t offset, size_t len, void* dst,
+              size_t* n);
+
+  // Writes through: `file` receives the bytes before this returns; cached copies of the pages
+  // written are dropped so the next read sees the new bytes.
+  Status Write(uint64_t file_id, BackingFile* file, uint64_t offset, const void* src, size_t len);
+
+  // Drops every cached page of `file_id` at or after byte `from` (0 = the whole file). Loads in
+  // flight for those pages are not published.
+  void InvalidateFile(uint64_t file_id, uint64_t from = 0);
+
+  // Applies the keys that can change live: compressed_percent, compressor, compression_level,
+  // min_savings_percent, evict_batch_percent, low_watermark_percent. Shrinking a tier evicts or
+  // compresses in bulk. A change to memory or page_size returns NotSupported naming the key
+  // ("needs a remount"); nothing is changed then.
+  Status Reconfigure(const Options& options);
+
+  // A consistent-enough snapshot of all counters (each counter is exact; they are read one after
+  // another, so a snapshot taken under load may be a few pages apart between counters).
+  CacheStats Stats() const;
+
+  // Waits until no eviction or compression is in flight (for tests and benchmarks).
+  void Quiesce();
+
+  Options options() const;
+
+ private:
+  class Impl;
+  explicit PageCache(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace ccfs
+
+#endif  // CCFS_PAGE_CACHE_H_

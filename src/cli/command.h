@@ -1,0 +1,43 @@
+// Subcommands of the `ccfs` binary.
+//
+// Each subcommand lives in its own file in src/cli/ and registers itself with a static
+// CommandRegistrar:
+//
+//   static CommandRegistrar reg("stat", "live view of a mount", [](CLI::App* app) {
+//     auto opts = std::make_shared<StatArgs>();
+//     app->add_option("mountpoint", opts->mountpoint)->required();
+//     return [opts] { return RunStat(*opts); };   // the exit code
+//   });
+//
+// main.cc parses the command line and runs the one subcommand that was given.
+#ifndef CCFS_CLI_COMMAND_H_
+#define CCFS_CLI_COMMAND_H_
+
+#include <CLI/CLI.hpp>
+
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace ccfs {
+
+// Adds the subcommand's options to `app` and returns what runs it (returning the exit code).
+using CommandSetup = std::function<std::function<int()>(CLI::App* app)>;
+
+struct CommandEntry {
+  std::string name;
+  std::string description;
+  CommandSetup setup;
+};
+
+std::vector<CommandEntry>& CommandRegistry();
+
+struct CommandRegistrar {
+  CommandRegistrar(std::string name, std::string description, CommandSetup setup) {
+    CommandRegistry().push_back({std::move(name), std::move(description), std::move(setup)});
+  }
+};
+
+}  // namespace ccfs
+
+#endif  // CCFS_CLI_COMMAND_H_

@@ -1,0 +1,44 @@
+// CompressionPool: worker threads that run compression tasks, each with its own Codec.
+//
+// The evictor cuts a batch of victims into a few tasks and submits them; each worker runs a task
+// with its own codec (one lz4/zstd context per thread, created once, recreated only when
+// SetCodec() changes kind or level). Submit() never blocks on the work itself.
+//
+// Thread-safety: all methods may be called from any thread. Tasks must not call Wait().
+#ifndef CCFS_COMPRESS_COMPRESSION_POOL_H_
+#define CCFS_COMPRESS_COMPRESSION_POOL_H_
+
+#include <functional>
+#include <memory>
+
+#include "ccfs/codec.h"
+#include "ccfs/options.h"
+
+namespace ccfs {
+
+class CompressionPool {
+ public:
+  using Task = std::function<void(Codec& codec)>;
+
+  // Starts `threads` workers (0 = one per online CPU) using codec `kind` at `level`.
+  CompressionPool(int threads, CodecKind kind, int level);
+  // Finishes queued tasks, then joins the workers.
+  ~CompressionPool();
+
+  void Submit(Task task);
+  // Workers switch to this codec before their next task.
+  void SetCodec(CodecKind kind, int level);
+  // Blocks until the queue is empty and no task is running.
+  void Wait();
+  int threads() const;
+  // Tasks queued or running now.
+  size_t pending() const;
+
+ private:
+  class Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace ccfs
+
+#endif  // CCFS_COMPRESS_COMPRESSION_POOL_H_
