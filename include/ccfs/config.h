@@ -17,6 +17,14 @@
 
 namespace ccfs {
 
+// File layout (documented in conf/ccfs.toml): every key lives in exactly one table --
+//   [cache] memory, compressed_percent, page_size
+//   [compression] compressor, compression_level, compress_threads, min_savings_percent
+//   [eviction] evict_batch_percent, low_watermark_percent
+//   [daemon] request_threads, allow_other, attr_timeout
+// A key at top level or in another table is an error naming the right table. Keys the file does
+// not mention keep their value in *options. An empty file changes nothing.
+
 // Reads the TOML file at `path` over *options. A missing or unreadable file, a syntax error, an
 // unknown key, a duplicate key, a wrong type or an out-of-range value is an error naming the line.
 Status LoadConfigFile(const std::string& path, Options* options);
@@ -24,14 +32,18 @@ Status LoadConfigFile(const std::string& path, Options* options);
 // Same, for TOML text already in memory; `source` names it in messages.
 Status ParseConfigText(std::string_view text, const std::string& source, Options* options);
 
-// Applies one key=value (value as text, as in -o and .ccfs/control). `source` prefixes errors.
+// Applies one key=value (value as text, as in -o and .ccfs/control), then validates the whole of
+// *options. `source` prefixes errors.
 Status ApplyKeyValue(const std::string& key, const std::string& value, const std::string& source,
                      Options* options);
 
 // Applies a comma-separated "k=v,k=v" list (the -o form). Items that are standard mount or FUSE
 // options (rw, ro, nosuid, nodev, noatime, default_permissions, allow_other, fsname=..., ...)
 // rather than ccfs keys are appended to *passthrough instead, when passthrough is non-null;
-// with passthrough == nullptr they are errors.
+// with passthrough == nullptr they are errors. A bare `allow_other` is passed through and also
+// sets Options::allow_other. The list is validated as a whole after every item is applied, so
+// "compression_level=19,compressor=zstd" works in either order; on error nothing is applied and
+// nothing is appended.
 Status ApplyOptionList(const std::string& list, const std::string& source, Options* options,
                        std::vector<std::string>* passthrough);
 

@@ -58,6 +58,9 @@ struct Options {
   // Checks every field; the message names the key, the value and the allowed range.
   Status Validate() const;
 
+  // Field-by-field equality (e.g. to tell whether a reload changed anything).
+  bool operator==(const Options&) const = default;
+
   uint64_t compressed_budget() const { return memory / 100 * static_cast<uint64_t>(compressed_percent); }
   uint64_t raw_budget() const { return memory - compressed_budget(); }
 };

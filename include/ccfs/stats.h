@@ -35,6 +35,11 @@ class HistogramSnapshot {
   HistogramSnapshot Since(const HistogramSnapshot& before) const;
   // Non-empty buckets as (upper bound in ns, count) pairs, ascending.
   std::vector<std::pair<uint64_t, uint64_t>> Buckets() const;
+  // Rebuilds a snapshot from what Buckets() and the accessors above report (stats JSON read back
+  // by `ccfs stat`); count is the sum of the bucket counts. Each upper bound is mapped to its
+  // bucket with LatencyHistogram::BucketOf, so bounds from another layout land in the nearest one.
+  static HistogramSnapshot FromBuckets(uint64_t sum_ns, uint64_t min_ns, uint64_t max_ns,
+                                       const std::vector<std::pair<uint64_t, uint64_t>>& buckets);
 
  private:
   friend class LatencyHistogram;

@@ -4,10 +4,17 @@
 // with its own codec (one lz4/zstd context per thread, created once, recreated only when
 // SetCodec() changes kind or level). Submit() never blocks on the work itself.
 //
-// Thread-safety: all methods may be called from any thread. Tasks must not call Wait().
+// Ownership: the pool owns its threads and each worker's Codec; a task gets the codec by reference
+// for the length of the call only and must not keep it.
+//
+// Thread-safety: all methods may be called from any thread. Tasks must not call Wait() (it would
+// wait for itself) and must not throw. Tasks run in FIFO order of submission, but several run at
+// once on different workers, so a task must not rely on an earlier one having finished.
 #ifndef CCFS_COMPRESS_COMPRESSION_POOL_H_
 #define CCFS_COMPRESS_COMPRESSION_POOL_H_
 
+#include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <memory>
 
@@ -20,19 +27,23 @@ class CompressionPool {
  public:
   using Task = std::function<void(Codec& codec)>;
 
-  // Starts `threads` workers (0 = one per online CPU) using codec `kind` at `level`.
+  // Starts `threads` workers (0 or negative = one per online CPU) using codec `kind` at `level`.
   CompressionPool(int threads, CodecKind kind, int level);
   // Finishes queued tasks, then joins the workers.
   ~CompressionPool();
 
   void Submit(Task task);
-  // Workers switch to this codec before their next task.
+  // Workers switch to this codec before their next task; tasks already running finish with the
+  // old one. A call that changes nothing does not rebuild any codec.
   void SetCodec(CodecKind kind, int level);
   // Blocks until the queue is empty and no task is running.
   void Wait();
   int threads() const;
   // Tasks queued or running now.
   size_t pending() const;
+  // Codecs the workers have built so far: one per worker at start-up, plus one per worker that
+  // has taken a task since each SetCodec() that changed the codec. Shows that contexts are reused.
+  uint64_t codecs_built() const;
 
  private:
   class Impl;

@@ -1,0 +1,281 @@
+// fuse_rtt: the round trip of an 8 KiB read through FUSE, ccfs against the null-FUSE floor.
+//
+// In one run it mounts bench/null_fuse (the floor: reads answered from a static buffer) under each
+// request loop asked for, and ccfs over a small dataset on real disk with memory far above the
+// dataset and compressed_percent = 0, warmed so every read is a raw-tier hit. Against each it
+// measures 8 KiB pread at queue depth 1 (mean, p50, p99 µs, timed per call) and the throughput of
+// one and of two reader threads, then prints ccfs/floor and 2-reader/1-reader ratios. Numbers on a
+// shared VM are noisy: compare ratios from the same run.
+//
+//   fuse_rtt [--null PATH] [--ccfs PATH] [--dir /var/tmp] [--file-mib 32] [--ops 20000]
+//            [--seconds 2] [--null-loops single,fixed:1,fixed:2,mt:2] [--ccfs-threads 1,2]
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+extern char** environ;
+
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+constexpr size_t kReadSize = 8192;
+
+bool IsMounted(const std::string& path) {
+  std::ifstream in("/proc/mounts");
+  std::string dev, mnt, rest;
+  while (in >> dev >> mnt && std::getline(in, rest)) {
+    if (mnt == path) return true;
+  }
+  return false;
+}
+
+pid_t Spawn(const std::vector<std::string>& argv) {
+  std::vector<char*> v;
+  for (const auto& a : argv) v.push_back(const_cast<char*>(a.c_str()));
+  v.push_back(nullptr);
+  pid_t pid;
+  if (posix_spawn(&pid, v[0], nullptr, nullptr, v.data(), environ) != 0) return -1;
+  return pid;
+}
+
+// Waits for `mountpoint` to appear in /proc/mounts while `pid` lives.
+bool WaitMounted(pid_t pid, const std::string& mountpoint) {
+  for (int i = 0; i < 1000; ++i) {
+    if (IsMounted(mountpoint)) return true;
+    int status;
+    if (waitpid(pid, &status, WNOHANG) == pid) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return false;
+}
+
+int Unmount(pid_t pid, const std::string& mountpoint) {
+  std::string cmd = "fusermount3 -u " + mountpoint;
+  if (system(cmd.c_str()) != 0) system(("fusermount3 -uz " + mountpoint + " 2>/dev/null").c_str());
+  int status = 0;
+  for (int i = 0; i < 500; ++i) {
+    if (waitpid(pid, &status, WNOHANG) == pid) return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  kill(pid, SIGKILL);
+  waitpid(pid, &status, 0);
+  return 137;
+}
+
+struct Result {
+  std::string name;
+  double mean_us = 0, p50_us = 0, p99_us = 0;
+  double iops1 = 0, iops2 = 0;
+  bool ok = false;
+};
+
+std::vector<uint64_t> RandomOffsets(uint64_t file_size, int n, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  uint64_t pages = file_size / kReadSize;
+  std::vector<uint64_t> v(n);
+  for (auto& o : v) o = rng() % pages * kReadSize;
+  return v;
+}
+
+bool MeasureQd1(const std::string& path, uint64_t file_size, int ops, Result* r) {
+  int fd = open(path.c_str(), O_RDONLY);
+  if (fd < 0) return false;
+  std::vector<char> buf(kReadSize);
+  std::vector<double> us;
+  us.reserve(ops);
+  for (uint64_t off : RandomOffsets(file_size, ops, 1)) {
+    auto t0 = Clock::now();
+    ssize_t n = pread(fd, buf.data(), kReadSize, static_cast<off_t>(off));
+    auto t1 = Clock::now();
+    if (n != static_cast<ssize_t>(kReadSize)) {
+      close(fd);
+      return false;
+    }
+    us.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
+  }
+  close(fd);
+  double sum = 0;
+  for (double x : us) sum += x;
+  std::sort(us.begin(), us.end());
+  r->mean_us = sum / us.size();
+  r->p50_us = us[us.size() / 2];
+  r->p99_us = us[us.size() * 99 / 100];
+  return true;
+}
+
+// Reads per second over `seconds` with `readers` threads, each with its own fd.
+double MeasureThroughput(const std::string& path, uint64_t file_size, int readers, double seconds) {
+  std::atomic<bool> stop{false};
+  std::atomic<uint64_t> total{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < readers; ++t) {
+    threads.emplace_back([&, t] {
+      int fd = open(path.c_str(), O_RDONLY);
+      if (fd < 0) return;
+      std::vector<char> buf(kReadSize);
+      std::vector<uint64_t> offs = RandomOffsets(file_size, 4096, 100 + t);
+      uint64_t n = 0;
+      while (!stop.load(std::memory_order_relaxed)) {
+        if (pread(fd, buf.data(), kReadSize, static_cast<off_t>(offs[n % offs.size()])) <= 0) break;
+        ++n;
+      }
+      total += n;
+      close(fd);
+    });
+  }
+  auto t0 = Clock::now();
+  std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
+  stop = true;
+  for (auto& t : threads) t.join();
+  double elapsed = std::chrono::duration<double>(Clock::now() - t0).count();
+  return total.load() / elapsed;
+}
+
+void Measure(const std::string& file, uint64_t size, int ops, double seconds, Result* r) {
+  r->ok = MeasureQd1(file, size, ops, r);
+  if (!r->ok) return;
+  r->iops1 = MeasureThroughput(file, size, 1, seconds);
+  r->iops2 = MeasureThroughput(file, size, 2, seconds);
+}
+
+std::vector<std::string> Split(const std::string& s, char sep) {
+  std::vector<std::string> out;
+  std::stringstream in(s);
+  std::string item;
+  while (std::getline(in, item, sep)) {
+    if (!item.empty()) out.push_back(item);
+  }
+  return out;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string self_dir = fs::absolute(fs::path(argv[0])).parent_path().string();
+  std::string null_bin = self_dir + "/null_fuse", ccfs_bin = self_dir + "/ccfs";
+  std::string dir = "/var/tmp", null_loops = "single,fixed:1,fixed:2,mt:2", ccfs_threads = "1,2";
+  int file_mib = 32, ops = 20000;
+  double seconds = 2;
+  CLI::App app{"fuse_rtt: 8 KiB read round trip, ccfs raw hits vs the null-FUSE floor"};
+  app.add_option("--null", null_bin, "null_fuse binary");
+  app.add_option("--ccfs", ccfs_bin, "ccfs binary");
+  app.add_option("--dir", dir, "where the dataset and mount points go (real disk)");
+  app.add_option("--file-mib", file_mib, "dataset file size, MiB");
+  app.add_option("--ops", ops, "reads timed one by one at queue depth 1");
+  app.add_option("--seconds", seconds, "duration of each throughput run");
+  app.add_option("--null-loops", null_loops, "null_fuse loops: single, fixed:N, mt:N, mt:N:clone");
+  app.add_option("--ccfs-threads", ccfs_threads, "ccfs request_threads values to measure");
+  CLI11_PARSE(app, argc, argv);
+
+  char tmpl[4096];
+  snprintf(tmpl, sizeof(tmpl), "%s/ccfs_rtt.XXXXXX", dir.c_str());
+  if (mkdtemp(tmpl) == nullptr) {
+    perror("mkdtemp");
+    return 1;
+  }
+  std::string root = tmpl, mnt = root + "/mnt", data = root + "/data";
+  fs::create_directories(mnt);
+  fs::create_directories(data);
+  uint64_t size = static_cast<uint64_t>(file_mib) << 20;
+  {
+    std::ofstream out(data + "/file", std::ios::binary);
+    std::mt19937_64 rng(7);
+    std::vector<uint64_t> chunk(1 << 13);
+    for (uint64_t done = 0; done < size; done += chunk.size() * 8) {
+      for (auto& w : chunk) w = rng();
+      out.write(reinterpret_cast<const char*>(chunk.data()), chunk.size() * 8);
+    }
+  }
+
+  std::vector<Result> results;
+  for (const std::string& spec : Split(null_loops, ',')) {
+    std::vector<std::string> parts = Split(spec, ':');
+    std::vector<std::string> cmd = {null_bin, mnt, "--loop", parts[0],
+                                    "--size", std::to_string(size)};
+    if (parts.size() > 1) cmd.insert(cmd.end(), {"--threads", parts[1]});
+    if (parts.size() > 2 && parts[2] == "clone") cmd.push_back("--clone-fd");
+    Result r;
+    r.name = "null " + spec;
+    pid_t pid = Spawn(cmd);
+    if (pid > 0 && WaitMounted(pid, mnt)) {
+      Measure(mnt + "/data", size, ops, seconds, &r);
+      Unmount(pid, mnt);
+    } else {
+      fprintf(stderr, "fuse_rtt: %s did not mount\n", r.name.c_str());
+    }
+    results.push_back(r);
+  }
+  for (const std::string& threads : Split(ccfs_threads, ',')) {
+    Result r;
+    r.name = "ccfs request_threads=" + threads;
+    std::string opts = "memory=" + std::to_string(file_mib * 4) +
+                       "MiB,compressed_percent=0,request_threads=" + threads;
+    pid_t pid = Spawn({ccfs_bin, "mount", "-f", "-o", opts, data, mnt});
+    if (pid > 0 && WaitMounted(pid, mnt)) {
+      // Warm: two sequential passes make every page a raw-tier hit.
+      for (int pass = 0; pass < 2; ++pass) {
+        int fd = open((mnt + "/file").c_str(), O_RDONLY);
+        std::vector<char> buf(1 << 17);
+        while (fd >= 0 && read(fd, buf.data(), buf.size()) > 0) {
+        }
+        if (fd >= 0) close(fd);
+      }
+      Measure(mnt + "/file", size, ops, seconds, &r);
+      std::ifstream stats(mnt + "/.ccfs/stats.json");
+      std::string json((std::istreambuf_iterator<char>(stats)), std::istreambuf_iterator<char>());
+      auto pos = json.find("\"misses\"");
+      if (pos != std::string::npos) {
+        fprintf(stderr, "fuse_rtt: %s: %s (after warm-up and measurement)\n", r.name.c_str(),
+                json.substr(pos, json.find_first_of(",}", pos) - pos).c_str());
+      }
+      int rc = Unmount(pid, mnt);
+      if (rc != 0) fprintf(stderr, "fuse_rtt: ccfs exited %d\n", rc);
+    } else {
+      fprintf(stderr, "fuse_rtt: %s did not mount\n", r.name.c_str());
+    }
+    results.push_back(r);
+  }
+  fs::remove_all(root);
+
+  printf("%-28s %9s %9s %9s %11s %11s %8s\n", "target", "mean_us", "p50_us", "p99_us",
+         "iops_1rd", "iops_2rd", "2rd/1rd");
+  const Result* floor = nullptr;
+  for (const Result& r : results) {
+    if (!r.ok) {
+      printf("%-28s   failed\n", r.name.c_str());
+      continue;
+    }
+    if (floor == nullptr && r.name.rfind("null", 0) == 0) floor = &r;
+    printf("%-28s %9.2f %9.2f %9.2f %11.0f %11.0f %8.2f\n", r.name.c_str(), r.mean_us, r.p50_us,
+           r.p99_us, r.iops1, r.iops2, r.iops2 / r.iops1);
+  }
+  if (floor != nullptr) {
+    printf("\nfloor = %s\n", floor->name.c_str());
+    for (const Result& r : results) {
+      if (!r.ok || &r == floor) continue;
+      printf("%-28s QD1 mean %.2fx floor, p50 %.2fx floor; 2 readers %.2fx one\n",
+             r.name.c_str(), r.mean_us / floor->mean_us, r.p50_us / floor->p50_us,
+             r.iops2 / r.iops1);
+    }
+  }
+  return 0;
+}

@@ -1,0 +1,169 @@
+// null_fuse: the FUSE floor. A minimal low-level FUSE file system with one file, "data", whose
+// reads are answered from a static buffer (direct_io, so every read reaches the daemon). Nothing
+// is cached or copied beyond what libfuse itself does, so the time a reader sees for an 8 KiB
+// pread here is the least any FUSE daemon on this machine can cost. bench/fuse_rtt.cc mounts it
+// beside ccfs and compares.
+//
+//   null_fuse MOUNTPOINT [--loop fixed|single|mt] [--threads N] [--clone-fd] [--size BYTES]
+//
+// Serves in the foreground until unmounted (fusermount3 -u MOUNTPOINT).
+#define FUSE_USE_VERSION FUSE_MAKE_VERSION(3, 14)
+#include <fuse3/fuse_lowlevel.h>
+#include <poll.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "fuse/request_loop.h"
+
+namespace {
+
+constexpr fuse_ino_t kDataIno = 2;
+constexpr char kDataName[] = "data";
+constexpr size_t kMaxRead = 1 << 20;
+
+uint64_t g_size = 64ull << 20;
+// Every read returns bytes from here (the content is a repeating byte pattern).
+std::vector<char> g_pattern;
+
+void FillAttr(fuse_ino_t ino, struct stat* st) {
+  memset(st, 0, sizeof(*st));
+  st->st_ino = ino;
+  if (ino == FUSE_ROOT_ID) {
+    st->st_mode = S_IFDIR | 0755;
+    st->st_nlink = 2;
+  } else {
+    st->st_mode = S_IFREG | 0444;
+    st->st_nlink = 1;
+    st->st_size = static_cast<off_t>(g_size);
+  }
+}
+
+void NullInit(void*, fuse_conn_info* conn) {
+  conn->want &= ~(FUSE_CAP_SPLICE_READ | FUSE_CAP_SPLICE_WRITE | FUSE_CAP_SPLICE_MOVE |
+                  FUSE_CAP_WRITEBACK_CACHE);
+}
+
+void NullLookup(fuse_req_t req, fuse_ino_t parent, const char* name) {
+  if (parent != FUSE_ROOT_ID || strcmp(name, kDataName) != 0) {
+    fuse_reply_err(req, ENOENT);
+    return;
+  }
+  fuse_entry_param e;
+  memset(&e, 0, sizeof(e));
+  e.ino = kDataIno;
+  e.attr_timeout = 3600;
+  e.entry_timeout = 3600;
+  FillAttr(kDataIno, &e.attr);
+  fuse_reply_entry(req, &e);
+}
+
+void NullGetattr(fuse_req_t req, fuse_ino_t ino, fuse_file_info*) {
+  struct stat st;
+  FillAttr(ino, &st);
+  fuse_reply_attr(req, &st, 3600);
+}
+
+void NullOpen(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
+  if (ino != kDataIno) {
+    fuse_reply_err(req, EISDIR);
+    return;
+  }
+  fi->direct_io = 1;
+  fi->keep_cache = 0;
+  fuse_reply_open(req, fi);
+}
+
+void NullRead(fuse_req_t req, fuse_ino_t, size_t size, off_t off, fuse_file_info*) {
+  uint64_t o = static_cast<uint64_t>(off);
+  size_t n = o >= g_size ? 0 : std::min<uint64_t>(size, g_size - o);
+  n = std::min(n, kMaxRead);
+  fuse_reply_buf(req, g_pattern.data(), n);
+}
+
+void NullReaddir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info*) {
+  char buf[512];
+  size_t used = 0;
+  struct stat st;
+  const char* names[] = {".", "..", kDataName};
+  for (off_t i = off; i < 3; ++i) {
+    FillAttr(i == 2 ? kDataIno : FUSE_ROOT_ID, &st);
+    size_t need = fuse_add_direntry(req, buf + used, sizeof(buf) - used, names[i], &st, i + 1);
+    if (need > sizeof(buf) - used || used + need > size) break;
+    used += need;
+  }
+  fuse_reply_buf(req, buf, used);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"null_fuse: the FUSE floor (one file answered from a static buffer)"};
+  std::string mountpoint, loop_name = "fixed";
+  int threads = 1;
+  bool clone_fd = false;
+  app.add_option("mountpoint", mountpoint)->required();
+  app.add_option("--loop", loop_name, "fixed | single | mt");
+  app.add_option("--threads", threads, "serving threads (fixed, mt)");
+  app.add_flag("--clone-fd", clone_fd, "mt: one /dev/fuse fd per thread");
+  app.add_option("--size", g_size, "size of the data file, bytes");
+  CLI11_PARSE(app, argc, argv);
+
+  ccfs::RequestLoopConfig loop_config;
+  if (!ccfs::ParseRequestLoopKind(loop_name, &loop_config.kind)) {
+    fprintf(stderr, "null_fuse: --loop %s: must be fixed, single or mt\n", loop_name.c_str());
+    return 1;
+  }
+  loop_config.threads = threads;
+  loop_config.clone_fd = clone_fd;
+  g_pattern.resize(kMaxRead);
+  for (size_t i = 0; i < g_pattern.size(); ++i) g_pattern[i] = static_cast<char>('a' + i % 26);
+
+  fuse_lowlevel_ops ops;
+  memset(&ops, 0, sizeof(ops));
+  ops.init = NullInit;
+  ops.lookup = NullLookup;
+  ops.getattr = NullGetattr;
+  ops.open = NullOpen;
+  ops.read = NullRead;
+  ops.readdir = NullReaddir;
+
+  std::vector<std::string> args_s = {"null_fuse", "-o", "fsname=null_fuse,subtype=null_fuse"};
+  std::vector<char*> args_v;
+  for (auto& a : args_s) args_v.push_back(a.data());
+  fuse_args args = FUSE_ARGS_INIT(static_cast<int>(args_v.size()), args_v.data());
+  fuse_session* se = fuse_session_new(&args, &ops, sizeof(ops), nullptr);
+  if (se == nullptr) {
+    fprintf(stderr, "null_fuse: fuse_session_new failed\n");
+    return 1;
+  }
+  if (fuse_session_mount(se, mountpoint.c_str()) != 0) {
+    fprintf(stderr, "null_fuse: cannot mount on %s\n", mountpoint.c_str());
+    fuse_session_destroy(se);
+    return 1;
+  }
+  int rc = 0;
+  {
+    ccfs::RequestLoop loop(se, loop_config);
+    ccfs::Status s = loop.Start();
+    if (!s.ok()) {
+      fprintf(stderr, "null_fuse: %s\n", s.ToString().c_str());
+      rc = 1;
+    } else {
+      loop.Join();
+      if (!loop.result().ok()) {
+        fprintf(stderr, "null_fuse: %s\n", loop.result().ToString().c_str());
+        rc = 1;
+      }
+    }
+  }
+  fuse_session_unmount(se);
+  fuse_session_destroy(se);
+  return rc;
+}

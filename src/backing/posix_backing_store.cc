@@ -1,0 +1,194 @@
+// The POSIX backing store: page reads through a second, O_DIRECT descriptor; writes, size and
+// sync through the descriptor the file was opened with.
+//
+// Why two descriptors: O_DIRECT is what makes a miss a real device read (the kernel's page cache
+// would otherwise answer repeats and the daemon's hit ratio would be measured against a second,
+// invisible cache). But O_DIRECT constrains every I/O to be block aligned, and writes arrive at
+// any offset and length, so writes keep the ordinary descriptor. The kernel keeps the two
+// coherent: a direct read first writes back dirty cached pages of the range it reads.
+//
+// Why the fallback is decided per file: whether O_DIRECT works is a property of the file system
+// (tmpfs before 6.6, procfs, many FUSE and network file systems refuse it). Since Linux 6.x the
+// refusal comes at open() as EINVAL; older kernels and some file systems accept the open and fail
+// the first read with EINVAL. Both are caught; the file then reads buffered and direct() says so,
+// because such misses are not device reads and reports must not pretend they are.
+//
+// This file and mem_backing_store.cc are the only places where errno becomes a Status.
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "ccfs/backing_store.h"
+#include "ccfs/status.h"
+
+namespace ccfs {
+namespace {
+
+bool IsAligned(uint64_t v) { return v % kIoAlignment == 0; }
+
+class PosixBackingFile final : public BackingFile {
+ public:
+  // Takes ownership of both descriptors; `direct_fd` is -1 when O_DIRECT is unavailable.
+  PosixBackingFile(int fd, int direct_fd, std::string name)
+      : fd_(fd), direct_fd_(direct_fd), name_(std::move(name)), use_direct_(direct_fd >= 0) {}
+
+  ~PosixBackingFile() override {
+    if (direct_fd_ >= 0) close(direct_fd_);
+    close(fd_);
+  }
+
+  Status ReadPage(uint64_t offset, size_t len, void* buf, size_t* got) override {
+    *got = 0;
+    if (!IsAligned(offset) || !IsAligned(len) ||
+        !IsAligned(reinterpret_cast<uintptr_t>(buf))) {
+      return Status::InvalidArgument(name_ + ": page read at offset " + std::to_string(offset) +
+                                     " of " + std::to_string(len) +
+                                     " bytes is not aligned to " + std::to_string(kIoAlignment));
+    }
+    char* out = static_cast<char*>(buf);
+    size_t done = 0;
+    while (done < len) {
+      // A short direct read can leave the next offset unaligned (a file whose size is not a
+      // multiple of the block); the rest of the page then continues buffered. At end of file that
+      // buffered read returns 0 at once, so it costs one cheap system call per file tail.
+      bool direct = use_direct_.load(std::memory_order_relaxed) && IsAligned(offset + done);
+      int fd = direct ? direct_fd_ : fd_;
+      ssize_t n = pread(fd, out + done, len - done, static_cast<off_t>(offset + done));
+      if (n < 0) {
+        int err = errno;
+        if (err == EINTR) continue;
+        if (direct && err == EINVAL && !direct_confirmed_.load(std::memory_order_relaxed)) {
+          // The file system accepted the O_DIRECT open but not the read: read buffered from now on.
+          use_direct_.store(false, std::memory_order_relaxed);
+          continue;
+        }
+        return Status::FromErrno(err, name_ + ": read of " + std::to_string(len) +
+                                          " bytes at offset " + std::to_string(offset));
+      }
+      if (n == 0) break;  // end of file
+      if (direct) direct_confirmed_.store(true, std::memory_order_relaxed);
+      done += static_cast<size_t>(n);
+    }
+    *got = done;
+    return Status::Ok();
+  }
+
+  Status Write(uint64_t offset, const void* buf, size_t len) override {
+    const char* in = static_cast<const char*>(buf);
+    size_t done = 0;
+    while (done < len) {
+      ssize_t n = pwrite(fd_, in + done, len - done, static_cast<off_t>(offset + done));
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        return Status::FromErrno(errno, name_ + ": write of " + std::to_string(len) +
+                                            " bytes at offset " + std::to_string(offset));
+      }
+      if (n == 0) {
+        // pwrite returning 0 for a non-empty buffer means the device will not take more.
+        return Status::IOError(ENOSPC, name_ + ": write made no progress at offset " +
+                                           std::to_string(offset + done));
+      }
+      done += static_cast<size_t>(n);
+    }
+    return Status::Ok();
+  }
+
+  Status Size(uint64_t* size) override {
+    struct stat st;
+    if (fstat(fd_, &st) != 0) return Status::FromErrno(errno, name_ + ": fstat");
+    *size = static_cast<uint64_t>(st.st_size);
+    return Status::Ok();
+  }
+
+  Status Sync(bool datasync) override {
+    int rc = datasync ? fdatasync(fd_) : fsync(fd_);
+    if (rc != 0) return Status::FromErrno(errno, name_ + (datasync ? ": fdatasync" : ": fsync"));
+    return Status::Ok();
+  }
+
+  bool direct() const override { return use_direct_.load(std::memory_order_relaxed); }
+
+ private:
+  const int fd_;
+  const int direct_fd_;
+  const std::string name_;  // the path (or "fd N (path)") that messages name
+  // Cleared, once, when the first direct read fails with EINVAL. Relaxed: both descriptors stay
+  // open for the life of the file, so a thread that still sees the old value only does one more
+  // failing direct read before it learns.
+  std::atomic<bool> use_direct_;
+  std::atomic<bool> direct_confirmed_{false};  // a direct read has succeeded: EINVAL is real
+};
+
+// Opens a read-only O_DIRECT descriptor for `path`, or returns -1 if the file system refuses
+// O_DIRECT (or the file cannot be reopened for reading at all: reads then fail on the main fd
+// with its own, accurate errno).
+int OpenDirect(const std::string& path) {
+  int fd;
+  do {
+    fd = open(path.c_str(), O_RDONLY | O_DIRECT | O_CLOEXEC);
+  } while (fd < 0 && errno == EINTR);
+  return fd;
+}
+
+class PosixBackingStore final : public BackingStore {
+ public:
+  explicit PosixBackingStore(std::string root) : root_(std::move(root)) {}
+
+  Status Open(const std::string& path, int flags, mode_t mode,
+              std::unique_ptr<BackingFile>* file) override {
+    std::string full = Resolve(path);
+    int fd;
+    do {
+      fd = open(full.c_str(), (flags & ~O_DIRECT) | O_CLOEXEC, mode);
+    } while (fd < 0 && errno == EINTR);
+    if (fd < 0) return Status::FromErrno(errno, full + ": open");
+    int direct_fd = (flags & O_ACCMODE) == O_WRONLY ? -1 : OpenDirect(full);
+    file->reset(new PosixBackingFile(fd, direct_fd, full));
+    return Status::Ok();
+  }
+
+ private:
+  std::string Resolve(const std::string& path) const {
+    if (!path.empty() && path[0] == '/') return path;
+    if (root_.empty()) return path;
+    if (root_.back() == '/') return root_ + path;
+    return root_ + "/" + path;
+  }
+
+  const std::string root_;
+};
+
+}  // namespace
+
+std::unique_ptr<BackingStore> NewPosixBackingStore(const std::string& root) {
+  return std::make_unique<PosixBackingStore>(root);
+}
+
+Status NewPosixBackingFile(int fd, std::unique_ptr<BackingFile>* file) {
+  std::string proc = "/proc/self/fd/" + std::to_string(fd);
+  std::string name = "fd " + std::to_string(fd);
+  char target[4096];
+  ssize_t n = readlink(proc.c_str(), target, sizeof(target) - 1);
+  if (n > 0) name += " (" + std::string(target, static_cast<size_t>(n)) + ")";
+
+  int flags = fcntl(fd, F_GETFL);
+  if (flags < 0) {
+    int err = errno;
+    close(fd);  // ownership was taken: do not leak it even on failure
+    return Status::FromErrno(err, name + ": fcntl(F_GETFL)");
+  }
+  // Reopening through /proc re-checks permissions against the inode: a write-only descriptor on
+  // a file the caller may not read would be refused (or, for root, granted reads the caller was
+  // never given). A write-only file has no page reads to serve, so it gets no direct descriptor.
+  int direct_fd = (flags & O_ACCMODE) == O_WRONLY ? -1 : OpenDirect(proc);
+  file->reset(new PosixBackingFile(fd, direct_fd, name));
+  return Status::Ok();
+}
+
+}  // namespace ccfs

@@ -1,0 +1,59 @@
+#include "cache/blob.h"
+
+#include <cstdlib>
+#include <new>
+
+// Sanitizer runtimes own malloc; the jemalloc API is used only in normal builds.
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define CCFS_PLAIN_MALLOC 1
+#include <malloc.h>
+#else
+#include <jemalloc/jemalloc.h>
+#endif
+
+namespace ccfs::cache {
+
+Blob* AllocBlob(size_t size, size_t* charged) {
+  size_t bytes = sizeof(Blob) + size;
+#ifdef CCFS_PLAIN_MALLOC
+  void* p = std::malloc(bytes);
+  if (p == nullptr) throw std::bad_alloc();
+  *charged = malloc_usable_size(p);
+#else
+  void* p = mallocx(bytes, 0);
+  if (p == nullptr) throw std::bad_alloc();
+  *charged = sallocx(p, 0);
+#endif
+  Blob* b = static_cast<Blob*>(p);
+  b->size = static_cast<uint32_t>(size);
+  return b;
+}
+
+void FreeBlob(Blob* blob) {
+#ifdef CCFS_PLAIN_MALLOC
+  std::free(blob);
+#else
+  dallocx(blob, 0);
+#endif
+}
+
+namespace {
+
+void FreeBlobCb(rcu_head* head) { FreeBlob(caa_container_of(head, Blob, rcu)); }
+
+void FreeEntryCb(rcu_head* head) {
+  PageEntry* e = caa_container_of(head, PageEntry, rcu);
+  Blob* b = e->blob.load(std::memory_order_relaxed);
+  if (b != nullptr && KindOf(e->state.load(std::memory_order_relaxed)) == kDead) FreeBlob(b);
+  delete e;
+}
+
+}  // namespace
+
+void RetireBlob(Blob* blob) {
+  if (blob != nullptr) urcu_memb_call_rcu(&blob->rcu, FreeBlobCb);
+}
+
+void RetireEntry(PageEntry* e) { urcu_memb_call_rcu(&e->rcu, FreeEntryCb); }
+
+}  // namespace ccfs::cache

@@ -1,0 +1,114 @@
+#include "cache/compressed_tier.h"
+
+namespace ccfs::cache {
+
+void CompressedTier::LinkLocked(PageEntry* e) {
+  // Insert just behind the hand: the newest page is the last one the hand reaches.
+  if (hand_ == nullptr) {
+    e->cprev = e->cnext = e;
+    hand_ = e;
+    return;
+  }
+  e->cnext = hand_;
+  e->cprev = hand_->cprev;
+  hand_->cprev->cnext = e;
+  hand_->cprev = e;
+}
+
+void CompressedTier::UnlinkLocked(PageEntry* e) {
+  if (e->cnext == e) {
+    hand_ = nullptr;
+  } else {
+    if (hand_ == e) hand_ = e->cnext;
+    e->cprev->cnext = e->cnext;
+    e->cnext->cprev = e->cprev;
+  }
+  e->cprev = e->cnext = nullptr;
+  charged_ -= e->charged;
+  logical_ -= e->length.load(std::memory_order_relaxed);
+  --pages_;
+  e->charged = 0;
+}
+
+CompressedTier::Publish CompressedTier::Insert(PageEntry* e, Blob* blob, uint32_t charged,
+                                               uint32_t logical,
+                                               std::vector<PageEntry*>* dropped) {
+  std::lock_guard<std::mutex> lock(mu_);
+  uint64_t s = e->state.load(std::memory_order_acquire);
+  for (;;) {
+    if (s & kStaleBit) return Publish::kStale;
+    if (PinsOf(s) != 0) return Publish::kPinned;
+    e->blob.store(blob, std::memory_order_relaxed);
+    uint64_t next = WithKind(s & ~(kRefBit | kTierHitBit), kCompressed);
+    if (e->state.compare_exchange_weak(s, next, std::memory_order_acq_rel)) break;
+  }
+  e->charged = charged;
+  LinkLocked(e);
+  charged_ += charged;
+  logical_ += logical;
+  ++pages_;
+  EvictLocked(dropped);
+  return Publish::kPublished;
+}
+
+bool CompressedTier::Promote(PageEntry* e, uint32_t frame, Blob** old_blob) {
+  std::lock_guard<std::mutex> lock(mu_);
+  uint64_t s = e->state.load(std::memory_order_acquire);
+  while (KindOf(s) == kCompressed) {
+    e->frame.store(frame, std::memory_order_relaxed);
+    uint64_t next = WithKind(s, kRaw) + kPinOne;
+    next = (next | kRefBit) & ~kTierHitBit;
+    if (e->state.compare_exchange_weak(s, next, std::memory_order_acq_rel)) {
+      *old_blob = e->blob.load(std::memory_order_relaxed);
+      UnlinkLocked(e);
+      return true;
+    }
+  }
+  return false;
+}
+
+bool CompressedTier::Kill(PageEntry* e) {
+  std::lock_guard<std::mutex> lock(mu_);
+  uint64_t s = e->state.load(std::memory_order_acquire);
+  while (KindOf(s) == kCompressed) {
+    if (e->state.compare_exchange_weak(s, WithKind(s, kDead), std::memory_order_acq_rel)) {
+      UnlinkLocked(e);
+      return true;
+    }
+  }
+  return false;
+}
+
+void CompressedTier::SetBudget(uint64_t budget, std::vector<PageEntry*>* dropped) {
+  std::lock_guard<std::mutex> lock(mu_);
+  budget_ = budget;
+  EvictLocked(dropped);
+}
+
+void CompressedTier::EvictLocked(std::vector<PageEntry*>* dropped) {
+  // Every ring member is kCompressed (transitions happen under mu_), so the hand needs no CAS
+  // retries beyond reference bits set concurrently by readers.
+  while (charged_ > budget_ && hand_ != nullptr) {
+    PageEntry* e = hand_;
+    uint64_t s = e->state.load(std::memory_order_acquire);
+    if (s & kRefBit) {
+      e->state.fetch_and(~kRefBit, std::memory_order_acq_rel);
+      hand_ = e->cnext;
+      continue;
+    }
+    if (!e->state.compare_exchange_strong(s, WithKind(s, kDead), std::memory_order_acq_rel)) {
+      continue;  // a reader set the reference bit meanwhile: look again
+    }
+    ++evictions_;
+    if (!(s & kTierHitBit)) ++wasted_;
+    UnlinkLocked(e);
+    dropped->push_back(e);
+  }
+}
+
+CompressedTier::Counts CompressedTier::counts() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return Counts{budget_, charged_, pages_, logical_, evictions_, wasted_};
+}
+
+}  // namespace ccfs::cache

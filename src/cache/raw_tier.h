@@ -1,0 +1,84 @@
+// RawTier: the page frames of the raw tier, their free list and the CLOCK hand over them.
+//
+// Frames live in one anonymous mapping sized for the whole memory budget (so compressed_percent can
+// change live); only `capacity` frames are in use at a time, the rest are "parked" (their memory
+// returned with MADV_DONTNEED). Frame memory is page-aligned, so misses can read into it with
+// O_DIRECT. Nothing is allocated on a hit.
+//
+// owner(f) names the entry whose page frame f holds once the page is published (kRaw/kEvicting),
+// or nullptr. The CLOCK hand walks frames in order; a referenced page has its bit cleared and is
+// passed over, an unreferenced kRaw page becomes kEvicting and is returned as a victim.
+//
+// Thread-safety: Alloc/TryAlloc/Free/SetCapacity take mu_ (lock order: mu_ is a leaf). Sweep is
+// called by the single evictor thread only, inside an RCU read-side section.
+#ifndef CCFS_CACHE_RAW_TIER_H_
+#define CCFS_CACHE_RAW_TIER_H_
+
+#include <atomic>
+#include <condition_variable>
+#include <functional>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "cache/page_entry.h"
+
+namespace ccfs::cache {
+
+class RawTier {
+ public:
+  RawTier(uint32_t page_size, uint32_t max_frames, uint32_t capacity);
+  ~RawTier();
+  RawTier(const RawTier&) = delete;
+  RawTier& operator=(const RawTier&) = delete;
+
+  char* data(uint32_t frame) const { return base_ + static_cast<size_t>(frame) * page_size_; }
+  std::atomic<PageEntry*>& owner(uint32_t frame) { return owners_[frame]; }
+
+  // Takes a free frame without waiting; false if none is free.
+  bool TryAlloc(uint32_t* frame);
+  // Takes a free frame, waiting if none is free. Sets *waited_ns (0 when it did not wait).
+  // `on_wait` is called (without mu_) before each wait, to wake the evictor.
+  uint32_t Alloc(uint64_t* waited_ns, const std::function<void()>& on_wait);
+  // Returns a frame. REQUIRES: no reader pins it and owner(frame) is nullptr.
+  void Free(uint32_t frame);
+  // Changes how many frames may be in use; frames beyond it are parked as they come free.
+  void SetCapacity(uint32_t frames);
+
+  // Moves up to `want` unreferenced kRaw pages to kEvicting and appends them to *victims; clears
+  // reference bits on the way. Gives up after two turns of the hand. REQUIRES: RCU read-side.
+  size_t Sweep(size_t want, std::vector<PageEntry*>* victims);
+
+  uint32_t page_size() const { return page_size_; }
+  uint32_t max_frames() const { return max_frames_; }
+  uint32_t capacity() const { return capacity_.load(std::memory_order_relaxed); }
+  uint32_t free_count() const { return free_count_.load(std::memory_order_relaxed); }
+  // Frames not parked (free or holding a page).
+  uint32_t active() const { return active_.load(std::memory_order_relaxed); }
+  uint32_t waiters() const { return waiters_.load(std::memory_order_relaxed); }
+
+ private:
+  void ParkExcessLocked();
+
+  const uint32_t page_size_;
+  const uint32_t max_frames_;
+  char* base_ = nullptr;
+  size_t map_bytes_ = 0;
+  std::unique_ptr<std::atomic<PageEntry*>[]> owners_;
+
+  std::mutex mu_;
+  std::condition_variable freed_;
+  std::vector<uint32_t> free_;    // guarded by mu_
+  std::vector<uint32_t> parked_;  // guarded by mu_
+  std::atomic<uint32_t> capacity_;
+  std::atomic<uint32_t> free_count_{0};
+  std::atomic<uint32_t> active_{0};
+  std::atomic<uint32_t> waiters_{0};
+
+  uint32_t hand_ = 0;  // evictor thread only
+};
+
+}  // namespace ccfs::cache
+
+#endif  // CCFS_CACHE_RAW_TIER_H_

@@ -1,0 +1,123 @@
+// `ccfs stat MOUNTPOINT [--interval S] [--count N] [--json]`: a live view of a mount, one line per
+// interval, in the manner of vmstat and arcstat.
+//
+// Every figure of a line describes that interval only: the command keeps the previous stats.json
+// and subtracts, histograms included, so p50/p99 are the percentiles of the interval's reads and
+// not of the whole run. The first line therefore appears one interval after start. Intervals are
+// timed against absolute deadlines on the monotonic clock, so lines do not drift, and rates use
+// the measured time between the two reads of stats.json, not the nominal interval.
+#include <signal.h>
+#include <time.h>
+
+#include <chrono>
+#include <cstdio>
+#include <ctime>
+#include <memory>
+#include <string>
+
+#include "ccfs/stats.h"
+#include "cli/command.h"
+#include "stats/stat_interval.h"
+#include "stats/stats_json.h"
+
+namespace ccfs {
+namespace {
+
+constexpr int kLinesPerHeader = 20;
+
+struct StatArgs {
+  std::string mountpoint;
+  double interval_s = 1.0;
+  uint64_t count = 0;  // 0 = until interrupted
+  bool json = false;
+};
+
+volatile sig_atomic_t g_interrupted = 0;
+void OnInterrupt(int) { g_interrupted = 1; }
+
+// Sleeps until `deadline` on the monotonic clock; false if Ctrl-C came first.
+bool SleepUntil(const timespec& deadline) {
+  while (!g_interrupted) {
+    int rc = clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &deadline, nullptr);
+    if (rc == 0) return !g_interrupted;
+    if (rc != EINTR) return !g_interrupted;
+  }
+  return false;
+}
+
+timespec Now() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts;
+}
+
+double Seconds(const timespec& from, const timespec& to) {
+  return static_cast<double>(to.tv_sec - from.tv_sec) +
+         static_cast<double>(to.tv_nsec - from.tv_nsec) / 1e9;
+}
+
+timespec AddSeconds(timespec t, double s) {
+  int64_t ns = static_cast<int64_t>(t.tv_nsec) + static_cast<int64_t>(s * 1e9);
+  t.tv_sec += ns / 1000000000;
+  t.tv_nsec = ns % 1000000000;
+  return t;
+}
+
+int RunStat(const StatArgs& args) {
+  // Ctrl-C ends the view normally (exit 0), after the line being printed, never mid-line.
+  struct sigaction sa {};
+  sa.sa_handler = OnInterrupt;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, nullptr);
+
+  CacheStats before;
+  Status s = ReadMountStats(args.mountpoint, &before);
+  if (!s.ok()) {
+    std::fprintf(stderr, "ccfs stat: %s\n", s.ToString().c_str());
+    return 1;
+  }
+  timespec before_at = Now();
+  timespec deadline = before_at;
+  uint64_t printed = 0;
+  while (args.count == 0 || printed < args.count) {
+    deadline = AddSeconds(deadline, args.interval_s);
+    if (!SleepUntil(deadline)) return 0;
+    CacheStats after;
+    s = ReadMountStats(args.mountpoint, &after);
+    if (!s.ok()) {
+      std::fprintf(stderr, "ccfs stat: %s\n", s.ToString().c_str());
+      return 1;
+    }
+    timespec after_at = Now();
+    StatInterval iv = ComputeStatInterval(before, after, Seconds(before_at, after_at));
+    std::time_t wall = std::time(nullptr);
+    if (args.json) {
+      std::fputs(FormatStatJson(iv, wall).c_str(), stdout);
+    } else {
+      if (printed % kLinesPerHeader == 0) std::fputs(StatHeader().c_str(), stdout);
+      std::fputs(FormatStatLine(iv, wall).c_str(), stdout);
+    }
+    if (std::fflush(stdout) != 0) return 1;  // stdout closed: nobody is reading any more
+    ++printed;
+    before = std::move(after);
+    before_at = after_at;
+  }
+  return 0;
+}
+
+CommandRegistrar reg_stat(
+    "stat", "live view of a mount: hit ratio, µs per buffer, tier sizes, per interval",
+    [](CLI::App* app) {
+      auto args = std::make_shared<StatArgs>();
+      app->add_option("mountpoint", args->mountpoint, "a mounted ccfs file system")->required();
+      app->add_option("-i,--interval", args->interval_s, "seconds between lines (fractions allowed)")
+          ->check(CLI::Range(0.01, 86400.0))
+          ->capture_default_str();
+      app->add_option("-c,--count", args->count, "lines to print; 0 = until Ctrl-C")
+          ->capture_default_str();
+      app->add_flag("--json", args->json, "one JSON object per line instead of columns");
+      return [args] { return RunStat(*args); };
+    });
+
+}  // namespace
+}  // namespace ccfs

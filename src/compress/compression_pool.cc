@@ -1,0 +1,142 @@
+// CompressionPool: a mutex-guarded FIFO of tasks served by a fixed set of worker threads.
+//
+// Why a plain mutex and condition variables: tasks are batches of victim pages (tens of µs to ms
+// of work each), so one lock acquisition per task is noise next to the compression itself, and a
+// lock-free queue would buy nothing measurable while costing clarity.
+//
+// Codec switching: each worker builds its codec when it starts. SetCodec() bumps a generation
+// number under the lock; a worker compares its codec's generation with the pool's before each
+// task and rebuilds only when they differ, so a task never sees its codec change under it and
+// contexts are not rebuilt per task.
+//
+// Shutdown: the destructor sets stopping_ and wakes everyone; workers keep taking tasks until the
+// queue is empty and only then exit, so every task submitted before destruction runs.
+#include "compress/compression_pool.h"
+
+#include <pthread.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace ccfs {
+
+class CompressionPool::Impl {
+ public:
+  Impl(int threads, CodecKind kind, int level) : kind_(kind), level_(level) {
+    if (threads <= 0) {
+      const long online = sysconf(_SC_NPROCESSORS_ONLN);
+      threads = online > 0 ? static_cast<int>(online) : 1;
+    }
+    workers_.reserve(static_cast<size_t>(threads));
+    for (int i = 0; i < threads; ++i) workers_.emplace_back([this] { WorkerLoop(); });
+  }
+
+  ~Impl() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stopping_ = true;
+    }
+    work_ready_.notify_all();
+    for (std::thread& t : workers_) t.join();
+  }
+
+  void Submit(Task task) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      queue_.push_back(std::move(task));
+    }
+    work_ready_.notify_one();
+  }
+
+  void SetCodec(CodecKind kind, int level) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (kind == kind_ && level == level_) return;
+    kind_ = kind;
+    level_ = level;
+    ++codec_generation_;
+  }
+
+  void Wait() {
+    std::unique_lock<std::mutex> lock(mu_);
+    idle_.wait(lock, [this] { return queue_.empty() && running_ == 0; });
+  }
+
+  int threads() const { return static_cast<int>(workers_.size()); }
+
+  uint64_t codecs_built() const { return codecs_built_.load(std::memory_order_relaxed); }
+
+  size_t pending() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return queue_.size() + running_;
+  }
+
+ private:
+  void WorkerLoop() {
+    pthread_setname_np(pthread_self(), "ccfs-compress");
+    std::unique_lock<std::mutex> lock(mu_);
+    uint64_t codec_generation = codec_generation_;
+    std::unique_ptr<Codec> codec = BuildCodec(kind_, level_, lock);
+    for (;;) {
+      work_ready_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
+      if (queue_.empty()) return;  // stopping_ and nothing left to do
+      Task task = std::move(queue_.front());
+      queue_.pop_front();
+      ++running_;
+      if (codec_generation != codec_generation_) {
+        codec_generation = codec_generation_;
+        codec.reset();  // free the old contexts before allocating the new ones
+        codec = BuildCodec(kind_, level_, lock);
+      }
+      lock.unlock();
+
+      task(*codec);
+      task = nullptr;  // release what the task captured before reporting it done
+
+      lock.lock();
+      --running_;
+      if (queue_.empty() && running_ == 0) idle_.notify_all();
+    }
+  }
+
+  // Codec construction allocates (zstd contexts are a few hundred KiB): done with mu_ released.
+  std::unique_ptr<Codec> BuildCodec(CodecKind kind, int level, std::unique_lock<std::mutex>& lock) {
+    lock.unlock();
+    std::unique_ptr<Codec> codec = NewCodec(kind, level);
+    codecs_built_.fetch_add(1, std::memory_order_relaxed);
+    lock.lock();
+    return codec;
+  }
+
+  // Lock order: mu_ is the only lock; tasks run without it.
+  mutable std::mutex mu_;
+  std::condition_variable work_ready_;  // a task was queued, or stopping_ was set
+  std::condition_variable idle_;        // the queue drained and nothing is running
+  std::deque<Task> queue_;              // guarded by mu_
+  size_t running_ = 0;                  // guarded by mu_
+  bool stopping_ = false;               // guarded by mu_
+  CodecKind kind_;                      // guarded by mu_
+  int level_;                           // guarded by mu_
+  uint64_t codec_generation_ = 0;       // guarded by mu_; bumped by SetCodec
+  std::atomic<uint64_t> codecs_built_{0};
+  std::vector<std::thread> workers_;    // fixed after construction
+};
+
+CompressionPool::CompressionPool(int threads, CodecKind kind, int level)
+    : impl_(std::make_unique<Impl>(threads, kind, level)) {}
+
+CompressionPool::~CompressionPool() = default;
+
+void CompressionPool::Submit(Task task) { impl_->Submit(std::move(task)); }
+void CompressionPool::SetCodec(CodecKind kind, int level) { impl_->SetCodec(kind, level); }
+void CompressionPool::Wait() { impl_->Wait(); }
+int CompressionPool::threads() const { return impl_->threads(); }
+size_t CompressionPool::pending() const { return impl_->pending(); }
+uint64_t CompressionPool::codecs_built() const { return impl_->codecs_built(); }
+
+}  // namespace ccfs

@@ -1,0 +1,352 @@
+// Why the daemon forks before anything else starts: PageCache and the request loop start threads,
+// and a process with threads cannot fork safely. So the parent only parses, resolves and checks
+// (all of which can fail with a clear message and nothing mounted), forks, and then waits on a
+// pipe; the child builds the cache, mounts, starts serving and only then writes one byte to the
+// pipe. The parent's exit status therefore means "mounted and serving" or "not mounted", which
+// is what mount(8) and fstab need. Until the byte is written the child's stderr is still the
+// caller's terminal, so its own errors reach the user directly.
+//
+// Signals: TERM, INT, HUP and USR1 are blocked in every thread (the mask is inherited by all
+// threads created later) and read from a signalfd by the main thread, which has nothing else to
+// do. The main thread also polls the request loop's done_fd, so an unmount from outside ends the
+// daemon as promptly as a signal does.
+#include "fuse/daemon.h"
+
+#define FUSE_USE_VERSION FUSE_MAKE_VERSION(3, 14)
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <fuse3/fuse_lowlevel.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <memory>
+
+#include "ccfs/config.h"
+#include "ccfs/page_cache.h"
+#include "fuse/filesystem.h"
+#include "fuse/log.h"
+#include "fuse/request_loop.h"
+
+namespace ccfs {
+
+namespace {
+
+Status LoadOptions(const DaemonArgs& args, Options* options, std::vector<std::string>* passthrough) {
+  Options o;
+  if (!args.config_file.empty()) {
+    Status s = LoadConfigFile(args.config_file, &o);
+    if (!s.ok()) return s;
+  }
+  for (const std::string& list : args.option_lists) {
+    Status s = ApplyOptionList(list, "-o", &o, passthrough);
+    if (!s.ok()) return s;
+  }
+  Status s = o.Validate();
+  if (!s.ok()) return s;
+  *options = o;
+  return Status::Ok();
+}
+
+// Resolves `path` to an absolute directory path; `what` names it in errors.
+Status ResolveDirectory(const std::string& what, const std::string& path, std::string* resolved) {
+  struct stat st;
+  if (stat(path.c_str(), &st) != 0) {
+    int err = errno;
+    if (err == ENOTCONN) {
+      return Status::IOError(err, fmt::format(
+          "{} {}: a FUSE daemon that served it has died and left it mounted; run "
+          "\"fusermount3 -u {}\" (or \"ccfs umount {}\") first",
+          what, path, path, path));
+    }
+    return Status::FromErrno(err, fmt::format("{} {}", what, path));
+  }
+  if (!S_ISDIR(st.st_mode)) return Status::InvalidArgument(fmt::format("{} {}: not a directory", what, path));
+  char buf[PATH_MAX];
+  if (realpath(path.c_str(), buf) == nullptr) return Status::FromErrno(errno, fmt::format("{} {}", what, path));
+  *resolved = buf;
+  return Status::Ok();
+}
+
+// fstab-only words that mean nothing to FUSE (mount(8) may hand them on).
+bool IsFstabOnlyOption(const std::string& opt) {
+  static const char* const kWords[] = {"auto", "noauto", "user", "users", "nouser",
+                                       "nofail", "_netdev", "defaults", "owner", "group"};
+  for (const char* w : kWords) {
+    if (opt == w) return true;
+  }
+  return opt.rfind("x-", 0) == 0 || opt.rfind("comment=", 0) == 0;
+}
+
+// Commas and backslashes inside one -o value must be escaped for libfuse's option parser.
+std::string EscapeOptionValue(const std::string& v) {
+  std::string out;
+  for (char c : v) {
+    if (c == ',' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out;
+}
+
+std::string FuseMountOptions(const Options& options, const std::vector<std::string>& passthrough,
+                             const std::string& dataset) {
+  std::vector<std::string> opts;
+  bool has_fsname = false, has_subtype = false, allow_other = options.allow_other;
+  for (const std::string& o : passthrough) {
+    if (IsFstabOnlyOption(o)) continue;
+    has_fsname |= o.rfind("fsname=", 0) == 0;
+    has_subtype |= o.rfind("subtype=", 0) == 0;
+    if (o == "allow_other") {
+      allow_other = true;
+      continue;
+    }
+    opts.push_back(o);
+  }
+  if (!has_fsname) opts.push_back("fsname=" + EscapeOptionValue(dataset));
+  if (!has_subtype) opts.push_back("subtype=ccfs");
+  if (allow_other) {
+    // Other users reach the daemon, which runs with its own credentials: the kernel must check
+    // permissions against the files' modes before passing their requests on.
+    opts.push_back("allow_other");
+    opts.push_back("default_permissions");
+  }
+  std::string joined;
+  for (const std::string& o : opts) joined += (joined.empty() ? "" : ",") + o;
+  return joined;
+}
+
+// Everything after the fork (or in the foreground): build, mount, serve, unmount.
+class Daemon {
+ public:
+  Daemon(const DaemonArgs& args, const Options& options, std::vector<std::string> passthrough,
+         std::string dataset, std::string mountpoint, int ready_fd)
+      : args_(args), options_(options), passthrough_(std::move(passthrough)),
+        dataset_(std::move(dataset)), mountpoint_(std::move(mountpoint)), ready_fd_(ready_fd) {}
+
+  int Run() {
+    sigset_t signals;
+    sigemptyset(&signals);
+    for (int sig : {SIGTERM, SIGINT, SIGHUP, SIGUSR1}) sigaddset(&signals, sig);
+    pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+    signal_fd_ = signalfd(-1, &signals, SFD_CLOEXEC);
+    if (signal_fd_ < 0) return Fail(Status::FromErrno(errno, "signalfd"));
+    // Modes arrive with the caller's umask already applied by the kernel.
+    umask(0);
+
+    Status s = PageCache::Create(options_, &cache_);
+    if (!s.ok()) return Fail(s);
+    Filesystem::Config fs_config;
+    fs_config.dataset = dataset_;
+    fs_config.mountpoint = mountpoint_;
+    fs_config.attr_timeout = options_.attr_timeout;
+    s = Filesystem::Create(fs_config, cache_.get(), &fs_);
+    if (!s.ok()) return Fail(s);
+
+    std::string mount_opts = FuseMountOptions(options_, passthrough_, dataset_);
+    std::vector<std::string> argv_s = {"ccfs", "-o", mount_opts};
+    std::vector<char*> argv;
+    for (auto& a : argv_s) argv.push_back(a.data());
+    fuse_args fargs = FUSE_ARGS_INIT(static_cast<int>(argv.size()), argv.data());
+    session_ = fuse_session_new(&fargs, &Filesystem::Ops(), sizeof(fuse_lowlevel_ops),
+                                fs_->userdata());
+    fuse_opt_free_args(&fargs);
+    if (session_ == nullptr) {
+      return Fail(Status::InvalidArgument("cannot start a FUSE session with options " + mount_opts));
+    }
+    if (fuse_session_mount(session_, mountpoint_.c_str()) != 0) {
+      fuse_session_destroy(session_);
+      session_ = nullptr;
+      return Fail(Status::IOError(0, "cannot mount on " + mountpoint_));
+    }
+    RequestLoopConfig loop_config;
+    loop_config.kind = RequestLoopKind::kFixedThreads;
+    loop_config.threads = options_.request_threads;
+    loop_ = std::make_unique<RequestLoop>(session_, loop_config);
+    s = loop_->Start();
+    if (!s.ok()) {
+      Shutdown();
+      return Fail(s);
+    }
+    LogInfo(fmt::format("serving {} at {} (memory={}, compressed_percent={}, page_size={}, "
+                        "compressor={}, request_threads={})",
+                        dataset_, mountpoint_, FormatSize(options_.memory),
+                        options_.compressed_percent, FormatSize(options_.page_size),
+                        CodecName(options_.compressor), options_.request_threads));
+    if (ready_fd_ >= 0) Detach();
+
+    int rc = WaitForEnd();
+    Shutdown();
+    LogInfo("unmounted " + mountpoint_);
+    return rc;
+  }
+
+ private:
+  int Fail(const Status& s) {
+    LogError(s.ToString());
+    return 1;
+  }
+
+  // Tells the waiting parent the mount is ready and cuts the daemon loose from the terminal.
+  void Detach() {
+    char ok = '1';
+    [[maybe_unused]] ssize_t n = write(ready_fd_, &ok, 1);
+    close(ready_fd_);
+    ready_fd_ = -1;
+    int null_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+    if (null_fd >= 0) {
+      dup2(null_fd, STDIN_FILENO);
+      dup2(null_fd, STDOUT_FILENO);
+      dup2(null_fd, STDERR_FILENO);
+      close(null_fd);
+    }
+    LogToSyslog();
+    [[maybe_unused]] int r = chdir("/");
+  }
+
+  // Serves signals until the mount goes away; returns the exit code.
+  int WaitForEnd() {
+    pollfd fds[2] = {{signal_fd_, POLLIN, 0}, {loop_->done_fd(), POLLIN, 0}};
+    while (true) {
+      if (poll(fds, 2, -1) < 0) {
+        if (errno == EINTR) continue;
+        LogError(fmt::format("poll: {}", strerror(errno)));
+        return 1;
+      }
+      if (fds[1].revents & POLLIN) {
+        Status s = loop_->result();
+        if (!s.ok()) {
+          LogError(s.ToString());
+          return 1;
+        }
+        return 0;  // unmounted from outside
+      }
+      if (!(fds[0].revents & POLLIN)) continue;
+      signalfd_siginfo info;
+      if (read(signal_fd_, &info, sizeof(info)) != sizeof(info)) continue;
+      switch (info.ssi_signo) {
+        case SIGTERM:
+        case SIGINT:
+          LogInfo(fmt::format("{}: unmounting {}", strsignal(info.ssi_signo), mountpoint_));
+          return 0;
+        case SIGHUP:
+          Reload();
+          break;
+        case SIGUSR1:
+          LogInfo(fs_->StatsLine());
+          break;
+      }
+    }
+  }
+
+  void Reload() {
+    if (args_.config_file.empty() && args_.option_lists.empty()) {
+      LogInfo("SIGHUP: no --config file to re-read");
+      return;
+    }
+    Options wanted;
+    std::vector<std::string> ignored;
+    Status s = LoadOptions(args_, &wanted, &ignored);
+    if (!s.ok()) {
+      LogError("SIGHUP: " + s.ToString() + "; settings unchanged");
+      return;
+    }
+    std::vector<std::string> needs_remount;
+    std::string source = "SIGHUP " + (args_.config_file.empty() ? "-o" : args_.config_file);
+    fs_->ApplyLiveOptions(wanted, source, &needs_remount);
+  }
+
+  void Shutdown() {
+    if (loop_ != nullptr) loop_->Stop();
+    if (session_ != nullptr) {
+      fuse_session_unmount(session_);
+      fuse_session_destroy(session_);
+      session_ = nullptr;
+    }
+    loop_.reset();
+    fs_.reset();
+    cache_.reset();
+    if (signal_fd_ >= 0) close(signal_fd_);
+    signal_fd_ = -1;
+  }
+
+  const DaemonArgs args_;
+  const Options options_;
+  const std::vector<std::string> passthrough_;
+  const std::string dataset_;
+  const std::string mountpoint_;
+  int ready_fd_;
+  int signal_fd_ = -1;
+  std::unique_ptr<PageCache> cache_;
+  std::unique_ptr<Filesystem> fs_;
+  fuse_session* session_ = nullptr;
+  std::unique_ptr<RequestLoop> loop_;
+};
+
+}  // namespace
+
+int RunDaemon(const DaemonArgs& given) {
+  DaemonArgs args = given;
+  auto fail = [](const Status& s) {
+    fprintf(stderr, "ccfs mount: %s\n", s.ToString().c_str());
+    return 1;
+  };
+  // The daemon leaves its working directory once detached: keep the config file reachable.
+  if (!args.config_file.empty()) {
+    std::error_code ec;
+    std::filesystem::path abs = std::filesystem::absolute(args.config_file, ec);
+    if (!ec) args.config_file = abs.string();
+  }
+  Options options;
+  std::vector<std::string> passthrough;
+  Status s = LoadOptions(args, &options, &passthrough);
+  if (!s.ok()) return fail(s);
+  std::string dataset, mountpoint;
+  s = ResolveDirectory("dataset", args.dataset, &dataset);
+  if (!s.ok()) return fail(s);
+  s = ResolveDirectory("mount point", args.mountpoint, &mountpoint);
+  if (!s.ok()) return fail(s);
+  if (mountpoint.rfind(dataset + "/", 0) == 0 || (dataset == "/" && mountpoint != "/")) {
+    return fail(Status::InvalidArgument(fmt::format(
+        "mount point {} is inside dataset {}: the daemon would read its own mount", mountpoint,
+        dataset)));
+  }
+
+  int ready_fd = -1;
+  if (!args.foreground) {
+    int pipe_fds[2];
+    if (pipe2(pipe_fds, O_CLOEXEC) != 0) return fail(Status::FromErrno(errno, "pipe"));
+    fflush(stdout);
+    fflush(stderr);
+    pid_t pid = fork();
+    if (pid < 0) return fail(Status::FromErrno(errno, "fork"));
+    if (pid > 0) {
+      close(pipe_fds[1]);
+      char c = 0;
+      ssize_t n;
+      do {
+        n = read(pipe_fds[0], &c, 1);
+      } while (n < 0 && errno == EINTR);
+      close(pipe_fds[0]);
+      if (n == 1 && c == '1') return 0;
+      int status;
+      waitpid(pid, &status, 0);
+      return 1;  // the child said why on stderr
+    }
+    close(pipe_fds[0]);
+    ready_fd = pipe_fds[1];
+    setsid();
+  }
+  Daemon daemon(args, options, std::move(passthrough), dataset, mountpoint, ready_fd);
+  return daemon.Run();
+}
+
+}  // namespace ccfs

@@ -1,0 +1,86 @@
+// Filesystem: the FUSE low-level file system that serves a dataset directory through PageCache.
+//
+// A passthrough of DATASET: every op is one thin handler that performs the same system call on
+// the backing directory, relative to descriptors of the backing inodes (*at calls; nothing is
+// resolved by absolute path, symlinks are never followed on the daemon's side, so nothing outside
+// DATASET is reachable), and answers with the errno the backing file system gave. Two differences:
+//   - data reads go through the PageCache (file id = backing inode number); writes go through it
+//     to the backing file before the reply, so cached pages of the written range are dropped.
+//     Files are opened with direct_io so the kernel never answers a read from its own cache.
+//   - a virtual directory ".ccfs" at the root (not listed by readdir; it shadows a real ".ccfs")
+//     holds "stats.json" (the engine's counters, rendered fresh at each open; reading it is not a
+//     cache read) and "control" (write "key=value" lines to change live settings).
+//
+// Files changed behind the mount's back: before each read the handler fstat()s the backing file
+// and compares size, mtime and ctime with what it last recorded for that inode; any difference
+// drops the file's cached pages first. Writes, truncates and fallocates through the mount record
+// the signature they leave behind, so they do not drop more than they touched.
+//
+// Ownership: the Filesystem owns its descriptors of DATASET; it borrows the PageCache, which must
+// outlive it. Thread-safety: the handlers run on any number of request threads at once; the
+// inode table has one mutex (lock order: table mutex, then an inode's signature mutex, never the
+// reverse); the public methods below may be called from any thread.
+#ifndef CCFS_FUSE_FILESYSTEM_H_
+#define CCFS_FUSE_FILESYSTEM_H_
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ccfs/options.h"
+#include "ccfs/page_cache.h"
+#include "ccfs/status.h"
+
+struct fuse_lowlevel_ops;
+
+namespace ccfs {
+
+// Name of the virtual directory at the mount root, and of the files in it.
+inline constexpr char kControlDirName[] = ".ccfs";
+inline constexpr char kStatsFileName[] = "stats.json";
+inline constexpr char kControlFileName[] = "control";
+
+class Filesystem {
+ public:
+  struct Config {
+    std::string dataset;     // absolute path of the backing directory
+    std::string mountpoint;  // absolute path, only reported in stats.json
+    double attr_timeout = 1.0;
+  };
+
+  // Opens the dataset directory. `cache` is borrowed and must outlive the Filesystem.
+  static Status Create(const Config& config, PageCache* cache, std::unique_ptr<Filesystem>* fs);
+  ~Filesystem();
+  Filesystem(const Filesystem&) = delete;
+  Filesystem& operator=(const Filesystem&) = delete;
+
+  // The op table, and the userdata to pass with it to fuse_session_new.
+  static const fuse_lowlevel_ops& Ops();
+  void* userdata();
+
+  // Applies "key=value" lines (blank lines and lines starting with '#' are skipped) as
+  // .ccfs/control does: every line is checked before any is applied; an unknown key, a bad value
+  // or a key that needs a remount is InvalidArgument naming the key, and changes nothing.
+  Status ApplyControlText(const std::string& text);
+
+  // Applies the live keys of `wanted` (SIGHUP). Keys that differ but need a remount are listed in
+  // *needs_remount and left alone. Logs each change.
+  Status ApplyLiveOptions(const Options& wanted, const std::string& source,
+                          std::vector<std::string>* needs_remount);
+
+  // The stats.json document: the engine's counters plus a "daemon" object (pid, dataset,
+  // mountpoint, uptime_s).
+  std::string RenderStats() const;
+  // One line for the log (SIGUSR1).
+  std::string StatsLine() const;
+
+  class Impl;
+
+ private:
+  explicit Filesystem(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace ccfs
+
+#endif  // CCFS_FUSE_FILESYSTEM_H_

@@ -1,0 +1,135 @@
+// The figures and layout of `ccfs stat`.
+//
+// Column widths are fixed so lines stay aligned under the header as values grow; large values are
+// scaled with k/M/G (rates, decimal) and K/M/G/T (sizes, binary), as vmstat -w and arcstat do,
+// because a column that widens with the workload breaks the eye's scan down the column.
+#include "stats/stat_interval.h"
+
+#include <cmath>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+namespace ccfs {
+namespace {
+
+uint64_t Delta(uint64_t after, uint64_t before) { return after > before ? after - before : 0; }
+
+double Pct(uint64_t part, uint64_t whole) {
+  return whole ? 100.0 * static_cast<double>(part) / static_cast<double>(whole) : 0.0;
+}
+
+// A rate in at most 6 characters: 123.4, 12345, 123.4k, 12.3M.
+std::string Rate(double v) {
+  if (v < 1000) return fmt::format("{:.1f}", v);
+  if (v < 100000) return fmt::format("{:.0f}", v);
+  if (v < 1e8) return fmt::format("{:.1f}k", v / 1e3);
+  if (v < 1e11) return fmt::format("{:.1f}M", v / 1e6);
+  return fmt::format("{:.1f}G", v / 1e9);
+}
+
+// Bytes in at most 6 characters with a binary unit: 512B, 8.0K, 192M, 1.50G.
+std::string Size(uint64_t bytes) {
+  static const char* kUnits[] = {"B", "K", "M", "G", "T", "P"};
+  double v = static_cast<double>(bytes);
+  int u = 0;
+  while (v >= 1024 && u < 5) {
+    v /= 1024;
+    ++u;
+  }
+  if (u == 0) return fmt::format("{}B", bytes);
+  if (v < 10) return fmt::format("{:.2f}{}", v, kUnits[u]);
+  if (v < 100) return fmt::format("{:.1f}{}", v, kUnits[u]);
+  return fmt::format("{:.0f}{}", v, kUnits[u]);
+}
+
+// Microseconds in at most 7 characters.
+std::string Micros(double us) {
+  if (us < 1000) return fmt::format("{:.1f}", us);
+  if (us < 1e6) return fmt::format("{:.0f}", us);
+  return fmt::format("{:.2f}s", us / 1e6);
+}
+
+std::string Clock(std::time_t now) {
+  std::tm tm{};
+  localtime_r(&now, &tm);
+  return fmt::format("{:02}:{:02}:{:02}", tm.tm_hour, tm.tm_min, tm.tm_sec);
+}
+
+constexpr char kLineFormat[] =
+    "{:>8} {:>7} {:>5} {:>5} {:>5} {:>5} {:>7} {:>7} {:>7} {:>6} {:>6} {:>5} {:>7} {:>7} {:>6}\n";
+
+}  // namespace
+
+StatInterval ComputeStatInterval(const CacheStats& before, const CacheStats& after,
+                                 double seconds) {
+  StatInterval iv;
+  iv.seconds = seconds;
+  uint64_t raw = Delta(after.raw_hits, before.raw_hits);
+  uint64_t comp = Delta(after.compressed_hits, before.compressed_hits);
+  uint64_t miss = Delta(after.misses, before.misses);
+  iv.reads = Delta(after.reads, before.reads);
+  // The three outcomes add up to reads in each snapshot; the shares use their own sum so that a
+  // snapshot taken mid-read (counters a page apart) cannot show more than 100%.
+  uint64_t outcomes = raw + comp + miss;
+  iv.hit_pct = Pct(raw + comp, outcomes);
+  iv.raw_pct = Pct(raw, outcomes);
+  iv.compressed_pct = Pct(comp, outcomes);
+  iv.miss_pct = Pct(miss, outcomes);
+  double per_s = seconds > 0 ? 1.0 / seconds : 0.0;
+  iv.reads_per_s = static_cast<double>(iv.reads) * per_s;
+  iv.evictions_per_s = static_cast<double>(Delta(after.evictions, before.evictions)) * per_s;
+  iv.compressions_per_s =
+      static_cast<double>(Delta(after.compressions, before.compressions)) * per_s;
+  iv.stalls = Delta(after.stalls, before.stalls);
+
+  HistogramSnapshot lat = after.all_latency().Since(before.all_latency());
+  iv.us_mean = lat.mean_us();
+  iv.us_p50 = lat.PercentileUs(0.50);
+  iv.us_p99 = lat.PercentileUs(0.99);
+
+  iv.raw_bytes = after.raw_bytes;
+  iv.compressed_bytes = after.compressed_bytes;
+  iv.compression_ratio = after.compression_ratio();
+  return iv;
+}
+
+std::string StatHeader() {
+  return fmt::format(kLineFormat, "time", "reads/s", "hit%", "raw%", "comp%", "miss%", "us/buf",
+                     "p50us", "p99us", "raw", "comp", "ratio", "evict/s", "comp/s", "stalls");
+}
+
+std::string FormatStatLine(const StatInterval& iv, std::time_t now) {
+  auto pct = [&](double v) { return iv.reads ? fmt::format("{:.1f}", v) : std::string("-"); };
+  auto us = [&](double v) { return iv.reads ? Micros(v) : std::string("-"); };
+  return fmt::format(kLineFormat, Clock(now), Rate(iv.reads_per_s), pct(iv.hit_pct),
+                     pct(iv.raw_pct), pct(iv.compressed_pct), pct(iv.miss_pct), us(iv.us_mean),
+                     us(iv.us_p50), us(iv.us_p99), Size(iv.raw_bytes), Size(iv.compressed_bytes),
+                     fmt::format("{:.2f}", iv.compression_ratio), Rate(iv.evictions_per_s),
+                     Rate(iv.compressions_per_s), iv.stalls);
+}
+
+std::string FormatStatJson(const StatInterval& iv, std::time_t now) {
+  nlohmann::ordered_json j;
+  j["time"] = Clock(now);
+  j["unix_time"] = static_cast<int64_t>(now);
+  j["interval_s"] = iv.seconds;
+  j["reads"] = iv.reads;
+  j["reads_per_s"] = iv.reads_per_s;
+  j["hit_pct"] = iv.hit_pct;
+  j["raw_pct"] = iv.raw_pct;
+  j["compressed_pct"] = iv.compressed_pct;
+  j["miss_pct"] = iv.miss_pct;
+  j["us_per_buffer"] = iv.us_mean;
+  j["p50_us"] = iv.us_p50;
+  j["p99_us"] = iv.us_p99;
+  j["raw_bytes"] = iv.raw_bytes;
+  j["compressed_bytes"] = iv.compressed_bytes;
+  j["compression_ratio"] = iv.compression_ratio;
+  j["evictions_per_s"] = iv.evictions_per_s;
+  j["compressions_per_s"] = iv.compressions_per_s;
+  j["stalls"] = iv.stalls;
+  return j.dump() + "\n";
+}
+
+}  // namespace ccfs

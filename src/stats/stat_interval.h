@@ -1,0 +1,53 @@
+// StatInterval: what `ccfs stat` shows for one interval — the difference of two CacheStats read
+// some seconds apart, as rates, shares of the interval's reads and interval percentiles — and the
+// two ways it is printed (a vmstat-style text line under a header, or one JSON object per line).
+//
+// Kept apart from the command so the arithmetic and the layout are tested without a mount.
+// Pure functions; thread-safe.
+#ifndef CCFS_STATS_STAT_INTERVAL_H_
+#define CCFS_STATS_STAT_INTERVAL_H_
+
+#include <cstdint>
+#include <ctime>
+#include <string>
+
+#include "ccfs/stats.h"
+
+namespace ccfs {
+
+struct StatInterval {
+  double seconds = 0;              // length of the interval
+  uint64_t reads = 0;              // page reads in the interval
+  double reads_per_s = 0;
+  // Shares of the interval's reads, percent (0 when there were no reads).
+  double hit_pct = 0;
+  double raw_pct = 0;
+  double compressed_pct = 0;
+  double miss_pct = 0;
+  // Microseconds per buffer over the interval's reads, all paths merged.
+  double us_mean = 0;
+  double us_p50 = 0;
+  double us_p99 = 0;
+  // Tier sizes and compression ratio at the end of the interval.
+  uint64_t raw_bytes = 0;
+  uint64_t compressed_bytes = 0;
+  double compression_ratio = 1.0;
+  double evictions_per_s = 0;
+  double compressions_per_s = 0;
+  uint64_t stalls = 0;             // misses that waited for a frame during the interval
+};
+
+// The interval from `before` to `after`, `seconds` apart. Counters that went backwards (the daemon
+// was restarted between the two) count as zero rather than wrapping around.
+StatInterval ComputeStatInterval(const CacheStats& before, const CacheStats& after, double seconds);
+
+// The column header of the text form (one line, ending in '\n').
+std::string StatHeader();
+// One text line (ending in '\n') under StatHeader(), stamped with the local time `now`.
+std::string FormatStatLine(const StatInterval& iv, std::time_t now);
+// One compact JSON object (ending in '\n') with the same figures and full precision.
+std::string FormatStatJson(const StatInterval& iv, std::time_t now);
+
+}  // namespace ccfs
+
+#endif  // CCFS_STATS_STAT_INTERVAL_H_

@@ -1,0 +1,41 @@
+// Stats as JSON: what the daemon serves at MOUNTPOINT/.ccfs/stats.json and what `ccfs stat` and
+// trace replay read back.
+//
+// The document is one object. Top-level keys: hit_ratio, reads, raw_hits, compressed_hits,
+// misses, us_per_buffer, compression_ratio, compressed_percent, memory_bytes, raw_bytes,
+// compressed_bytes, every other CacheStats counter under its own field name, compressor ("lz4" or
+// "zstd"), compression_level, page_size, and "latency" with one object per path ("raw_hit",
+// "compressed_hit", "miss", and "all" merged):
+//   {count, sum_ns, min_ns, max_ns, mean_us, p50_us, p90_us, p99_us, p999_us, max_us,
+//    buckets: [[upper_ns, count], ...]}
+// The buckets make the histograms round-trip, so the difference of two documents read a few
+// seconds apart (HistogramSnapshot::Since) gives the percentiles of that interval.
+//
+// Thread-safe; the first two are pure.
+#ifndef CCFS_STATS_STATS_JSON_H_
+#define CCFS_STATS_STATS_JSON_H_
+
+#include <string>
+
+#include "ccfs/stats.h"
+#include "ccfs/status.h"
+
+namespace ccfs {
+
+// Pretty-printed JSON text ending in a newline.
+std::string RenderStatsJson(const CacheStats& s);
+
+// Reads what RenderStatsJson wrote back into *s. Counters absent from `text` are left at zero (so
+// documents from an older daemon still read); a value of the wrong type, an unknown compressor or
+// text that is not JSON is InvalidArgument naming the key or the byte offset. On error *s is left
+// unchanged.
+Status ParseStatsJson(const std::string& text, CacheStats* s);
+
+// Reads and parses MOUNTPOINT/.ccfs/stats.json of a running mount (for `ccfs stat`, `ccfs set` and
+// replay). Errors name the path and say what the user faces: a mount point that does not exist,
+// a directory that is not a ccfs mount (NotFound), a mount whose daemon has died (ENOTCONN).
+Status ReadMountStats(const std::string& mountpoint, CacheStats* s);
+
+}  // namespace ccfs
+
+#endif  // CCFS_STATS_STATS_JSON_H_

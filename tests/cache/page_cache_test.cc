@@ -1,0 +1,482 @@
+// Engine tests: bytes read equal bytes in the backing store, across both tiers and many threads;
+// counters add up; the budget holds; hit ratio follows the effective-capacity model under uniform
+// access; CLOCK keeps referenced pages; writes and invalidation never leave stale bytes.
+#include "ccfs/page_cache.h"
+
+#include <fcntl.h>
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstring>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "ccfs/backing_store.h"
+#include "ccfs/options.h"
+
+namespace ccfs {
+namespace {
+
+// Page content of a given compressibility: `random_bytes` random bytes, then a repeated text.
+std::string MakePage(uint64_t page, size_t page_size, size_t random_bytes, uint64_t seed) {
+  std::string p(page_size, '\0');
+  std::mt19937_64 rng(seed * 1000003 + page);
+  for (size_t i = 0; i + 8 <= random_bytes; i += 8) {
+    uint64_t w = rng();
+    std::memcpy(&p[i], &w, 8);
+  }
+  static const char kText[] = "page cache line of fairly repetitive text, ";
+  for (size_t i = random_bytes; i < page_size; ++i) p[i] = kText[(i + page) % (sizeof(kText) - 1)];
+  std::memcpy(&p[0], &page, sizeof(page));  // every page distinct
+  return p;
+}
+
+std::string MakeFile(uint64_t pages, size_t page_size, size_t random_bytes, size_t tail = 0,
+                     uint64_t seed = 1) {
+  std::string data;
+  data.reserve(pages * page_size + tail);
+  for (uint64_t i = 0; i < pages; ++i) data += MakePage(i, page_size, random_bytes, seed);
+  data += MakePage(pages, page_size, random_bytes, seed).substr(0, tail);
+  return data;
+}
+
+class EngineTest : public ::testing::Test {
+ protected:
+  void Open(const std::string& name, std::string data) {
+    store_->Put(name, std::move(data));
+    ASSERT_TRUE(store_->Open(name, O_RDWR, 0644, &file_).ok());
+  }
+  std::unique_ptr<PageCache> MakeCache(const Options& o) {
+    std::unique_ptr<PageCache> cache;
+    Status st = PageCache::Create(o, &cache);
+    EXPECT_TRUE(st.ok()) << st.ToString();
+    return cache;
+  }
+  static void ExpectCountersAddUp(const CacheStats& s) {
+    EXPECT_EQ(s.reads, s.raw_hits + s.compressed_hits + s.misses);
+    EXPECT_EQ(s.raw_hit_latency.count(), s.raw_hits);
+    EXPECT_EQ(s.compressed_hit_latency.count(), s.compressed_hits);
+    EXPECT_EQ(s.miss_latency.count(), s.misses);
+  }
+
+  std::unique_ptr<MemBackingStore> store_ = NewMemBackingStore();
+  std::unique_ptr<BackingFile> file_;
+};
+
+Options SmallOptions(int compressed_percent, uint64_t memory = 2 << 20) {
+  Options o;
+  o.memory = memory;
+  o.compressed_percent = compressed_percent;
+  o.compress_threads = 2;
+  return o;
+}
+
+TEST_F(EngineTest, RejectsInvalidOptions) {
+  Options o = SmallOptions(96);
+  std::unique_ptr<PageCache> cache;
+  Status st = PageCache::Create(o, &cache);
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("compressed_percent"), std::string::npos) << st.message();
+  o = SmallOptions(10);
+  o.page_size = 12288;
+  st = PageCache::Create(o, &cache);
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("page_size"), std::string::npos) << st.message();
+}
+
+TEST_F(EngineTest, ReadsAnyOffsetAndLengthIncludingShortLastPage) {
+  const size_t ps = 8192;
+  std::string data = MakeFile(10, ps, 2000, /*tail=*/777);
+  Open("f", data);
+  auto cache = MakeCache(SmallOptions(25));
+  std::mt19937_64 rng(7);
+  for (int i = 0; i < 2000; ++i) {
+    uint64_t off = rng() % (data.size() + 100);
+    size_t len = rng() % (3 * ps);
+    std::string buf(len, 'x');
+    size_t n = 0;
+    ASSERT_TRUE(cache->Read(1, file_.get(), off, len, buf.data(), &n).ok());
+    size_t expect = off >= data.size() ? 0 : std::min(len, data.size() - off);
+    ASSERT_EQ(n, expect) << "off " << off << " len " << len;
+    ASSERT_EQ(0, std::memcmp(buf.data(), data.data() + std::min<uint64_t>(off, data.size()), n));
+  }
+  ExpectCountersAddUp(cache->Stats());
+}
+
+// Many threads read random pages of several files through a budget far below the data, so pages
+// move raw -> compressed -> raw and get dropped all the time.
+void ConcurrentReadsMatch(EngineTest* t, std::unique_ptr<MemBackingStore>& store, Options o,
+                          size_t random_bytes) {
+  const size_t ps = o.page_size;
+  const int kFiles = 3;
+  const uint64_t kPages = 600;  // 3 files * 600 * 8 KiB = 14 MiB against a 2 MiB budget
+  std::vector<std::string> data;
+  std::vector<std::unique_ptr<BackingFile>> files;
+  for (int f = 0; f < kFiles; ++f) {
+    data.push_back(MakeFile(kPages, ps, f == 2 ? ps : random_bytes, 100 * f, f));
+    std::string name = "file" + std::to_string(f);
+    store->Put(name, data.back());
+    files.emplace_back();
+    ASSERT_TRUE(store->Open(name, O_RDONLY, 0, &files.back()).ok());
+  }
+  std::unique_ptr<PageCache> cache;
+  ASSERT_TRUE(PageCache::Create(o, &cache).ok());
+  std::atomic<bool> over_budget{false};
+  std::atomic<bool> done{false};
+  const uint64_t batch_bytes =
+      static_cast<uint64_t>(o.raw_budget() / ps * o.evict_batch_percent / 100 + 1) * ps;
+  std::thread watcher([&] {
+    while (!done.load()) {
+      CacheStats s = cache->Stats();
+      if (s.raw_bytes > s.raw_budget_bytes ||
+          s.compressed_bytes > s.compressed_budget_bytes + batch_bytes) {
+        over_budget = true;
+      }
+      std::this_thread::sleep_for(std::chrono::microseconds(200));
+    }
+  });
+  const int kThreads = 6;
+  const int kReadsPerThread = 4000;
+  std::atomic<uint64_t> pages_read{0};
+  std::atomic<int> mismatches{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      std::mt19937_64 rng(100 + t);
+      std::string buf(2 * ps, '\0');
+      for (int i = 0; i < kReadsPerThread; ++i) {
+        int f = static_cast<int>(rng() % kFiles);
+        // Skewed: half the reads go to the first 10% of pages, so there are hits in both tiers.
+        uint64_t page = (rng() & 1) ? rng() % (kPages / 10) : rng() % kPages;
+        uint64_t off = page * ps + (rng() % 4 == 0 ? rng() % ps : 0);
+        size_t len = ps;
+        size_t n = 0;
+        Status st = cache->Read(f, files[f].get(), off, len, buf.data(), &n);
+        if (!st.ok() || n != std::min<uint64_t>(len, data[f].size() - off) ||
+            std::memcmp(buf.data(), data[f].data() + off, n) != 0) {
+          mismatches++;
+        }
+        pages_read += (off % ps == 0) ? 1 : 2;
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  done = true;
+  watcher.join();
+  cache->Quiesce();
+  CacheStats s = cache->Stats();
+  EXPECT_EQ(mismatches.load(), 0);
+  EXPECT_FALSE(over_budget.load());
+  EXPECT_EQ(s.reads, pages_read.load());
+  EXPECT_EQ(s.reads, s.raw_hits + s.compressed_hits + s.misses);
+  EXPECT_GT(s.misses, 0u);
+  EXPECT_GT(s.raw_hits, 0u);
+  EXPECT_GT(s.evictions, 0u);
+  if (o.compressed_percent > 0) {
+    EXPECT_GT(s.compressed_hits, 0u);
+    EXPECT_GT(s.compressions, 0u);
+    EXPECT_GT(s.rejects, 0u);  // file 2 is incompressible
+  } else {
+    EXPECT_EQ(s.compressed_hits, 0u);
+    EXPECT_EQ(s.compressions, 0u);
+  }
+}
+
+TEST_F(EngineTest, ConcurrentReadsMatchBackingRawOnly) {
+  ConcurrentReadsMatch(this, store_, SmallOptions(0), 2048);
+}
+TEST_F(EngineTest, ConcurrentReadsMatchBackingLz4) {
+  ConcurrentReadsMatch(this, store_, SmallOptions(50), 2048);
+}
+TEST_F(EngineTest, ConcurrentReadsMatchBackingZstd) {
+  Options o = SmallOptions(70);
+  o.compressor = CodecKind::kZstd;
+  o.compression_level = 3;
+  ConcurrentReadsMatch(this, store_, o, 1024);
+}
+TEST_F(EngineTest, ConcurrentReadsMatchBacking4KPages) {
+  Options o = SmallOptions(50);
+  o.page_size = 4096;
+  ConcurrentReadsMatch(this, store_, o, 1024);
+}
+
+// Uniform access over N pages: the hit ratio is the effective capacity fraction
+// g(C) = (T(1-C) + T*C*R) / B / N, with R the compression ratio the tier achieved.
+double UniformHitRatio(EngineTest* t, MemBackingStore* store, int compressed_percent,
+                       double* model) {
+  const size_t ps = 8192;
+  const uint64_t n_pages = 3000;
+  store->Put("u", MakeFile(n_pages, ps, 3072));
+  std::unique_ptr<BackingFile> file;
+  EXPECT_TRUE(store->Open("u", O_RDONLY, 0, &file).ok());
+  Options o = SmallOptions(compressed_percent, 8 << 20);
+  std::unique_ptr<PageCache> cache;
+  EXPECT_TRUE(PageCache::Create(o, &cache).ok());
+  std::mt19937_64 rng(42);
+  std::vector<char> buf(ps);
+  size_t n;
+  auto run = [&](int reads) {
+    for (int i = 0; i < reads; ++i) {
+      uint64_t page = rng() % n_pages;
+      EXPECT_TRUE(cache->Read(9, file.get(), page * ps, ps, buf.data(), &n).ok());
+      if (i % 64 == 0) cache->Quiesce();  // let compression keep pace, as a real pool does
+    }
+  };
+  run(4 * n_pages);  // warm up: fill both tiers
+  cache->Quiesce();
+  CacheStats before = cache->Stats();
+  run(6 * n_pages);
+  cache->Quiesce();
+  CacheStats after = cache->Stats();
+  double hits = static_cast<double>((after.raw_hits - before.raw_hits) +
+                                    (after.compressed_hits - before.compressed_hits));
+  double reads = static_cast<double>(after.reads - before.reads);
+  double c = compressed_percent / 100.0;
+  double r = after.compression_ratio();
+  double t_bytes = static_cast<double>(o.memory);
+  *model = std::min(1.0, (t_bytes * (1 - c) + t_bytes * c * r) / ps / n_pages);
+  return hits / reads;
+}
+
+TEST_F(EngineTest, UniformHitRatioFollowsModelRawOnly) {
+  double model = 0;
+  double measured = UniformHitRatio(this, store_.get(), 0, &model);
+  EXPECT_NEAR(measured, model, 0.03) << "measured " << measured << " model " << model;
+}
+
+TEST_F(EngineTest, UniformHitRatioFollowsModelHalfCompressed) {
+  double model = 0;
+  double measured = UniformHitRatio(this, store_.get(), 50, &model);
+  EXPECT_NEAR(measured, model, 0.03) << "measured " << measured << " model " << model;
+  // Compression must have bought capacity here: the data compresses about 2x.
+  EXPECT_GT(measured, 8.0 * (1 << 20) / 8192 / 3000 + 0.03);
+}
+
+TEST_F(EngineTest, ClockKeepsReferencedPagesAndTakesUnreferencedFirst) {
+  const size_t ps = 16384;
+  Open("c", MakeFile(200, ps, ps));
+  Options o = SmallOptions(0, 1 << 20);  // 64 frames; watermark and batch: 1 frame
+  o.page_size = ps;
+  auto cache = MakeCache(o);
+  std::vector<char> buf(ps);
+  size_t n;
+  auto read = [&](uint64_t page) {
+    ASSERT_TRUE(cache->Read(3, file_.get(), page * ps, ps, buf.data(), &n).ok());
+  };
+  for (uint64_t p = 0; p < 60; ++p) read(p);  // 60 of 64 frames: no eviction yet
+  cache->Quiesce();
+  ASSERT_EQ(cache->Stats().evictions, 0u);
+  for (uint64_t p = 0; p < 30; ++p) read(p);  // reference the first half
+  for (uint64_t p = 60; p < 90; ++p) {         // 30 new pages force evictions
+    read(p);
+    cache->Quiesce();
+  }
+  CacheStats before = cache->Stats();
+  ASSERT_GT(before.evictions, 20u);
+  for (uint64_t p = 0; p < 30; ++p) read(p);
+  CacheStats after = cache->Stats();
+  EXPECT_EQ(after.raw_hits - before.raw_hits, 30u) << "referenced pages were evicted";
+  for (uint64_t p = 30; p < 60; ++p) read(p);
+  EXPECT_GT(cache->Stats().misses - after.misses, 20u) << "unreferenced pages survived";
+}
+
+TEST_F(EngineTest, RejectsAndZeroPagesAreCounted) {
+  const size_t ps = 8192;
+  std::string data = MakeFile(200, ps, ps);  // incompressible
+  data += std::string(200 * ps, '\0');       // all zero
+  data += MakeFile(200, ps, 512, 0, 5);      // compressible
+  Open("z", data);
+  auto cache = MakeCache(SmallOptions(90));  // 205 raw frames
+  std::vector<char> buf(ps);
+  size_t n;
+  for (int round = 0; round < 2; ++round) {
+    for (uint64_t p = 0; p < 600; ++p) {
+      ASSERT_TRUE(cache->Read(4, file_.get(), p * ps, ps, buf.data(), &n).ok());
+      ASSERT_EQ(0, std::memcmp(buf.data(), data.data() + p * ps, ps)) << "page " << p;
+    }
+    cache->Quiesce();
+  }
+  CacheStats s = cache->Stats();
+  EXPECT_GT(s.rejects, 100u);
+  EXPECT_GT(s.zero_pages, 100u);
+  EXPECT_GT(s.compressed_stored, 100u);
+  EXPECT_EQ(s.compressions, s.rejects + s.zero_pages + s.compressed_stored);
+  EXPECT_GT(s.compression_ratio(), 2.0);
+}
+
+TEST_F(EngineTest, WritesGoThroughAndNeverLeaveStaleBytes) {
+  const size_t ps = 8192;
+  std::string data = MakeFile(50, ps, 1000, 300);
+  Open("w", data);
+  auto cache = MakeCache(SmallOptions(50));
+  std::vector<char> buf(3 * ps);
+  size_t n;
+  ASSERT_TRUE(cache->Read(5, file_.get(), 0, data.size(), std::vector<char>(data.size()).data(), &n).ok());
+  std::string patch(ps + 100, 'W');
+  ASSERT_TRUE(cache->Write(5, file_.get(), 3 * ps + 50, patch.data(), patch.size()).ok());
+  data.replace(3 * ps + 50, patch.size(), patch);
+  EXPECT_EQ(store_->Get("w"), data);  // through to the backing store before returning
+  ASSERT_TRUE(cache->Read(5, file_.get(), 3 * ps, 3 * ps, buf.data(), &n).ok());
+  EXPECT_EQ(0, std::memcmp(buf.data(), data.data() + 3 * ps, n));
+  // Growing the file past a short last page: the cached last page must not end the file early.
+  std::string tail(100, 'T');
+  uint64_t at = data.size() + ps;
+  ASSERT_TRUE(cache->Write(5, file_.get(), at, tail.data(), tail.size()).ok());
+  data.resize(at, '\0');
+  data += tail;
+  std::vector<char> all(data.size() + 10);
+  ASSERT_TRUE(cache->Read(5, file_.get(), 0, all.size(), all.data(), &n).ok());
+  ASSERT_EQ(n, data.size());
+  EXPECT_EQ(0, std::memcmp(all.data(), data.data(), n));
+}
+
+TEST_F(EngineTest, InvalidateFileDropsPagesChangedUnderneath) {
+  const size_t ps = 8192;
+  std::string v1 = MakeFile(40, ps, 1000, 0, 1);
+  Open("i", v1);
+  auto cache = MakeCache(SmallOptions(50));
+  std::vector<char> buf(v1.size());
+  size_t n;
+  ASSERT_TRUE(cache->Read(6, file_.get(), 0, v1.size(), buf.data(), &n).ok());
+  std::string v2 = MakeFile(20, ps, 1000, 10, 2);  // rewritten and shorter
+  store_->Put("i", v2);
+  cache->InvalidateFile(6, 0);
+  ASSERT_TRUE(cache->Read(6, file_.get(), 0, v1.size(), buf.data(), &n).ok());
+  ASSERT_EQ(n, v2.size());
+  EXPECT_EQ(0, std::memcmp(buf.data(), v2.data(), n));
+  // Truncation: pages past the new end are dropped, pages before it kept.
+  std::string v3 = v2.substr(0, 5 * ps + 10);
+  store_->Put("i", v3);
+  CacheStats before = cache->Stats();
+  cache->InvalidateFile(6, v3.size());
+  ASSERT_TRUE(cache->Read(6, file_.get(), 0, v2.size(), buf.data(), &n).ok());
+  ASSERT_EQ(n, v3.size());
+  EXPECT_EQ(0, std::memcmp(buf.data(), v3.data(), n));
+  EXPECT_EQ(cache->Stats().raw_hits - before.raw_hits, 5u);
+}
+
+// Readers never see a page older than the last write that returned before their read started,
+// and never a torn page, while writers rewrite whole pages and the evictor runs.
+TEST_F(EngineTest, ConcurrentWritersAndReadersSeeNoStalePages) {
+  const size_t ps = 8192;
+  const uint64_t kPages = 400;
+  auto page_bytes = [&](uint64_t page, uint64_t version) {
+    std::string p(ps, '\0');
+    for (size_t i = 0; i < ps; i += 16) {
+      std::memcpy(&p[i], &page, 8);
+      std::memcpy(&p[i + 8], &version, 8);
+    }
+    return p;
+  };
+  std::string data;
+  for (uint64_t p = 0; p < kPages; ++p) data += page_bytes(p, 0);
+  Open("cw", data);
+  auto cache = MakeCache(SmallOptions(40));
+  std::vector<std::atomic<uint64_t>> committed(kPages);
+  for (auto& c : committed) c = 0;
+  std::atomic<int> errors{0};
+  std::atomic<bool> stop{false};
+  std::vector<std::thread> threads;
+  for (int w = 0; w < 2; ++w) {
+    threads.emplace_back([&, w] {
+      std::mt19937_64 rng(w);
+      for (int i = 0; i < 1500; ++i) {
+        // Each writer owns the pages of its parity, so versions per page only grow.
+        uint64_t page = (rng() % (kPages / 2)) * 2 + w;
+        uint64_t v = committed[page].load() + 1;
+        std::string p = page_bytes(page, v);
+        if (!cache->Write(7, file_.get(), page * ps, p.data(), ps).ok()) errors++;
+        committed[page].store(v);
+      }
+    });
+  }
+  for (int r = 0; r < 4; ++r) {
+    threads.emplace_back([&, r] {
+      std::mt19937_64 rng(50 + r);
+      std::vector<char> buf(ps);
+      size_t n;
+      while (!stop.load()) {
+        uint64_t page = rng() % kPages;
+        uint64_t floor_v = committed[page].load();
+        if (!cache->Read(7, file_.get(), page * ps, ps, buf.data(), &n).ok() || n != ps) {
+          errors++;
+          continue;
+        }
+        uint64_t got_page, got_v;
+        std::memcpy(&got_page, buf.data(), 8);
+        std::memcpy(&got_v, buf.data() + 8, 8);
+        if (got_page != page || got_v < floor_v ||
+            std::memcmp(buf.data(), page_bytes(page, got_v).data(), ps) != 0) {
+          errors++;
+        }
+      }
+    });
+  }
+  threads[0].join();
+  threads[1].join();
+  stop = true;
+  for (size_t i = 2; i < threads.size(); ++i) threads[i].join();
+  EXPECT_EQ(errors.load(), 0);
+  ExpectCountersAddUp(cache->Stats());
+}
+
+TEST_F(EngineTest, ReconfigureMovesTheSplitLive) {
+  const size_t ps = 8192;
+  std::string data = MakeFile(1000, ps, 1024);
+  Open("r", data);
+  auto cache = MakeCache(SmallOptions(0, 4 << 20));
+  std::vector<char> buf(ps);
+  size_t n;
+  auto sweep = [&] {
+    for (uint64_t p = 0; p < 1000; ++p) {
+      ASSERT_TRUE(cache->Read(8, file_.get(), p * ps, ps, buf.data(), &n).ok());
+      ASSERT_EQ(0, std::memcmp(buf.data(), data.data() + p * ps, ps));
+    }
+    cache->Quiesce();
+  };
+  sweep();
+  EXPECT_EQ(cache->Stats().compressed_pages, 0u);
+  Options o = cache->options();
+  o.compressed_percent = 60;
+  ASSERT_TRUE(cache->Reconfigure(o).ok());
+  sweep();
+  CacheStats s = cache->Stats();
+  EXPECT_EQ(s.compressed_percent, 60);
+  EXPECT_GT(s.compressed_pages, 100u);
+  EXPECT_LE(s.raw_bytes, s.raw_budget_bytes);
+  o.compressed_percent = 0;
+  ASSERT_TRUE(cache->Reconfigure(o).ok());
+  s = cache->Stats();
+  EXPECT_EQ(s.compressed_pages, 0u);
+  EXPECT_EQ(s.compressed_bytes, 0u);
+  o.memory = 8 << 20;
+  Status st = cache->Reconfigure(o);
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("memory"), std::string::npos);
+  EXPECT_NE(st.message().find("remount"), std::string::npos);
+}
+
+TEST_F(EngineTest, BackingReadErrorsAreReportedAndNotCached) {
+  const size_t ps = 8192;
+  std::string data = MakeFile(10, ps, 1000);
+  Open("e", data);
+  auto cache = MakeCache(SmallOptions(25));
+  std::vector<char> buf(ps);
+  size_t n;
+  store_->FailReads(true);
+  Status st = cache->Read(9, file_.get(), 0, ps, buf.data(), &n);
+  EXPECT_FALSE(st.ok());
+  EXPECT_EQ(st.ToErrno(), EIO);
+  store_->FailReads(false);
+  ASSERT_TRUE(cache->Read(9, file_.get(), 0, ps, buf.data(), &n).ok());
+  EXPECT_EQ(0, std::memcmp(buf.data(), data.data(), ps));
+  CacheStats s = cache->Stats();
+  EXPECT_EQ(s.read_errors, 1u);
+  EXPECT_EQ(s.misses, 1u);
+  ExpectCountersAddUp(s);
+}
+
+}  // namespace
+}  // namespace ccfs

@@ -1,0 +1,155 @@
+#include "stats/stats_json.h"
+
+#include <random>
+#include <string>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "ccfs/options.h"
+#include "ccfs/stats.h"
+
+namespace ccfs {
+namespace {
+
+// A CacheStats where every counter has a distinct value, so a swapped field shows up.
+CacheStats DistinctStats() {
+  CacheStats s;
+  uint64_t v = 1;
+  for (uint64_t* p : {&s.read_errors, &s.buffered_misses, &s.page_writes, &s.invalidations,
+                      &s.evictions, &s.evict_sweeps, &s.compressions, &s.compressed_stored,
+                      &s.rejects, &s.zero_pages, &s.compressed_evictions, &s.promotions,
+                      &s.wasted_compressions, &s.stalls, &s.stall_ns, &s.compress_ns,
+                      &s.decompress_ns, &s.memory_bytes, &s.raw_budget_bytes,
+                      &s.compressed_budget_bytes, &s.raw_pages, &s.raw_bytes, &s.free_frames,
+                      &s.compressed_pages, &s.compressed_bytes, &s.compressed_logical_bytes}) {
+    *p = 1000 + v++;
+  }
+  s.raw_hits = 700;
+  s.compressed_hits = 200;
+  s.misses = 100;
+  s.reads = 1000;
+  s.compressed_percent = 40;
+  s.page_size = 16384;
+  s.compressor = static_cast<int>(CodecKind::kZstd);
+  s.compression_level = -3;
+  LatencyHistogram raw, comp, miss;
+  std::mt19937 rng(9);
+  for (int i = 0; i < 700; ++i) raw.Record(1500 + rng() % 3000);
+  for (int i = 0; i < 200; ++i) comp.Record(20000 + rng() % 10000);
+  for (int i = 0; i < 100; ++i) miss.Record(60000 + rng() % 200000);
+  s.raw_hit_latency = raw.Snapshot();
+  s.compressed_hit_latency = comp.Snapshot();
+  s.miss_latency = miss.Snapshot();
+  return s;
+}
+
+void ExpectSameHistogram(const HistogramSnapshot& a, const HistogramSnapshot& b) {
+  EXPECT_EQ(a.count(), b.count());
+  EXPECT_EQ(a.sum_ns(), b.sum_ns());
+  EXPECT_EQ(a.min_ns(), b.min_ns());
+  EXPECT_EQ(a.max_ns(), b.max_ns());
+  EXPECT_EQ(a.Buckets(), b.Buckets());
+}
+
+TEST(StatsJsonTest, RoundTripsEveryCounterAndHistogram) {
+  CacheStats s = DistinctStats();
+  std::string text = RenderStatsJson(s);
+  ASSERT_FALSE(text.empty());
+  EXPECT_EQ(text.back(), '\n');
+  CacheStats back;
+  Status st = ParseStatsJson(text, &back);
+  ASSERT_TRUE(st.ok()) << st.ToString();
+  // Rendering what was parsed gives the same document: nothing was lost either way.
+  EXPECT_EQ(RenderStatsJson(back), text);
+  EXPECT_EQ(back.stall_ns, s.stall_ns);
+  EXPECT_EQ(back.compressed_logical_bytes, s.compressed_logical_bytes);
+  EXPECT_EQ(back.compressor, s.compressor);
+  EXPECT_EQ(back.compression_level, -3);
+  EXPECT_EQ(back.page_size, 16384u);
+  ExpectSameHistogram(back.raw_hit_latency, s.raw_hit_latency);
+  ExpectSameHistogram(back.compressed_hit_latency, s.compressed_hit_latency);
+  ExpectSameHistogram(back.miss_latency, s.miss_latency);
+  EXPECT_DOUBLE_EQ(back.us_per_buffer(), s.us_per_buffer());
+}
+
+TEST(StatsJsonTest, DocumentHasTheHeadlineKeysAUserReads) {
+  CacheStats s = DistinctStats();
+  auto j = nlohmann::json::parse(RenderStatsJson(s));
+  for (const char* key : {"hit_ratio", "reads", "raw_hits", "compressed_hits", "misses",
+                          "us_per_buffer", "compression_ratio", "compressed_percent",
+                          "memory_bytes", "raw_bytes", "compressed_bytes", "evictions",
+                          "stalls", "compressor", "compression_level", "page_size"}) {
+    EXPECT_TRUE(j.contains(key)) << key;
+  }
+  EXPECT_DOUBLE_EQ(j["hit_ratio"].get<double>(), 0.9);
+  EXPECT_EQ(j["compressor"], "zstd");
+  EXPECT_NEAR(j["us_per_buffer"].get<double>(), s.us_per_buffer(), 0.001);
+  EXPECT_NEAR(j["compression_ratio"].get<double>(), s.compression_ratio(), 0.001);
+  for (const char* path : {"raw_hit", "compressed_hit", "miss", "all"}) {
+    const auto& h = j["latency"][path];
+    for (const char* key : {"count", "mean_us", "p50_us", "p90_us", "p99_us", "p999_us",
+                            "max_us", "buckets"}) {
+      EXPECT_TRUE(h.contains(key)) << path << "." << key;
+    }
+  }
+  EXPECT_EQ(j["latency"]["all"]["count"], 1000);
+  EXPECT_EQ(j["latency"]["miss"]["count"], 100);
+  EXPECT_NEAR(j["latency"]["miss"]["p50_us"].get<double>(),
+              s.miss_latency.PercentileUs(0.5), 0.001);
+}
+
+TEST(StatsJsonTest, TwoDocumentsGiveThePercentilesOfTheIntervalBetweenThem) {
+  LatencyHistogram miss;
+  for (int i = 0; i < 1000; ++i) miss.Record(500000);  // 500 µs early on
+  CacheStats first;
+  first.miss_latency = miss.Snapshot();
+  std::string doc1 = RenderStatsJson(first);
+  for (int i = 0; i < 1000; ++i) miss.Record(70000);  // 70 µs later
+  CacheStats second;
+  second.miss_latency = miss.Snapshot();
+  std::string doc2 = RenderStatsJson(second);
+
+  CacheStats a, b;
+  ASSERT_TRUE(ParseStatsJson(doc1, &a).ok());
+  ASSERT_TRUE(ParseStatsJson(doc2, &b).ok());
+  HistogramSnapshot interval = b.miss_latency.Since(a.miss_latency);
+  EXPECT_EQ(interval.count(), 1000u);
+  EXPECT_NEAR(interval.PercentileUs(0.99), 70.0, 0.7);
+  EXPECT_NEAR(interval.mean_us(), 70.0, 1e-9);
+}
+
+TEST(StatsJsonTest, BadDocumentsAreErrorsNamingTheKey) {
+  CacheStats untouched;
+  untouched.reads = 77;
+  auto expect_error = [&](const std::string& text, const std::string& needle) {
+    CacheStats s = untouched;
+    Status st = ParseStatsJson(text, &s);
+    EXPECT_EQ(st.code(), Status::Code::kInvalidArgument) << text;
+    EXPECT_NE(st.message().find(needle), std::string::npos) << st.message();
+    EXPECT_EQ(s.reads, 77u) << "a failed parse must leave the output alone";
+  };
+  expect_error("{\"reads\": 1,", "byte");
+  expect_error("", "not valid JSON");
+  expect_error("[1, 2]", "object");
+  expect_error("{\"reads\": \"many\"}", "reads");
+  expect_error("{\"misses\": -4}", "misses");
+  expect_error("{\"compressor\": \"gzip\"}", "compressor");
+  expect_error("{\"compression_level\": 1.5}", "compression_level");
+  expect_error("{\"latency\": {\"miss\": {\"buckets\": [[1, 2, 3]]}}}", "latency.miss.buckets[0]");
+  expect_error("{\"latency\": {\"raw_hit\": {\"sum_ns\": \"x\"}}}", "latency.raw_hit.sum_ns");
+  expect_error("{\"latency\": 5}", "latency");
+}
+
+TEST(StatsJsonTest, MissingCountersReadAsZero) {
+  CacheStats s;
+  s.stalls = 5;
+  ASSERT_TRUE(ParseStatsJson("{\"reads\": 10, \"misses\": 10}", &s).ok());
+  EXPECT_EQ(s.reads, 10u);
+  EXPECT_EQ(s.misses, 10u);
+  EXPECT_EQ(s.stalls, 0u);
+  EXPECT_EQ(s.miss_latency.count(), 0u);
+}
+
+}  // namespace
+}  // namespace ccfs
