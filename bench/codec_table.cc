@@ -18,7 +18,8 @@
 //
 // Page tails: a file's last page is usually short. --tail short (default) compresses just the
 // bytes that exist; pad fills the page with zeros (inflates the ratio for small files); skip
-// leaves tails out (drops every file smaller than a page).
+// leaves tails out (drops every file smaller than a page). The meanKi column shows the mean page
+// length actually compressed, so per-page costs at large page sizes can be read in that light.
 #include <fcntl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -108,6 +109,14 @@ struct Corpus {
 bool AppendFile(const fs::path& path, size_t limit, Corpus* corpus) {
   const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
   if (fd < 0) return false;
+  // Size the read by the file, not by the remaining budget: resizing the corpus by the budget for
+  // every small file would zero-fill hundreds of MiB per file.
+  struct stat st;
+  if (fstat(fd, &st) != 0) {
+    close(fd);
+    return false;
+  }
+  limit = std::min(limit, static_cast<size_t>(std::max<off_t>(st.st_size, 0)));
   const size_t start = corpus->bytes.size();
   corpus->bytes.resize(start + limit);
   size_t got = 0;
@@ -150,7 +159,7 @@ std::string LoadCorpus(const std::string& dir, size_t max_bytes, Corpus* corpus)
   }
   std::sort(paths.begin(), paths.end());
 
-  corpus->bytes.reserve(std::min<size_t>(max_bytes, 64u << 20));
+  corpus->bytes.reserve(max_bytes);  // untouched pages cost nothing
   for (const fs::path& path : paths) {
     if (corpus->bytes.size() >= max_bytes) break;
     if (!AppendFile(path, max_bytes - corpus->bytes.size(), corpus)) ++corpus->files_skipped;
@@ -249,10 +258,17 @@ struct Row {
   std::string level;
   size_t page_size = 0;
   size_t pages = 0;
+  double mean_page_bytes = 0;  // below page_size when short tails are included
   double ratio = 1;
   double kept_percent = 0;
   Cost compress_1t, compress_nt, decompress_1t, decompress_nt;
 };
+
+double MeanPageBytes(const std::vector<Page>& pages) {
+  double total = 0;
+  for (const Page& p : pages) total += static_cast<double>(p.size);
+  return pages.empty() ? 0 : total / static_cast<double>(pages.size());
+}
 
 struct Trial {
   CodecKind kind;
@@ -269,6 +285,7 @@ std::string MeasureCodec(const Trial& trial, const std::vector<Page>& pages, siz
   row->level = std::to_string(codecs[0]->level());
   row->page_size = page_size;
   row->pages = pages.size();
+  row->mean_page_bytes = MeanPageBytes(pages);
 
   // Every page gets its own slot in one arena, as blobs in the compressed tier would.
   std::vector<size_t> slot(pages.size() + 1, 0);
@@ -347,6 +364,7 @@ Row MeasureMemcpy(const std::vector<Page>& pages, size_t page_size, int threads,
   row.level = "-";
   row.page_size = page_size;
   row.pages = pages.size();
+  row.mean_page_bytes = MeanPageBytes(pages);
   row.ratio = 1.0;
   row.compress_1t = row.decompress_1t = TimeParallel(1, pages.size(), min_ns, copy);
   row.compress_nt = row.decompress_nt = TimeParallel(threads, pages.size(), min_ns, copy);
@@ -361,32 +379,33 @@ std::string SizeLabel(size_t bytes) {
 
 void PrintHeader(int threads) {
   const std::string nt = fmt::format("{}T", threads);
-  fmt::print("{:<7} {:>5} {:>5} {:>8} {:>6} {:>6} | {:>22} {:>22} | {:>22} {:>22}\n", "codec",
-             "level", "page", "pages", "ratio", "kept%", "compress 1T wall/cpu",
+  fmt::print("{:<7} {:>5} {:>5} {:>8} {:>6} {:>6} {:>6} | {:>22} {:>22} | {:>22} {:>22}\n",
+             "codec", "level", "page", "pages", "meanKi", "ratio", "kept%", "compress 1T wall/cpu",
              "compress " + nt + " wall/cpu", "decomp 1T wall/cpu", "decomp " + nt + " wall/cpu");
 }
 
 std::string Pair(const Cost& c) { return fmt::format("{:.2f} / {:.2f}", c.wall_us, c.cpu_us); }
 
 void PrintRow(const Row& r) {
-  fmt::print("{:<7} {:>5} {:>5} {:>8} {:>6.2f} {:>6.1f} | {:>22} {:>22} | {:>22} {:>22}\n",
-             r.codec, r.level, SizeLabel(r.page_size), r.pages, r.ratio, r.kept_percent,
+  fmt::print("{:<7} {:>5} {:>5} {:>8} {:>6.1f} {:>6.2f} {:>6.1f} | {:>22} {:>22} | {:>22} {:>22}\n",
+             r.codec, r.level, SizeLabel(r.page_size), r.pages, r.mean_page_bytes / 1024, r.ratio,
+             r.kept_percent,
              Pair(r.compress_1t), Pair(r.compress_nt), Pair(r.decompress_1t),
              Pair(r.decompress_nt));
   std::fflush(stdout);
 }
 
 constexpr const char* kCsvHeader =
-    "codec,level,page_size,pages,ratio,kept_percent,"
+    "codec,level,page_size,pages,mean_page_bytes,ratio,kept_percent,"
     "compress_1t_wall_us,compress_1t_cpu_us,compress_nt_wall_us,compress_nt_cpu_us,"
     "decompress_1t_wall_us,decompress_1t_cpu_us,decompress_nt_wall_us,decompress_nt_cpu_us,"
     "threads\n";
 
 std::string CsvRow(const Row& r, int threads) {
-  return fmt::format("{},{},{},{},{:.4f},{:.2f},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f},"
+  return fmt::format("{},{},{},{},{:.0f},{:.4f},{:.2f},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f},"
                      "{:.3f},{}\n",
-                     r.codec, r.level, r.page_size, r.pages, r.ratio, r.kept_percent,
-                     r.compress_1t.wall_us, r.compress_1t.cpu_us, r.compress_nt.wall_us,
+                     r.codec, r.level, r.page_size, r.pages, r.mean_page_bytes, r.ratio,
+                     r.kept_percent, r.compress_1t.wall_us, r.compress_1t.cpu_us, r.compress_nt.wall_us,
                      r.compress_nt.cpu_us, r.decompress_1t.wall_us, r.decompress_1t.cpu_us,
                      r.decompress_nt.wall_us, r.decompress_nt.cpu_us, threads);
 }

@@ -8,7 +8,8 @@
 // shared VM are noisy: compare ratios from the same run.
 //
 //   fuse_rtt [--null PATH] [--ccfs PATH] [--dir /var/tmp] [--file-mib 32] [--ops 20000]
-//            [--seconds 2] [--null-loops single,fixed:1,fixed:2,mt:2] [--ccfs-threads 1,2]
+//            [--seconds 2] [--rounds 3] [--null-loops single,fixed:1,fixed:2,mt:2]
+//            [--ccfs-threads 1,2]
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
@@ -173,7 +174,7 @@ int main(int argc, char** argv) {
   std::string self_dir = fs::absolute(fs::path(argv[0])).parent_path().string();
   std::string null_bin = self_dir + "/null_fuse", ccfs_bin = self_dir + "/ccfs";
   std::string dir = "/var/tmp", null_loops = "single,fixed:1,fixed:2,mt:2", ccfs_threads = "1,2";
-  int file_mib = 32, ops = 20000;
+  int file_mib = 32, ops = 20000, rounds = 3;
   double seconds = 2;
   CLI::App app{"fuse_rtt: 8 KiB read round trip, ccfs raw hits vs the null-FUSE floor"};
   app.add_option("--null", null_bin, "null_fuse binary");
@@ -182,6 +183,7 @@ int main(int argc, char** argv) {
   app.add_option("--file-mib", file_mib, "dataset file size, MiB");
   app.add_option("--ops", ops, "reads timed one by one at queue depth 1");
   app.add_option("--seconds", seconds, "duration of each throughput run");
+  app.add_option("--rounds", rounds, "repeat everything; report the median per target");
   app.add_option("--null-loops", null_loops, "null_fuse loops: single, fixed:N, mt:N, mt:N:clone");
   app.add_option("--ccfs-threads", ccfs_threads, "ccfs request_threads values to measure");
   CLI11_PARSE(app, argc, argv);
@@ -206,6 +208,8 @@ int main(int argc, char** argv) {
     }
   }
 
+  std::vector<std::vector<Result>> rounds_results;
+  for (int round = 0; round < rounds; ++round) {
   std::vector<Result> results;
   for (const std::string& spec : Split(null_loops, ',')) {
     std::vector<std::string> parts = Split(spec, ':');
@@ -240,12 +244,15 @@ int main(int argc, char** argv) {
         if (fd >= 0) close(fd);
       }
       Measure(mnt + "/file", size, ops, seconds, &r);
-      std::ifstream stats(mnt + "/.ccfs/stats.json");
-      std::string json((std::istreambuf_iterator<char>(stats)), std::istreambuf_iterator<char>());
+      std::string json;
+      {
+        std::ifstream stats(mnt + "/.ccfs/stats.json");
+        json.assign(std::istreambuf_iterator<char>(stats), std::istreambuf_iterator<char>());
+      }
       auto pos = json.find("\"misses\"");
       if (pos != std::string::npos) {
-        fprintf(stderr, "fuse_rtt: %s: %s (after warm-up and measurement)\n", r.name.c_str(),
-                json.substr(pos, json.find_first_of(",}", pos) - pos).c_str());
+        fprintf(stderr, "fuse_rtt: %s: %s after warm-up and measurement (the warm-up's only)\n",
+                r.name.c_str(), json.substr(pos, json.find_first_of(",}", pos) - pos).c_str());
       }
       int rc = Unmount(pid, mnt);
       if (rc != 0) fprintf(stderr, "fuse_rtt: ccfs exited %d\n", rc);
@@ -254,7 +261,33 @@ int main(int argc, char** argv) {
     }
     results.push_back(r);
   }
+  rounds_results.push_back(results);
+  }
   fs::remove_all(root);
+  // Per target, the median of each figure over the rounds: other load on a shared machine
+  // spoils some rounds, rarely the same target in most of them.
+  std::vector<Result> results;
+  for (size_t t = 0; t < rounds_results[0].size(); ++t) {
+    Result m = rounds_results[0][t];
+    auto median = [&](double Result::*field) {
+      std::vector<double> v;
+      for (const auto& rr : rounds_results) {
+        if (rr[t].ok) v.push_back(rr[t].*field);
+      }
+      if (v.empty()) return 0.0;
+      std::sort(v.begin(), v.end());
+      return v[v.size() / 2];
+    };
+    m.ok = median(&Result::mean_us) > 0;
+    m.mean_us = median(&Result::mean_us);
+    m.p50_us = median(&Result::p50_us);
+    m.p99_us = median(&Result::p99_us);
+    m.iops1 = median(&Result::iops1);
+    m.iops2 = median(&Result::iops2);
+    results.push_back(m);
+  }
+  printf("median of %d round(s), %d timed reads and %.1f s per throughput run each\n\n", rounds,
+         ops, seconds);
 
   printf("%-28s %9s %9s %9s %11s %11s %8s\n", "target", "mean_us", "p50_us", "p99_us",
          "iops_1rd", "iops_2rd", "2rd/1rd");

@@ -1,5 +1,7 @@
 #include "cache/blob.h"
 
+#include "cache/rcu.h"
+
 #include <cstdlib>
 #include <new>
 
@@ -39,10 +41,17 @@ void FreeBlob(Blob* blob) {
 
 namespace {
 
-void FreeBlobCb(rcu_head* head) { FreeBlob(caa_container_of(head, Blob, rcu)); }
+void FreeBlobCb(rcu_head* head) {
+  CCFS_TSAN_ACQUIRE(&rcu_grace_token);
+  Blob* blob = caa_container_of(head, Blob, rcu);
+  CCFS_TSAN_ACQUIRE(blob);
+  FreeBlob(blob);
+}
 
 void FreeEntryCb(rcu_head* head) {
+  CCFS_TSAN_ACQUIRE(&rcu_grace_token);
   PageEntry* e = caa_container_of(head, PageEntry, rcu);
+  CCFS_TSAN_ACQUIRE(e);
   Blob* b = e->blob.load(std::memory_order_relaxed);
   if (b != nullptr && KindOf(e->state.load(std::memory_order_relaxed)) == kDead) FreeBlob(b);
   delete e;
@@ -51,9 +60,14 @@ void FreeEntryCb(rcu_head* head) {
 }  // namespace
 
 void RetireBlob(Blob* blob) {
-  if (blob != nullptr) urcu_memb_call_rcu(&blob->rcu, FreeBlobCb);
+  if (blob == nullptr) return;
+  CCFS_TSAN_RELEASE(blob);
+  urcu_memb_call_rcu(&blob->rcu, FreeBlobCb);
 }
 
-void RetireEntry(PageEntry* e) { urcu_memb_call_rcu(&e->rcu, FreeEntryCb); }
+void RetireEntry(PageEntry* e) {
+  CCFS_TSAN_RELEASE(e);
+  urcu_memb_call_rcu(&e->rcu, FreeEntryCb);
+}
 
 }  // namespace ccfs::cache

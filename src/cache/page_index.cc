@@ -9,6 +9,8 @@
 
 namespace ccfs::cache {
 
+char rcu_grace_token;
+
 uint64_t HashPageKey(const PageKey& key) {
   // Keys are two integers; xxh3 of the 16 bytes spreads sequential page numbers of one file
   // across the whole table (cds_lfht splits on the hash's bit-reversed order).
@@ -20,6 +22,7 @@ namespace {
 
 int Match(cds_lfht_node* node, const void* key) {
   const auto* entry = caa_container_of(node, PageEntry, node);
+  CCFS_TSAN_ACQUIRE(entry);
   return entry->key == *static_cast<const PageKey*>(key);
 }
 
@@ -55,14 +58,20 @@ PageEntry* PageIndex::Lookup(const PageKey& key) const {
   cds_lfht_iter iter;
   cds_lfht_lookup(table_, HashPageKey(key), Match, &key, &iter);
   cds_lfht_node* node = cds_lfht_iter_get_node(&iter);
-  return node ? caa_container_of(node, PageEntry, node) : nullptr;
+  if (node == nullptr) return nullptr;
+  PageEntry* entry = caa_container_of(node, PageEntry, node);
+  CCFS_TSAN_ACQUIRE(entry);
+  return entry;
 }
 
 PageEntry* PageIndex::InsertUnique(PageEntry* entry) {
   cds_lfht_node_init(&entry->node);
+  CCFS_TSAN_RELEASE(entry);
   cds_lfht_node* node =
       cds_lfht_add_unique(table_, HashPageKey(entry->key), Match, &entry->key, &entry->node);
-  return caa_container_of(node, PageEntry, node);
+  PageEntry* present = caa_container_of(node, PageEntry, node);
+  CCFS_TSAN_ACQUIRE(present);
+  return present;
 }
 
 bool PageIndex::Remove(PageEntry* entry) { return cds_lfht_del(table_, &entry->node) == 0; }
@@ -70,7 +79,10 @@ bool PageIndex::Remove(PageEntry* entry) { return cds_lfht_del(table_, &entry->n
 void PageIndex::ForEach(const std::function<void(PageEntry*)>& fn) const {
   cds_lfht_iter iter;
   PageEntry* entry;
-  cds_lfht_for_each_entry(table_, &iter, entry, node) { fn(entry); }
+  cds_lfht_for_each_entry(table_, &iter, entry, node) {
+    CCFS_TSAN_ACQUIRE(entry);
+    fn(entry);
+  }
 }
 
 }  // namespace ccfs::cache

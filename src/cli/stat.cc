@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <ctime>
 #include <memory>
@@ -28,7 +29,7 @@ constexpr int kLinesPerHeader = 20;
 struct StatArgs {
   std::string mountpoint;
   double interval_s = 1.0;
-  uint64_t count = 0;  // 0 = until interrupted
+  int64_t count = 0;  // 0 = until interrupted
   bool json = false;
 };
 
@@ -78,7 +79,7 @@ int RunStat(const StatArgs& args) {
   }
   timespec before_at = Now();
   timespec deadline = before_at;
-  uint64_t printed = 0;
+  int64_t printed = 0;
   while (args.count == 0 || printed < args.count) {
     deadline = AddSeconds(deadline, args.interval_s);
     if (!SleepUntil(deadline)) return 0;
@@ -114,6 +115,7 @@ CommandRegistrar reg_stat(
           ->check(CLI::Range(0.01, 86400.0))
           ->capture_default_str();
       app->add_option("-c,--count", args->count, "lines to print; 0 = until Ctrl-C")
+          ->check(CLI::NonNegativeNumber)
           ->capture_default_str();
       app->add_flag("--json", args->json, "one JSON object per line instead of columns");
       return [args] { return RunStat(*args); };

@@ -6,10 +6,12 @@
 // is what mount(8) and fstab need. Until the byte is written the child's stderr is still the
 // caller's terminal, so its own errors reach the user directly.
 //
-// Signals: TERM, INT, HUP and USR1 are blocked in every thread (the mask is inherited by all
-// threads created later) and read from a signalfd by the main thread, which has nothing else to
-// do. The main thread also polls the request loop's done_fd, so an unmount from outside ends the
-// daemon as promptly as a signal does.
+// Signals: TERM, INT, HUP and USR1 are blocked while the daemon's threads are created (they
+// inherit the mask), then unblocked in the main thread only, whose handlers write the signal
+// number to a pipe that the main thread polls beside the request loop's done_fd (so an unmount
+// from outside ends the daemon as promptly as a signal does). A signalfd would be neater but is
+// not enough: liburcu starts a helper thread that leaves SIGUSR1 unblocked, so a blocked-only
+// SIGUSR1 would be delivered there with its default action and kill the daemon.
 #include "fuse/daemon.h"
 
 #define FUSE_USE_VERSION FUSE_MAKE_VERSION(3, 14)
@@ -20,7 +22,6 @@
 #include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
-#include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -40,6 +41,18 @@
 namespace ccfs {
 
 namespace {
+
+// Written by the signal handlers, read by the main thread.
+int g_signal_pipe[2] = {-1, -1};
+
+void ForwardSignal(int sig) {
+  int saved = errno;
+  unsigned char s = static_cast<unsigned char>(sig);
+  [[maybe_unused]] ssize_t n = write(g_signal_pipe[1], &s, 1);
+  errno = saved;
+}
+
+constexpr int kHandledSignals[] = {SIGTERM, SIGINT, SIGHUP, SIGUSR1};
 
 Status LoadOptions(const DaemonArgs& args, Options* options, std::vector<std::string>* passthrough) {
   Options o;
@@ -135,10 +148,16 @@ class Daemon {
   int Run() {
     sigset_t signals;
     sigemptyset(&signals);
-    for (int sig : {SIGTERM, SIGINT, SIGHUP, SIGUSR1}) sigaddset(&signals, sig);
+    for (int sig : kHandledSignals) sigaddset(&signals, sig);
     pthread_sigmask(SIG_BLOCK, &signals, nullptr);
-    signal_fd_ = signalfd(-1, &signals, SFD_CLOEXEC);
-    if (signal_fd_ < 0) return Fail(Status::FromErrno(errno, "signalfd"));
+    if (pipe2(g_signal_pipe, O_CLOEXEC | O_NONBLOCK) != 0) return Fail(Status::FromErrno(errno, "pipe"));
+    signal_pipe_fd_ = g_signal_pipe[0];
+    struct sigaction sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = ForwardSignal;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = SA_RESTART;
+    for (int sig : kHandledSignals) sigaction(sig, &sa, nullptr);
     // Modes arrive with the caller's umask already applied by the kernel.
     umask(0);
 
@@ -176,12 +195,14 @@ class Daemon {
       Shutdown();
       return Fail(s);
     }
+    if (ready_fd_ >= 0) Detach();
+    // Every thread of ours exists now and blocks these signals; take them here.
+    pthread_sigmask(SIG_UNBLOCK, &signals, nullptr);
     LogInfo(fmt::format("serving {} at {} (memory={}, compressed_percent={}, page_size={}, "
                         "compressor={}, request_threads={})",
                         dataset_, mountpoint_, FormatSize(options_.memory),
                         options_.compressed_percent, FormatSize(options_.page_size),
                         CodecName(options_.compressor), options_.request_threads));
-    if (ready_fd_ >= 0) Detach();
 
     int rc = WaitForEnd();
     Shutdown();
@@ -214,7 +235,7 @@ class Daemon {
 
   // Serves signals until the mount goes away; returns the exit code.
   int WaitForEnd() {
-    pollfd fds[2] = {{signal_fd_, POLLIN, 0}, {loop_->done_fd(), POLLIN, 0}};
+    pollfd fds[2] = {{signal_pipe_fd_, POLLIN, 0}, {loop_->done_fd(), POLLIN, 0}};
     while (true) {
       if (poll(fds, 2, -1) < 0) {
         if (errno == EINTR) continue;
@@ -230,12 +251,12 @@ class Daemon {
         return 0;  // unmounted from outside
       }
       if (!(fds[0].revents & POLLIN)) continue;
-      signalfd_siginfo info;
-      if (read(signal_fd_, &info, sizeof(info)) != sizeof(info)) continue;
-      switch (info.ssi_signo) {
+      unsigned char signo;
+      if (read(signal_pipe_fd_, &signo, 1) != 1) continue;
+      switch (signo) {
         case SIGTERM:
         case SIGINT:
-          LogInfo(fmt::format("{}: unmounting {}", strsignal(info.ssi_signo), mountpoint_));
+          LogInfo(fmt::format("{}: unmounting {}", strsignal(signo), mountpoint_));
           return 0;
         case SIGHUP:
           Reload();
@@ -274,8 +295,7 @@ class Daemon {
     loop_.reset();
     fs_.reset();
     cache_.reset();
-    if (signal_fd_ >= 0) close(signal_fd_);
-    signal_fd_ = -1;
+    // The pipe stays open: a late signal must still find somewhere to write.
   }
 
   const DaemonArgs args_;
@@ -284,7 +304,7 @@ class Daemon {
   const std::string dataset_;
   const std::string mountpoint_;
   int ready_fd_;
-  int signal_fd_ = -1;
+  int signal_pipe_fd_ = -1;
   std::unique_ptr<PageCache> cache_;
   std::unique_ptr<Filesystem> fs_;
   fuse_session* session_ = nullptr;

@@ -274,8 +274,11 @@ class Filesystem::Impl {
       if (valid & FUSE_SET_ATTR_MTIME_NOW) tv[1].tv_nsec = UTIME_NOW;
       else if (valid & FUSE_SET_ATTR_MTIME) tv[1] = attr->st_mtim;
       int res = h != nullptr ? futimens(h->fd, tv)
-                : i->type == S_IFLNK ? (errno = EPERM, -1)
-                                     : utimensat(AT_FDCWD, path.c_str(), tv, 0);
+                             : utimensat(i->fd, "", tv, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW);
+      if (res != 0 && errno == EINVAL && i->type != S_IFLNK) {
+        // Kernels without AT_EMPTY_PATH for utimensat: the /proc link names the inode itself.
+        res = utimensat(AT_FDCWD, path.c_str(), tv, 0);
+      }
       if (res != 0) return (void)fuse_reply_err(req, errno);
       if (i->type == S_IFREG) {
         // A new mtime is our own change, not one made underneath.

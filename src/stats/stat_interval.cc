@@ -61,8 +61,13 @@ constexpr char kLineFormat[] =
 
 }  // namespace
 
-StatInterval ComputeStatInterval(const CacheStats& before, const CacheStats& after,
+StatInterval ComputeStatInterval(const CacheStats& before_in, const CacheStats& after,
                                  double seconds) {
+  // Fewer reads than last time means a new daemon now serves the mount: its counters started
+  // from zero, so they are the interval (better than an interval of nothing, or of wrapped
+  // differences).
+  static const CacheStats kZero;
+  const CacheStats& before = after.reads < before_in.reads ? kZero : before_in;
   StatInterval iv;
   iv.seconds = seconds;
   uint64_t raw = Delta(after.raw_hits, before.raw_hits);

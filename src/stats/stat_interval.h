@@ -37,8 +37,9 @@ struct StatInterval {
   uint64_t stalls = 0;             // misses that waited for a frame during the interval
 };
 
-// The interval from `before` to `after`, `seconds` apart. Counters that went backwards (the daemon
-// was restarted between the two) count as zero rather than wrapping around.
+// The interval from `before` to `after`, `seconds` apart. If reads went backwards (a new daemon
+// was mounted between the two) the interval is everything `after` counted; any other counter that
+// went backwards counts as zero rather than wrapping around.
 StatInterval ComputeStatInterval(const CacheStats& before, const CacheStats& after, double seconds);
 
 // The column header of the text form (one line, ending in '\n').

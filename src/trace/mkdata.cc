@@ -65,7 +65,10 @@ class ContentSource {
 // ---- text ---------------------------------------------------------------------------------------
 
 // The word model shared by the text and db kinds: a fixed vocabulary (the same for every seed, so
-// every seed gives text of the same statistics) with Zipf(1) frequencies, frequent words short.
+// every seed gives text of the same statistics) with Zipf frequencies, frequent words short, and a
+// few habitual followers per word. The constants were tuned so that 8 KiB pages compress like
+// English prose does (documentation and licence texts measure about 1.65x with lz4 and 2.45x with
+// zstd level 1; this model gives about 1.63x and 2.6x).
 class Vocabulary {
  public:
   static const Vocabulary& Get() {
@@ -86,9 +89,10 @@ class Vocabulary {
   size_t size() const { return words_.size(); }
 
  private:
-  static constexpr int kWords = 4096;
-  static constexpr int kFollowers = 4;
-  static constexpr int kFollowPercent = 40;
+  static constexpr int kWords = 2048;
+  static constexpr int kFollowers = 3;
+  static constexpr int kFollowPercent = 75;
+  static constexpr double kZipfExponent = 1.15;
   Vocabulary() {
     // The commonest English function words take the top ranks, as in real prose.
     static const char* const kCommon[] = {
@@ -118,10 +122,10 @@ class Vocabulary {
     std::stable_sort(made.begin(), made.end(),
                      [](const std::string& a, const std::string& b) { return a.size() < b.size(); });
     for (auto& w : made) words_.push_back(std::move(w));
-    // Quantised inverse CDF of Zipf(1) over the ranks: a 16-bit draw picks a word in O(1).
+    // Quantised inverse CDF of the Zipf law over the ranks: a 16-bit draw picks a word in O(1).
     std::vector<double> cdf(words_.size());
     double total = 0;
-    for (size_t r = 0; r < words_.size(); ++r) cdf[r] = (total += 1.0 / static_cast<double>(r + 1));
+    for (size_t r = 0; r < words_.size(); ++r) cdf[r] = (total += std::pow(r + 1.0, -kZipfExponent));
     size_t r = 0;
     for (size_t i = 0; i < table_.size(); ++i) {
       double p = (static_cast<double>(i) + 0.5) / table_.size() * total;

@@ -1,8 +1,9 @@
 // MakeDataset: builds a reproducible data set of known kinds for replays (`ccfs mkdata`).
 //
 // Five kinds of data, chosen because they compress very differently at page granularity:
-//   text    English-like prose from a seeded word model: a vocabulary of pronounceable
-//           pseudo-words with Zipf word frequencies, sentences, paragraphs, 72-column lines.
+//   text    English-like prose from a seeded word model: common English function words and
+//           pronounceable pseudo-words with Zipf frequencies and habitual followers (phrases),
+//           sentences, paragraphs, 72-column lines; it compresses like real prose.
 //   binary  executables and shared libraries of this machine (/usr/bin, /usr/lib), sorted by path
 //           and picked with the seed; if none are readable, a seeded imitation of machine code.
 //   db      database pages of 8 KiB: heap pages (page header, line pointers, tuples of integer,

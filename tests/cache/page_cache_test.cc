@@ -237,6 +237,11 @@ double UniformHitRatio(EngineTest* t, MemBackingStore* store, int compressed_per
   double r = after.compression_ratio();
   double t_bytes = static_cast<double>(o.memory);
   *model = std::min(1.0, (t_bytes * (1 - c) + t_bytes * c * r) / ps / n_pages);
+  std::printf("uniform C=%d%%: hit ratio %.4f, model %.4f (R %.2f, free frames %llu, raw pages %llu, "
+              "compressed pages %llu, evictions %llu)\n",
+              compressed_percent, hits / reads, *model, r, (unsigned long long)after.free_frames,
+              (unsigned long long)after.raw_pages, (unsigned long long)after.compressed_pages,
+              (unsigned long long)after.evictions);
   return hits / reads;
 }
 

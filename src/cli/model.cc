@@ -1,0 +1,152 @@
+// `ccfs model`: the thesis's hit-ratio and µs-per-buffer model (trace/model.h) for given inputs,
+// as a table over compressed_percent or for one split.
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "ccfs/config.h"
+#include "cli/command.h"
+#include "trace/dataset.h"
+#include "trace/model.h"
+
+namespace ccfs {
+namespace {
+
+struct ModelArgs {
+  std::string memory = "256MiB";
+  std::string page_size = "8K";
+  std::string dataset_size;
+  std::string dataset_dir;
+  std::string codec = "lz4";
+  double ratio = 0;  // 0: the thesis's for the codec
+  std::string dist = "uniform";
+  double hot_fraction = 0.2;
+  std::vector<int> percents;
+  double hit_us = -1, decompress_us = -1, compress_us = -1, disk_us = -1;
+  bool json = false;
+};
+
+int RunModel(const ModelArgs& args) {
+  auto fail = [](const std::string& message) {
+    fmt::print(stderr, "ccfs model: {}\n", message);
+    return 2;
+  };
+  ModelInputs in;
+  Status s = ParseSize(args.memory, &in.memory_bytes);
+  if (!s.ok()) return fail("--memory " + args.memory + ": " + s.ToString());
+  uint64_t page = 0;
+  s = ParseSize(args.page_size, &page);
+  if (!s.ok() || page < 512 || page > (1u << 20)) {
+    return fail("--page-size " + args.page_size + ": " + (s.ok() ? "must be 512 B..1 MiB" : s.ToString()));
+  }
+  in.page_size = static_cast<uint32_t>(page);
+  if (!args.dataset_dir.empty()) {
+    Dataset dataset;
+    if (!(s = Dataset::Open(args.dataset_dir, in.page_size, &dataset)).ok()) return fail(s.ToString());
+    in.dataset_pages = dataset.pages();
+  } else if (!args.dataset_size.empty()) {
+    uint64_t bytes = 0;
+    if (!(s = ParseSize(args.dataset_size, &bytes)).ok() || bytes == 0) {
+      return fail("--dataset-size " + args.dataset_size + ": " + (s.ok() ? "must be above 0" : s.ToString()));
+    }
+    in.dataset_pages = (bytes + page - 1) / page;
+  } else {
+    return fail("give --dataset-size SIZE or --dataset DIR");
+  }
+  CodecKind codec;
+  if (!ParseCodecKind(args.codec, &codec)) return fail("--codec " + args.codec + ": lz4 or zstd");
+  in.ratio = args.ratio > 0 ? args.ratio : ThesisRatio(codec);
+  in.costs = ThesisCosts(codec);
+  if (args.hit_us >= 0) in.costs.hit_us = args.hit_us;
+  if (args.decompress_us >= 0) in.costs.decompress_us = args.decompress_us;
+  if (args.compress_us >= 0) in.costs.compress_us = args.compress_us;
+  if (args.disk_us >= 0) in.costs.disk_us = args.disk_us;
+  if (!(s = ParseDistSpec(args.dist, args.hot_fraction, &in.dist)).ok()) return fail(s.ToString());
+  std::vector<int> percents = args.percents;
+  if (percents.empty()) {
+    for (int c = 0; c <= 90; c += 10) percents.push_back(c);
+  }
+  for (int c : percents) {
+    if (c < 0 || c > 95) return fail(fmt::format("--compressed-percent {}: must be 0..95", c));
+  }
+
+  nlohmann::json rows = nlohmann::json::array();
+  if (!args.json) {
+    fmt::print("model: {} of memory, {} pages of {} ({}), {} access, ratio {:.2f}x\n",
+               FormatSize(in.memory_bytes), in.dataset_pages, FormatSize(in.page_size),
+               FormatSize(in.dataset_pages * in.page_size), in.dist.ToString(), in.ratio);
+    fmt::print("costs: hit {:g} µs, decompress {:g} µs, compress {:g} µs, disk {:g} µs\n",
+               in.costs.hit_us, in.costs.decompress_us, in.costs.compress_us, in.costs.disk_us);
+    fmt::print("{:>4} {:>9} {:>8} {:>8} {:>8} {:>8} {:>10}\n", "C%", "capacity", "hit", "raw",
+               "compr", "miss", "µs/buffer");
+  }
+  for (int c : percents) {
+    in.compressed_fraction = c / 100.0;
+    ModelResult m = EvaluateModel(in);
+    if (args.json) {
+      rows.push_back({{"compressed_percent", c},
+                      {"capacity_fraction", m.capacity_fraction},
+                      {"hit_ratio", m.hit_ratio},
+                      {"raw_hit_ratio", m.raw_hit_ratio},
+                      {"compressed_hit_ratio", m.compressed_hit_ratio},
+                      {"miss_ratio", m.miss_ratio},
+                      {"us_per_buffer", m.us_per_buffer}});
+    } else {
+      fmt::print("{:>4} {:>8.1f}% {:>7.1f}% {:>7.1f}% {:>7.1f}% {:>7.1f}% {:>10.2f}\n", c,
+                 100 * m.capacity_fraction, 100 * m.hit_ratio, 100 * m.raw_hit_ratio,
+                 100 * m.compressed_hit_ratio, 100 * m.miss_ratio, m.us_per_buffer);
+    }
+  }
+  if (args.json) {
+    nlohmann::json j = {{"memory_bytes", in.memory_bytes},
+                        {"page_size", in.page_size},
+                        {"dataset_pages", in.dataset_pages},
+                        {"dist", in.dist.ToString()},
+                        {"ratio", in.ratio},
+                        {"costs_us",
+                         {{"hit", in.costs.hit_us},
+                          {"decompress", in.costs.decompress_us},
+                          {"compress", in.costs.compress_us},
+                          {"disk", in.costs.disk_us}}},
+                        {"rows", rows}};
+    fmt::print("{}\n", j.dump());
+  }
+  return 0;
+}
+
+CommandRegistrar registrar(
+    "model", "print the thesis's hit-ratio and µs-per-buffer model for given inputs",
+    [](CLI::App* app) {
+      auto args = std::make_shared<ModelArgs>();
+      app->footer(
+          "hit ratio = S((T(1-C) + T C R) / B), S the share of accesses to that many hottest "
+          "pages (the cached fraction under uniform access); µs per buffer = h_raw t_hit + "
+          "h_comp (t_decompress + t_compress) + miss (t_disk + t_compress), no compression "
+          "charged at C = 0. Costs and ratio default to the thesis's figures for the codec.");
+      app->add_option("--memory", args->memory, "cache memory T")->capture_default_str();
+      app->add_option("--page-size", args->page_size, "page size B")->capture_default_str();
+      app->add_option("--dataset-size", args->dataset_size, "data set size (N = size / B)");
+      app->add_option("--dataset", args->dataset_dir, "or: a data set directory to count");
+      app->add_option("--codec", args->codec, "lz4 or zstd (default costs and ratio)")
+          ->capture_default_str();
+      app->add_option("--ratio", args->ratio, "compression ratio R (default: the thesis's)");
+      app->add_option("--dist", args->dist, "uniform, pareto, pareto:H or zipf:THETA")
+          ->capture_default_str();
+      app->add_option("--hot-fraction", args->hot_fraction, "pareto: hot fraction H")
+          ->capture_default_str();
+      app->add_option("--compressed-percent", args->percents,
+                      "split(s) to evaluate (default 0, 10, ..., 90)");
+      app->add_option("--t-hit", args->hit_us, "µs per raw hit");
+      app->add_option("--t-decompress", args->decompress_us, "µs per decompression");
+      app->add_option("--t-compress", args->compress_us, "µs per compression");
+      app->add_option("--t-disk", args->disk_us, "µs per miss (device read)");
+      app->add_flag("--json", args->json, "print JSON");
+      return [args] { return RunModel(*args); };
+    });
+
+}  // namespace
+}  // namespace ccfs

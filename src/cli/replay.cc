@@ -1,0 +1,418 @@
+// `ccfs replay`: replays a Pareto/uniform/Zipf or recorded trace against a mount, a plain
+// directory (the kernel page cache) or the engine in-process, with a live view, a summary beside
+// the model, --json, and --sweep over compressed_percent with CSV and plots. Logic: trace/replay.h.
+#include <limits.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "ccfs/config.h"
+#include "cli/command.h"
+#include "stats/stats_json.h"
+#include "trace/replay.h"
+
+namespace ccfs {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct ReplayArgs {
+  std::string target;
+  std::string engine_dir;
+  std::string config_file;
+  std::vector<std::string> option_lists;
+  std::string dist = "pareto";
+  double hot_fraction = 0.2;
+  uint64_t seed = 1;
+  uint64_t ops = 200000;
+  double duration_s = 0;
+  int threads = 1;
+  int64_t warmup = -1;
+  double write_ratio = 0;
+  std::string page_size;
+  std::string memory;
+  std::string trace;
+  std::string trace_format = "auto";
+  std::string record;
+  bool json = false;
+  bool no_progress = false;
+  std::string sweep;
+  std::string baseline;
+  std::string sweep_out = "sweep";
+  std::string plot_script;
+};
+
+std::string Percent(double ratio) { return fmt::format("{:.1f}%", 100.0 * ratio); }
+
+void PrintProgress(const ReplayProgress& p) {
+  constexpr int kWidth = 24;
+  double fraction = p.total ? static_cast<double>(p.done) / p.total
+                            : (p.limit_s > 0 ? p.elapsed_s / p.limit_s : 0.0);
+  fraction = std::min(1.0, std::max(0.0, fraction));
+  int filled = static_cast<int>(fraction * kWidth);
+  std::string bar(filled, '#');
+  bar += std::string(kWidth - filled, '.');
+  std::string hit = p.hit_ratio >= 0 ? Percent(p.hit_ratio) : "-";
+  fmt::print(stderr, "\r[{}] {:3.0f}%  {:>8.0f} ops/s  hit {:>6}  {:7.1f} µs/buffer\033[K", bar,
+             100 * fraction, p.ops_per_s, hit, p.us_per_buffer);
+}
+
+void PrintSummary(const ReplayResult& r, int threads) {
+  fmt::print("ccfs replay: {} {}  {}  {} pages in {:.1f} s ({:.0f} ops/s, {} thread{}), warmup {}\n",
+             r.mode, r.target, r.dist, r.ops, r.seconds, r.seconds > 0 ? r.ops / r.seconds : 0.0,
+             threads, threads == 1 ? "" : "s", r.warmup_ops);
+  fmt::print("  data set       {} pages of {} ({})\n", r.dataset_pages, FormatSize(r.page_size),
+             FormatSize(r.dataset_bytes));
+  if (r.compressed_percent >= 0) {
+    fmt::print("  cache          {}, compressed {}% ({})\n", FormatSize(r.memory_bytes),
+               r.compressed_percent, r.compressor);
+  } else if (r.memory_bytes > 0) {
+    fmt::print("  page cache     confined to {} (memory cgroup)\n", FormatSize(r.memory_bytes));
+  } else {
+    fmt::print("  page cache     unconfined (give --memory SIZE to compare at equal RAM)\n");
+  }
+  if (r.have_counters) {
+    double n = r.cache_reads ? static_cast<double>(r.cache_reads) : 1.0;
+    std::string model = r.memory_bytes ? "model " + Percent(r.model.hit_ratio) : "";
+    if (r.compressed_percent >= 0) {
+      fmt::print("  hit ratio      {:>7}  (raw {}, compressed {}, miss {})   {}\n",
+                 Percent(r.hit_ratio), Percent(r.raw_hits / n), Percent(r.compressed_hits / n),
+                 Percent(r.misses / n), model);
+    } else {
+      fmt::print("  hit ratio      {:>7}  (misses counted from block reads)   {}\n",
+                 Percent(r.hit_ratio), model);
+    }
+  }
+  std::string model = r.memory_bytes ? fmt::format("model {:.1f}", r.model.us_per_buffer) : "";
+  fmt::print("  µs per buffer  {:>7.1f}  (p50 {:.1f}, p99 {:.1f})   {}\n", r.us_per_buffer,
+             r.p50_us, r.p99_us, model);
+  if (r.writes) fmt::print("  µs per write   {:>7.1f}  ({} writes)\n", r.write_us, r.writes);
+  if (r.compressed_percent >= 0 && r.have_counters) {
+    fmt::print("  inside cache   {:.1f} µs per buffer; hit {:.1f}, decompress {:.1f}, compress "
+               "{:.1f}, disk {:.1f} µs; ratio {:.2f}x\n",
+               r.cache_us_per_buffer, r.costs.hit_us, r.costs.decompress_us, r.costs.compress_us,
+               r.costs.disk_us, r.compression_ratio);
+  }
+}
+
+// "compressed_percent=0:90:10" -> {0, 10, ..., 90}.
+Status ParseSweep(const std::string& text, std::vector<int>* values) {
+  const std::string key = "compressed_percent=";
+  if (text.rfind(key, 0) != 0) {
+    return Status::InvalidArgument(fmt::format(
+        "--sweep {}: only compressed_percent=FROM:TO:STEP can be swept", text));
+  }
+  int from, to, step;
+  char extra;
+  if (std::sscanf(text.c_str() + key.size(), "%d:%d:%d%c", &from, &to, &step, &extra) != 3) {
+    return Status::InvalidArgument(fmt::format(
+        "--sweep {}: expected compressed_percent=FROM:TO:STEP, e.g. 0:90:10", text));
+  }
+  if (from < 0 || to > 95 || from > to || step <= 0) {
+    return Status::InvalidArgument(fmt::format(
+        "--sweep {}: need 0 <= FROM <= TO <= 95 and STEP > 0", text));
+  }
+  values->clear();
+  for (int c = from; c <= to; c += step) values->push_back(c);
+  return Status::Ok();
+}
+
+std::string FindPlotScript(const std::string& given) {
+  if (!given.empty()) return given;
+  if (const char* env = std::getenv("CCFS_PLOT_SCRIPT")) return env;
+  char exe[PATH_MAX];
+  ssize_t n = ::readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+  if (n > 0) {
+    exe[n] = '\0';
+    fs::path dir = fs::path(exe).parent_path();
+    for (fs::path candidate : {dir / ".." / "scripts" / "plot_sweep.py",
+                               dir / ".." / ".." / "scripts" / "plot_sweep.py",
+                               dir / ".." / "share" / "ccfs" / "plot_sweep.py"}) {
+      std::error_code ec;
+      if (fs::exists(candidate, ec)) return fs::weakly_canonical(candidate, ec).string();
+    }
+  }
+  return "";
+}
+
+std::string CsvRow(const std::string& mode, const ReplayResult& r) {
+  return fmt::format(
+      "{},{},{:.6f},{},{},{},{},{:.3f},{:.3f},{:.3f},{:.4f},{:.6f},{:.3f},{:.3f},{:.3f},{:.3f},"
+      "{:.3f}\n",
+      mode, r.compressed_percent >= 0 ? std::to_string(r.compressed_percent) : "", r.hit_ratio,
+      r.raw_hits, r.compressed_hits, r.misses, r.ops, r.us_per_buffer, r.p50_us, r.p99_us,
+      r.compression_ratio, r.model.hit_ratio, r.model.us_per_buffer, r.costs.hit_us,
+      r.costs.decompress_us, r.costs.compress_us, r.costs.disk_us);
+}
+
+Status SetLivePercent(const std::string& mount, int percent) {
+  std::string path = (fs::path(mount) / ".ccfs" / "control").string();
+  std::ofstream out(path);
+  if (!out) return Status::FromErrno(errno, path);
+  out << "compressed_percent=" << percent << "\n";
+  out.close();
+  if (!out) return Status::FromErrno(errno, path + ": the daemon refused compressed_percent=" +
+                                                std::to_string(percent));
+  return Status::Ok();
+}
+
+int RunSweep(const ReplayArgs& args, ReplayOptions options, const std::vector<int>& percents) {
+  const bool tty = ::isatty(STDERR_FILENO) && !args.no_progress;
+  std::string csv_path = args.sweep_out + ".csv";
+  std::ofstream csv(csv_path);
+  if (!csv) {
+    fmt::print(stderr, "ccfs replay: {}: cannot write: {}\n", csv_path, std::strerror(errno));
+    return 1;
+  }
+  csv << "mode,compressed_percent,hit_ratio,raw_hits,compressed_hits,misses,ops,us_per_buffer,"
+         "p50_us,p99_us,compression_ratio,model_hit_ratio,model_us_per_buffer,cost_hit_us,"
+         "cost_decompress_us,cost_compress_us,cost_disk_us\n";
+  // A live sweep leaves the mount as it found it.
+  int original = -1;
+  if (options.mode == ReplayMode::kMount) {
+    std::ifstream in(fs::path(options.target) / ".ccfs" / "stats.json");
+    std::stringstream text;
+    text << in.rdbuf();
+    CacheStats stats;
+    if (ParseStatsJson(text.str(), &stats).ok()) original = stats.compressed_percent;
+  }
+  if (!tty) options.on_progress = nullptr;
+  for (int percent : percents) {
+    if (options.mode == ReplayMode::kMount) {
+      Status s = SetLivePercent(options.target, percent);
+      if (!s.ok()) {
+        fmt::print(stderr, "ccfs replay: {}\n", s.ToString());
+        return 1;
+      }
+    } else {
+      options.engine.compressed_percent = percent;
+    }
+    ReplayResult r;
+    Status s = RunReplay(options, &r);
+    if (tty) fmt::print(stderr, "\r\033[K");
+    if (!s.ok()) {
+      fmt::print(stderr, "ccfs replay: compressed_percent={}: {}\n", percent, s.ToString());
+      return 1;
+    }
+    csv << CsvRow(r.mode, r);
+    csv.flush();
+    fmt::print("C={:>2}%  hit {:>6} (model {:>6})  {:7.1f} µs/buffer (model {:7.1f})  ratio {:.2f}x\n",
+               percent, Percent(r.hit_ratio), Percent(r.model.hit_ratio), r.us_per_buffer,
+               r.model.us_per_buffer, r.compression_ratio);
+    if (args.json) fmt::print("{}\n", ReplayResultJson(r));
+  }
+  if (original >= 0) {
+    Status s = SetLivePercent(options.target, original);
+    if (!s.ok()) fmt::print(stderr, "ccfs replay: restoring compressed_percent: {}\n", s.ToString());
+  }
+  if (!args.baseline.empty()) {
+    ReplayOptions base = options;
+    base.mode = ReplayMode::kDirectory;
+    base.target = args.baseline;
+    base.cgroup_memory = options.engine.memory;
+    if (options.mode == ReplayMode::kMount && options.cgroup_memory) base.cgroup_memory = options.cgroup_memory;
+    ReplayResult r;
+    Status s = RunReplay(base, &r);
+    if (tty) fmt::print(stderr, "\r\033[K");
+    if (!s.ok()) {
+      fmt::print(stderr, "ccfs replay: baseline {}: {}\n", args.baseline, s.ToString());
+      return 1;
+    }
+    csv << CsvRow("baseline", r);
+    fmt::print("page cache ({} in a memory cgroup)  hit {:>6}  {:7.1f} µs/buffer\n",
+               FormatSize(base.cgroup_memory), Percent(r.hit_ratio), r.us_per_buffer);
+    if (args.json) fmt::print("{}\n", ReplayResultJson(r));
+  }
+  csv.close();
+  fmt::print("wrote {}\n", csv_path);
+  std::string script = FindPlotScript(args.plot_script);
+  if (script.empty()) {
+    fmt::print(stderr, "ccfs replay: plot_sweep.py not found (give --plot-script); no plots\n");
+    return 0;
+  }
+  // Debian's interpreter is the one python3-matplotlib installs into; a python3 earlier on PATH
+  // (a virtualenv, pyenv) often lacks it.
+  std::error_code ec;
+  const char* python = fs::exists("/usr/bin/python3", ec) ? "/usr/bin/python3" : "python3";
+  std::string command =
+      fmt::format("{} '{}' '{}' '{}'", python, script, csv_path, args.sweep_out);
+  int rc = std::system(command.c_str());
+  if (rc != 0) {
+    fmt::print(stderr, "ccfs replay: plotting failed ({}); the CSV is complete\n", command);
+    return 1;
+  }
+  return 0;
+}
+
+int RunReplayCommand(const ReplayArgs& args) {
+  ReplayOptions options;
+  Status s;
+  if (!args.config_file.empty() && !(s = LoadConfigFile(args.config_file, &options.engine)).ok()) {
+    fmt::print(stderr, "ccfs replay: {}\n", s.ToString());
+    return 2;
+  }
+  for (const std::string& list : args.option_lists) {
+    if (!(s = ApplyOptionList(list, "-o", &options.engine, nullptr)).ok()) {
+      fmt::print(stderr, "ccfs replay: {}\n", s.ToString());
+      return 2;
+    }
+  }
+  if (!args.page_size.empty() &&
+      !(s = ApplyKeyValue("page_size", args.page_size, "--page-size", &options.engine)).ok()) {
+    fmt::print(stderr, "ccfs replay: {}\n", s.ToString());
+    return 2;
+  }
+  if (!args.memory.empty()) {
+    uint64_t memory = 0;
+    if (!(s = ParseSize(args.memory, &memory)).ok() || memory == 0) {
+      fmt::print(stderr, "ccfs replay: --memory {}: {}\n", args.memory,
+                 s.ok() ? "must be above 0" : s.ToString());
+      return 2;
+    }
+    options.cgroup_memory = memory;
+  }
+  if (!args.engine_dir.empty()) {
+    if (!args.target.empty()) {
+      fmt::print(stderr, "ccfs replay: give either TARGET or --engine DIR, not both\n");
+      return 2;
+    }
+    options.mode = ReplayMode::kEngine;
+    options.target = args.engine_dir;
+    if (options.cgroup_memory) {
+      s = ApplyKeyValue("memory", args.memory, "--memory", &options.engine);
+      options.cgroup_memory = 0;
+    }
+  } else if (!args.target.empty()) {
+    options.target = args.target;
+    options.mode = DetectReplayMode(args.target);
+    if (options.mode == ReplayMode::kMount && options.cgroup_memory && args.baseline.empty()) {
+      fmt::print(stderr, "ccfs replay: --memory applies to a plain directory or --engine; a "
+                         "mount's memory is its own (set it when mounting)\n");
+      return 2;
+    }
+  } else {
+    fmt::print(stderr, "ccfs replay: give TARGET (a ccfs mount or a directory) or --engine DIR\n");
+    return 2;
+  }
+  if (!s.ok() || !(s = options.engine.Validate()).ok()) {
+    fmt::print(stderr, "ccfs replay: {}\n", s.ToString());
+    return 2;
+  }
+  if (!(s = ParseDistSpec(args.dist, args.hot_fraction, &options.dist)).ok() ||
+      !(s = ParseTraceFormat(args.trace_format, &options.trace_format)).ok()) {
+    fmt::print(stderr, "ccfs replay: {}\n", s.ToString());
+    return 2;
+  }
+  options.seed = args.seed;
+  options.ops = args.ops;
+  options.duration_s = args.duration_s;
+  options.threads = args.threads;
+  options.warmup = args.warmup;
+  options.write_ratio = args.write_ratio;
+  options.trace_path = args.trace;
+  options.record_path = args.record;
+  const bool tty = ::isatty(STDERR_FILENO) && !args.no_progress;
+  if (tty) options.on_progress = PrintProgress;
+
+  if (!args.sweep.empty()) {
+    std::vector<int> percents;
+    if (!(s = ParseSweep(args.sweep, &percents)).ok()) {
+      fmt::print(stderr, "ccfs replay: {}\n", s.ToString());
+      return 2;
+    }
+    if (options.mode == ReplayMode::kDirectory) {
+      fmt::print(stderr, "ccfs replay: --sweep needs a ccfs mount or --engine DIR; {} is a plain "
+                         "directory\n", options.target);
+      return 2;
+    }
+    if (!args.baseline.empty() && options.cgroup_memory == 0) {
+      if (options.mode == ReplayMode::kEngine) {
+        options.cgroup_memory = options.engine.memory;
+      } else {
+        fmt::print(stderr, "ccfs replay: --baseline needs --memory SIZE (the RAM the page cache "
+                           "gets, normally the mount's memory)\n");
+        return 2;
+      }
+    }
+    return RunSweep(args, options, percents);
+  }
+  if (!args.baseline.empty()) {
+    fmt::print(stderr, "ccfs replay: --baseline goes with --sweep\n");
+    return 2;
+  }
+
+  ReplayResult result;
+  s = RunReplay(options, &result);
+  if (tty) fmt::print(stderr, "\r\033[K");
+  if (!s.ok()) {
+    fmt::print(stderr, "ccfs replay: {}\n", s.ToString());
+    return 1;
+  }
+  if (args.json) {
+    fmt::print("{}\n", ReplayResultJson(result));
+  } else {
+    PrintSummary(result, options.threads);
+  }
+  return 0;
+}
+
+CommandRegistrar registrar(
+    "replay", "replay a Pareto/uniform/Zipf or recorded trace and measure hit ratio and µs per buffer",
+    [](CLI::App* app) {
+      auto args = std::make_shared<ReplayArgs>();
+      app->footer(
+          "TARGET is a ccfs mount (pages read through it; the daemon's counters from "
+          ".ccfs/stats.json) or a plain directory (the kernel page cache; --memory SIZE confines "
+          "the run to a memory cgroup after dropping the data set's cached pages). --engine DIR "
+          "runs the cache in-process with the same config keys (--config, -o, --memory).");
+      app->add_option("target", args->target, "a ccfs mount point or a plain directory");
+      app->add_option("--engine", args->engine_dir, "run the engine in-process over this data set");
+      app->add_option("--config", args->config_file, "engine mode: TOML config file");
+      app->add_option("-o", args->option_lists, "engine mode: key=value[,key=value...]");
+      app->add_option("--dist", args->dist, "pareto, pareto:H, uniform or zipf:THETA")
+          ->capture_default_str();
+      app->add_option("--hot-fraction", args->hot_fraction,
+                      "pareto: the hottest fraction of pages, which gets 1-H of the accesses")
+          ->capture_default_str();
+      app->add_option("--seed", args->seed, "seed of the trace and of the hot-page scatter")
+          ->capture_default_str();
+      app->add_option("--ops", args->ops, "page operations to measure")->capture_default_str();
+      app->add_option("--duration", args->duration_s, "measure for this many seconds instead");
+      app->add_option("--threads", args->threads, "client threads")->capture_default_str();
+      app->add_option("--warmup", args->warmup,
+                      "operations before measuring (default: 3x the memory in pages)");
+      app->add_option("--write-ratio", args->write_ratio,
+                      "share of writes (each re-writes a page's current bytes)")
+          ->capture_default_str();
+      app->add_option("--page-size", args->page_size, "page size (default: the cache's)");
+      app->add_option("--memory", args->memory,
+                      "engine: the cache's memory; directory: memory cgroup limit");
+      app->add_option("--trace", args->trace, "replay a recorded trace (ccfs CSV, fio iolog v2/v3, "
+                                              "MSR Cambridge CSV)");
+      app->add_option("--trace-format", args->trace_format, "auto, ccfs, fio2, fio3 or msr")
+          ->capture_default_str();
+      app->add_option("--record", args->record, "write the operations issued as a ccfs CSV trace");
+      app->add_flag("--json", args->json, "print one JSON object instead of the summary");
+      app->add_flag("--no-progress", args->no_progress, "no live progress line");
+      app->add_option("--sweep", args->sweep, "compressed_percent=FROM:TO:STEP");
+      app->add_option("--baseline", args->baseline,
+                      "sweep: also replay on this plain directory in a memory cgroup of --memory");
+      app->add_option("--sweep-out", args->sweep_out,
+                      "sweep: prefix of the CSV and PNG files written")
+          ->capture_default_str();
+      app->add_option("--plot-script", args->plot_script, "sweep: path of plot_sweep.py");
+      return [args] { return RunReplayCommand(*args); };
+    });
+
+}  // namespace
+}  // namespace ccfs

@@ -1,0 +1,49 @@
+#include "trace/model.h"
+
+#include <algorithm>
+#include <memory>
+
+namespace ccfs {
+
+PathCosts ThesisCosts(CodecKind codec) {
+  PathCosts costs;
+  if (codec == CodecKind::kZstd) {
+    costs.compress_us = 8.0;
+    costs.decompress_us = 3.0;
+  }
+  return costs;
+}
+
+double ThesisRatio(CodecKind codec) { return codec == CodecKind::kZstd ? 2.97 : 2.13; }
+
+ModelResult EvaluateModel(const ModelInputs& in) {
+  ModelResult out;
+  if (in.dataset_pages == 0 || in.page_size == 0) return out;
+  const double n = static_cast<double>(in.dataset_pages);
+  const double c = std::clamp(in.compressed_fraction, 0.0, 1.0);
+  const double pages_of_memory = static_cast<double>(in.memory_bytes) / in.page_size;
+  out.raw_capacity_pages = pages_of_memory * (1.0 - c);
+  out.compressed_capacity_pages = pages_of_memory * c * std::max(in.ratio, 0.0);
+  const double cached = std::min(n, out.raw_capacity_pages + out.compressed_capacity_pages);
+  const double raw_cached = std::min(n, out.raw_capacity_pages);
+  out.capacity_fraction = cached / n;
+
+  // The share function S(k) of the access law; the distribution's permutation is irrelevant here.
+  std::unique_ptr<AccessDistribution> dist;
+  if (NewAccessDistribution(in.dist, in.dataset_pages, 0, &dist).ok()) {
+    out.hit_ratio = dist->HotShare(cached);
+    out.raw_hit_ratio = dist->HotShare(raw_cached);
+  } else {
+    out.hit_ratio = cached / n;
+    out.raw_hit_ratio = raw_cached / n;
+  }
+  out.compressed_hit_ratio = std::max(0.0, out.hit_ratio - out.raw_hit_ratio);
+  out.miss_ratio = 1.0 - out.hit_ratio;
+  const double compress = c > 0 ? in.costs.compress_us : 0.0;
+  out.us_per_buffer = out.raw_hit_ratio * in.costs.hit_us +
+                      out.compressed_hit_ratio * (in.costs.decompress_us + compress) +
+                      out.miss_ratio * (in.costs.disk_us + compress);
+  return out;
+}
+
+}  // namespace ccfs

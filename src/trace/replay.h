@@ -1,0 +1,122 @@
+// Replay: runs an access trace against a target and measures hit ratio and µs per buffer.
+//
+// Three kinds of target, one client:
+//   engine     the PageCache in this process over a data set directory (no FUSE): the cache's
+//              own cost. Counters come straight from PageCache::Stats().
+//   mount      a ccfs mount: pages are read with pread through the mount; the daemon's counters
+//              come from TARGET/.ccfs/stats.json, read before and after the measured phase.
+//   directory  a plain directory: the kernel page cache, the baseline. With a memory limit the run
+//              is confined to a fresh memory cgroup (v1, /sys/fs/cgroup/memory/ccfs-replay-PID)
+//              that is removed afterwards, and the data set's cached pages are dropped first
+//              (posix_fadvise DONTNEED), so the comparison is at equal RAM. Read-ahead is turned off
+//              (POSIX_FADV_RANDOM) and misses are counted from the bytes this process made the
+//              block layer read (/proc/self/io read_bytes), one page each.
+// The client issues one pread per page (a trace record is cut at page boundaries) and times each
+// with a steady clock; that is `us_per_buffer`. A write re-writes the page's current bytes (read
+// first through the same path, untimed), so the data set is left as it was.
+//
+// Phases: warmup operations (not measured), then the measured operations (--ops) or time
+// (--duration). Counters are the differences across the measured phase.
+//
+// Thread-safety: RunReplay may be called from one thread at a time per target; it starts its own
+// worker threads.
+#ifndef CCFS_TRACE_REPLAY_H_
+#define CCFS_TRACE_REPLAY_H_
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "ccfs/options.h"
+#include "ccfs/stats.h"
+#include "ccfs/status.h"
+#include "trace/distribution.h"
+#include "trace/model.h"
+#include "trace/trace_file.h"
+
+namespace ccfs {
+
+enum class ReplayMode { kEngine, kMount, kDirectory };
+const char* ReplayModeName(ReplayMode mode);
+
+struct ReplayOptions {
+  ReplayMode mode = ReplayMode::kEngine;
+  std::string target;          // data set directory (engine, directory) or mount point
+  Options engine;              // engine mode: the cache's settings (page_size is used by all modes)
+  DistSpec dist;
+  uint64_t seed = 1;
+  uint64_t ops = 200000;       // measured page operations (0 with duration_s > 0: time-bound)
+  double duration_s = 0;       // if > 0, measure for this long instead of `ops`
+  int threads = 1;
+  int64_t warmup = -1;         // operations before measuring; -1: three times the memory in pages
+  double write_ratio = 0;      // share of operations that are writes
+  std::string trace_path;      // replay this trace instead of drawing from `dist`
+  TraceFormat trace_format = TraceFormat::kAuto;
+  std::string record_path;     // write the operations issued (warmup included) as ccfs CSV
+  uint64_t cgroup_memory = 0;  // directory mode: memory limit for the run (0: none)
+  // Called about every `progress_interval_s` from a monitor thread during the measured phase.
+  std::function<void(const struct ReplayProgress&)> on_progress;
+  double progress_interval_s = 0.5;
+};
+
+struct ReplayProgress {
+  uint64_t done = 0;
+  uint64_t total = 0;       // 0 when time-bound
+  double elapsed_s = 0;
+  double limit_s = 0;       // duration, when time-bound
+  double ops_per_s = 0;
+  double hit_ratio = -1;    // -1 unknown
+  double us_per_buffer = 0;
+};
+
+struct ReplayResult {
+  std::string target;
+  std::string mode;
+  std::string dist;              // the law, or "trace:PATH"
+  uint64_t ops = 0;              // page operations measured (reads + writes)
+  uint64_t reads = 0;
+  uint64_t writes = 0;
+  uint64_t warmup_ops = 0;
+  double seconds = 0;
+  uint64_t dataset_pages = 0;
+  uint64_t dataset_bytes = 0;
+  uint32_t page_size = 0;
+  uint64_t memory_bytes = 0;     // the cache's memory (engine, mount) or the cgroup limit
+  int compressed_percent = -1;   // -1: no ccfs cache (directory mode)
+  std::string compressor;
+
+  // Cache counters over the measured phase (what the cache or the kernel says).
+  bool have_counters = false;
+  uint64_t raw_hits = 0;
+  uint64_t compressed_hits = 0;
+  uint64_t misses = 0;
+  uint64_t cache_reads = 0;      // reads the cache counted (mount: includes other clients)
+  double hit_ratio = 0;
+  double compression_ratio = 1.0;
+
+  // Client-side latency of page reads.
+  double us_per_buffer = 0;
+  double p50_us = 0;
+  double p99_us = 0;
+  double write_us = 0;           // mean per page write
+
+  // Per-path costs measured inside the cache (engine, mount) and the model fed with them.
+  PathCosts costs;
+  double cache_us_per_buffer = 0;
+  ModelResult model;
+  CacheStats delta;              // engine/mount: the counters' differences
+};
+
+Status RunReplay(const ReplayOptions& options, ReplayResult* result);
+
+// Decides the mode for a TARGET given on the command line: a mount if TARGET/.ccfs/stats.json
+// exists, else a plain directory.
+ReplayMode DetectReplayMode(const std::string& target);
+
+// One line of --json.
+std::string ReplayResultJson(const ReplayResult& result);
+
+}  // namespace ccfs
+
+#endif  // CCFS_TRACE_REPLAY_H_

@@ -1,0 +1,126 @@
+// `ccfs set` against a fake mount: a directory with a hand-made .ccfs/stats.json whose
+// .ccfs/control is a plain file (accepts anything) or a file that answers EINVAL like the daemon.
+#include <unistd.h>
+
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "ccfs/options.h"
+#include "ccfs/stats.h"
+#include "cli/stat_set_test_util.h"
+
+namespace ccfs {
+namespace {
+
+using testing_cli::FakeMount;
+using testing_cli::ReadFile;
+using testing_cli::RunCcfs;
+
+CacheStats Current() {
+  CacheStats s;
+  s.compressed_percent = 30;
+  s.compressor = static_cast<int>(CodecKind::kZstd);
+  s.compression_level = 3;
+  s.page_size = 8192;
+  s.memory_bytes = 256ull << 20;
+  return s;
+}
+
+TEST(SetCommandTest, WritesAllPairsInOneWriteAndShowsTheMountsSettings) {
+  FakeMount mount;
+  mount.SetStats(Current());
+  auto r = RunCcfs({"set", mount.path(), "compressed_percent=30", "compressor=zstd",
+                    "compression_level=3"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(ReadFile(mount.control()),
+            "compressed_percent=30\ncompressor=zstd\ncompression_level=3\n");
+  EXPECT_NE(r.out.find("now: compressed_percent=30 compressor=zstd compression_level=3"),
+            std::string::npos)
+      << r.out;
+}
+
+TEST(SetCommandTest, KeysNotInStatsAreConfirmedWithoutReadBack) {
+  FakeMount mount;
+  mount.SetStats(Current());
+  auto r = RunCcfs({"set", mount.path(), "min_savings_percent=20"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(ReadFile(mount.control()), "min_savings_percent=20\n");
+  EXPECT_NE(r.out.find("min_savings_percent = 20"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("now:"), std::string::npos) << r.out;
+}
+
+TEST(SetCommandTest, MalformedPairsAreRefusedBeforeAnythingIsWritten) {
+  FakeMount mount;
+  mount.SetStats(Current());
+  for (const char* bad : {"compressed_percent", "=5", "Compressor=lz4", "compressor="}) {
+    auto r = RunCcfs({"set", mount.path(), "compressed_percent=10", bad});
+    EXPECT_EQ(r.exit_code, 2) << bad;
+    EXPECT_NE(r.err.find(bad), std::string::npos) << r.err;
+  }
+  EXPECT_EQ(ReadFile(mount.control()), "") << "nothing may be written when one pair is bad";
+}
+
+TEST(SetCommandTest, NotAMountIsAClearError) {
+  std::string dir = ::testing::TempDir();
+  auto r = RunCcfs({"set", dir, "compressed_percent=10"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("not a ccfs mount"), std::string::npos) << r.err;
+}
+
+TEST(SetCommandTest, UnwritableControlFileNamesThePath) {
+  FakeMount mount;
+  mount.SetStats(Current());
+  unlink(mount.control().c_str());
+  ASSERT_EQ(mkdir(mount.control().c_str(), 0755), 0);
+  auto r = RunCcfs({"set", mount.path(), "compressed_percent=10"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find(mount.control()), std::string::npos) << r.err;
+  rmdir(mount.control().c_str());
+}
+
+// The daemon answers a bad write with a bare EINVAL. A control "file" that is a link to a
+// /proc file refusing text with EINVAL stands in for it, so the explanation can be checked.
+class RejectingMount : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    mount_.SetStats(Current());
+    unlink(mount_.control().c_str());
+    ASSERT_EQ(symlink("/proc/self/oom_score_adj", mount_.control().c_str()), 0);
+  }
+  testing_cli::RunResult Set(std::vector<std::string> pairs) {
+    pairs.insert(pairs.begin(), {"set", mount_.path()});
+    return RunCcfs(pairs);
+  }
+  FakeMount mount_;
+};
+
+TEST_F(RejectingMount, OutOfRangeValueIsNamedWithItsKey) {
+  auto r = Set({"compressor=lz4", "compressed_percent=120"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("compressed_percent"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("120"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("nothing was changed"), std::string::npos) << r.err;
+}
+
+TEST_F(RejectingMount, UnknownKeyIsNamed) {
+  auto r = Set({"compresed_percent=20"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("compresed_percent is not a ccfs key"), std::string::npos) << r.err;
+}
+
+TEST_F(RejectingMount, KeyThatNeedsARemountSaysSo) {
+  auto r = Set({"memory=1GiB"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("memory"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("remount"), std::string::npos) << r.err;
+}
+
+TEST_F(RejectingMount, RejectionTheRulesDoNotExplainPointsAtTheLog) {
+  auto r = Set({"compressed_percent=20"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("daemon rejected"), std::string::npos) << r.err;
+}
+
+}  // namespace
+}  // namespace ccfs

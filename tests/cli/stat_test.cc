@@ -1,0 +1,167 @@
+// `ccfs stat` against a fake mount (a directory with a hand-made .ccfs/stats.json).
+#include <sys/inotify.h>
+#include <poll.h>
+
+#include <chrono>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "ccfs/options.h"
+#include "ccfs/stats.h"
+#include "cli/stat_set_test_util.h"
+
+namespace ccfs {
+namespace {
+
+using testing_cli::CcfsProcess;
+using testing_cli::FakeMount;
+using testing_cli::RunCcfs;
+
+std::vector<std::string> Lines(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string l; std::getline(in, l);) lines.push_back(l);
+  return lines;
+}
+
+CacheStats Steady() {
+  CacheStats s;
+  s.reads = 1000;
+  s.raw_hits = 800;
+  s.compressed_hits = 150;
+  s.misses = 50;
+  s.raw_bytes = 192ull << 20;
+  s.compressed_bytes = 64ull << 20;
+  s.compressed_logical_bytes = 128ull << 20;
+  s.compressor = static_cast<int>(CodecKind::kZstd);
+  s.compressed_percent = 25;
+  s.page_size = 8192;
+  return s;
+}
+
+TEST(StatCommandTest, PrintsOneLinePerIntervalUnderAHeaderEveryTwentyLines) {
+  FakeMount mount;
+  mount.SetStats(Steady());
+  auto r = RunCcfs({"stat", mount.path(), "--interval", "0.01", "--count", "21"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto lines = Lines(r.out);
+  ASSERT_EQ(lines.size(), 23u) << r.out;
+  EXPECT_NE(lines[0].find("hit%"), std::string::npos) << lines[0];
+  EXPECT_EQ(lines[21], lines[0]) << "the header repeats after 20 lines";
+  // Nothing was read during these intervals; the tier sizes are those of the mount.
+  EXPECT_NE(lines[1].find("192M"), std::string::npos) << lines[1];
+  EXPECT_NE(lines[1].find("64.0M"), std::string::npos) << lines[1];
+  EXPECT_NE(lines[1].find("2.00"), std::string::npos) << lines[1];
+}
+
+// Waits until the ccfs process has opened and closed stats.json (its first read).
+bool WaitForStatsRead(int inotify_fd) {
+  pollfd p{inotify_fd, POLLIN, 0};
+  if (poll(&p, 1, 10000) != 1) return false;
+  alignas(inotify_event) char buf[4096];
+  return read(inotify_fd, buf, sizeof(buf)) > 0;
+}
+
+TEST(StatCommandTest, JsonLinesDescribeTheIntervalBetweenTwoReads) {
+  FakeMount mount;
+  LatencyHistogram raw, miss;
+  for (int i = 0; i < 1000; ++i) miss.Record(500000);  // a slow cold start: 500 µs misses
+  CacheStats before = Steady();
+  before.reads = 1000;
+  before.raw_hits = before.compressed_hits = 0;
+  before.misses = 1000;
+  before.miss_latency = miss.Snapshot();
+  mount.SetStats(before);
+
+  int in = inotify_init1(IN_CLOEXEC);
+  ASSERT_GE(in, 0);
+  ASSERT_GE(inotify_add_watch(in, (mount.path() + "/.ccfs").c_str(), IN_CLOSE_NOWRITE), 0);
+  CcfsProcess stat({"stat", mount.path(), "--interval", "1", "--count", "1", "--json"});
+  ASSERT_TRUE(WaitForStatsRead(in)) << "ccfs stat never read stats.json";
+  close(in);
+
+  // During the interval: 900 raw hits at 3 µs, 100 misses at 80 µs.
+  CacheStats after = before;
+  for (int i = 0; i < 900; ++i) raw.Record(3000);
+  for (int i = 0; i < 100; ++i) miss.Record(80000);
+  after.reads += 1000;
+  after.raw_hits += 900;
+  after.misses += 100;
+  after.stalls = 4;
+  after.raw_hit_latency = raw.Snapshot();
+  after.miss_latency = miss.Snapshot();
+  mount.SetStats(after);
+
+  auto r = stat.Wait();
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto lines = Lines(r.out);
+  ASSERT_EQ(lines.size(), 1u) << r.out;
+  auto j = nlohmann::json::parse(lines[0]);
+  EXPECT_EQ(j["reads"], 1000);
+  EXPECT_DOUBLE_EQ(j["hit_pct"].get<double>(), 90.0);
+  EXPECT_DOUBLE_EQ(j["raw_pct"].get<double>(), 90.0);
+  EXPECT_DOUBLE_EQ(j["miss_pct"].get<double>(), 10.0);
+  EXPECT_NEAR(j["us_per_buffer"].get<double>(), (900 * 3.0 + 100 * 80.0) / 1000, 1e-6);
+  EXPECT_NEAR(j["p50_us"].get<double>(), 3.0, 0.03);
+  EXPECT_NEAR(j["p99_us"].get<double>(), 80.0, 0.8) << "the cold misses are not in this interval";
+  EXPECT_EQ(j["stalls"], 4);
+  EXPECT_NEAR(j["reads_per_s"].get<double>(), 1000.0 / j["interval_s"].get<double>(), 1e-6);
+  EXPECT_GT(j["interval_s"].get<double>(), 0.5);
+}
+
+TEST(StatCommandTest, CtrlCEndsTheViewWithExitZero) {
+  FakeMount mount;
+  mount.SetStats(Steady());
+  CcfsProcess stat({"stat", mount.path(), "--interval", "0.05"});
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (Lines(stat.out()).size() < 2 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ASSERT_GE(Lines(stat.out()).size(), 2u) << "no line printed";
+  stat.Signal(SIGINT);
+  auto r = stat.Wait(std::chrono::seconds(5));
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(r.err.empty()) << r.err;
+}
+
+TEST(StatCommandTest, DirectoryThatIsNotAMountIsAClearErrorWithExitOne) {
+  std::string dir = ::testing::TempDir();
+  auto r = RunCcfs({"stat", dir, "--count", "1"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("not a ccfs mount"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find(dir), std::string::npos) << r.err;
+
+  r = RunCcfs({"stat", "/nonexistent/mount/point"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("/nonexistent/mount/point"), std::string::npos) << r.err;
+}
+
+TEST(StatCommandTest, GarbledStatsFileIsAnErrorNamingTheFile) {
+  FakeMount mount;
+  testing_cli::WriteFile(mount.stats(), "{\"reads\": \"lots\"}");
+  auto r = RunCcfs({"stat", mount.path(), "--count", "1"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find(mount.stats()), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("reads"), std::string::npos) << r.err;
+}
+
+TEST(StatCommandTest, BadArgumentsAreRefused) {
+  FakeMount mount;
+  mount.SetStats(Steady());
+  for (const char* bad : {"0", "-1", "abc"}) {
+    auto r = RunCcfs({"stat", mount.path(), "--interval", bad});
+    EXPECT_NE(r.exit_code, 0) << bad;
+    EXPECT_NE(r.err.find("interval"), std::string::npos) << r.err;
+  }
+  auto r = RunCcfs({"stat", mount.path(), "--count", "-2"});
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("count"), std::string::npos) << r.err;
+}
+
+}  // namespace
+}  // namespace ccfs

@@ -1,0 +1,200 @@
+// The daemon as a user meets it: config errors, live control, signals, detaching and umount.
+#include <fcntl.h>
+#include <gmock/gmock.h>
+#include <sys/stat.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <algorithm>
+#include <filesystem>
+#include <thread>
+
+#include "fs/fs_test_util.h"
+#include "testing/mount_fixture.h"
+
+namespace ccfs::testing {
+namespace {
+
+using ::testing::HasSubstr;
+
+// Polls `pred` for up to two seconds.
+template <typename Pred>
+bool Eventually(Pred pred) {
+  for (int i = 0; i < 400; ++i) {
+    if (pred()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return pred();
+}
+
+// Writes `text` to MNT/.ccfs/control in one write(2); returns 0 or the errno.
+int WriteControl(const MountedDataset& ds, const std::string& text) {
+  int fd = open(ds.MntPath(".ccfs/control").c_str(), O_WRONLY | O_TRUNC);
+  if (fd < 0) return errno;
+  int err = write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size()) ? 0 : errno;
+  close(fd);
+  return err;
+}
+
+class DaemonTest : public MountTest {};
+
+TEST_F(DaemonTest, ConfigErrorsNameTheKeyAndMountNothing) {
+  struct Case {
+    std::vector<std::string> args;
+    std::string must_mention;
+  };
+  std::string conf = ds_.root() + "/bad.toml";
+  WriteWholeFile(conf, "[cache]\nmemory = \"64MiB\"\ncompresed_percent = 10\n");
+  std::vector<Case> cases = {
+      {{"-o", "no_such_key=1"}, "no_such_key"},
+      {{"-o", "compressed_percent=120"}, "compressed_percent"},
+      {{"-o", "memory=lots"}, "memory"},
+      {{"--config", conf}, "bad.toml:3"},
+      {{"--config", ds_.root() + "/missing.toml"}, "missing.toml"},
+  };
+  for (const Case& c : cases) {
+    for (bool foreground : {true, false}) {
+      std::vector<std::string> args = {"mount"};
+      if (foreground) args.push_back("-f");
+      args.insert(args.end(), c.args.begin(), c.args.end());
+      args.push_back(ds_.data());
+      args.push_back(ds_.mnt());
+      CommandResult r = RunCcfs(args, 10);
+      EXPECT_NE(r.exit_code, 0) << c.must_mention;
+      EXPECT_THAT(r.output, HasSubstr(c.must_mention));
+      EXPECT_FALSE(IsMounted(ds_.mnt())) << c.must_mention;
+    }
+  }
+  CommandResult r = RunCcfs({"mount", "-f", ds_.root() + "/nowhere", ds_.mnt()}, 10);
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_THAT(r.output, HasSubstr("nowhere"));
+  r = RunCcfs({"mount", "-f", ds_.root(), ds_.mnt()}, 10);
+  EXPECT_NE(r.exit_code, 0) << "a mount point inside the dataset must be refused";
+  EXPECT_THAT(r.output, HasSubstr("inside dataset"));
+  EXPECT_FALSE(IsMounted(ds_.mnt()));
+}
+
+TEST_F(DaemonTest, ControlChangesShowInStatsAndBadLinesAreRefused) {
+  ASSERT_NO_FATAL_FAILURE(MountOrDie({"-o", "memory=4MiB,compressed_percent=25"}));
+  EXPECT_EQ(ds_.Stats()["compressed_percent"].get<int>(), 25);
+
+  EXPECT_EQ(WriteControl(ds_, "compressed_percent=50\n"), 0);
+  EXPECT_EQ(ds_.Stats()["compressed_percent"].get<int>(), 50);
+  EXPECT_NEAR(ds_.Stats()["compressed_budget_bytes"].get<double>(), 2 << 20, 1024);
+
+  EXPECT_EQ(WriteControl(ds_, "compressor=zstd\ncompression_level=3\n"), 0);
+  EXPECT_EQ(ds_.Stats()["compressor"].get<std::string>(), "zstd");
+
+  EXPECT_EQ(WriteControl(ds_, "bogus=1\n"), EINVAL);
+  EXPECT_EQ(WriteControl(ds_, "compressed_percent=500\n"), EINVAL);
+  EXPECT_EQ(WriteControl(ds_, "memory=1GiB\n"), EINVAL);
+  EXPECT_EQ(WriteControl(ds_, "compressed_percent=10\nmemory=1GiB\n"), EINVAL)
+      << "one bad line refuses the whole write";
+  EXPECT_EQ(ds_.Stats()["compressed_percent"].get<int>(), 50);
+  EXPECT_EQ(ds_.Stats()["memory_bytes"].get<uint64_t>(), 4u << 20);
+
+  std::string log = ds_.DaemonLog();
+  EXPECT_THAT(log, HasSubstr("bogus"));
+  EXPECT_THAT(log, HasSubstr("compressed_percent = 500"));
+  EXPECT_THAT(log, HasSubstr("memory"));
+  EXPECT_THAT(log, HasSubstr("needs a remount"));
+}
+
+TEST_F(DaemonTest, SighupAppliesLiveKeysAndReportsTheRest) {
+  std::string conf = ds_.root() + "/ccfs.toml";
+  WriteWholeFile(conf, "[cache]\nmemory = \"4MiB\"\ncompressed_percent = 10\n");
+  ASSERT_NO_FATAL_FAILURE(MountOrDie({"--config", conf}));
+  EXPECT_EQ(ds_.Stats()["compressed_percent"].get<int>(), 10);
+  WriteWholeFile(conf, "[cache]\nmemory = \"8MiB\"\ncompressed_percent = 30\n");
+  ASSERT_EQ(kill(ds_.pid(), SIGHUP), 0);
+  EXPECT_TRUE(Eventually([&] { return ds_.Stats()["compressed_percent"].get<int>() == 30; }));
+  EXPECT_EQ(ds_.Stats()["memory_bytes"].get<uint64_t>(), 4u << 20);
+  EXPECT_TRUE(Eventually([&] { return ds_.DaemonLog().find("needs a remount") != std::string::npos; }))
+      << ds_.DaemonLog();
+  EXPECT_THAT(ds_.DaemonLog(), HasSubstr("memory"));
+
+  ASSERT_EQ(kill(ds_.pid(), SIGUSR1), 0);
+  EXPECT_TRUE(Eventually([&] { return ds_.DaemonLog().find("hit=") != std::string::npos; }))
+      << ds_.DaemonLog();
+}
+
+TEST_F(DaemonTest, SigtermUnmountsAndExitsZero) {
+  WriteWholeFile(ds_.DataPath("f"), "data");
+  ASSERT_NO_FATAL_FAILURE(MountOrDie({}));
+  ASSERT_EQ(ReadWholeFile(ds_.MntPath("f")), "data");
+  ASSERT_EQ(kill(ds_.pid(), SIGTERM), 0);
+  EXPECT_TRUE(Eventually([&] { return !IsMounted(ds_.mnt()); }));
+  EXPECT_EQ(ds_.Unmount(), 0) << ds_.DaemonLog();
+}
+
+TEST_F(DaemonTest, DetachedMountReturnsReadyAndUmountWaitsForTheDaemon) {
+  WriteWholeFile(ds_.DataPath("f"), "detached");
+  // Relative paths, as a user types them.
+  CommandResult r = RunCommand({"sh", "-c", "cd " + ds_.root() + " && " + CCFS_BINARY +
+                                                " mount -o memory=2MiB data mnt"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  ASSERT_TRUE(IsMounted(ds_.mnt())) << "ready when the command returns";
+  EXPECT_EQ(ReadWholeFile(ds_.MntPath("f")), "detached");
+  pid_t pid = ds_.Stats()["daemon"]["pid"].get<pid_t>();
+  ASSERT_GT(pid, 0);
+  EXPECT_EQ(kill(pid, 0), 0);
+  r = RunCcfs({"umount", ds_.mnt()}, 20);
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_FALSE(IsMounted(ds_.mnt()));
+  EXPECT_NE(kill(pid, 0), 0) << "daemon still running after ccfs umount";
+}
+
+TEST_F(DaemonTest, MountHelperFormWorks) {
+  // What mount.fuse3 runs for "mount -t fuse.ccfs DATASET MOUNTPOINT -o ...".
+  WriteWholeFile(ds_.DataPath("f"), "via helper");
+  CommandResult r = RunCcfs({ds_.data(), ds_.mnt(), "-o", "rw,nosuid,nodev,memory=2MiB"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  ASSERT_TRUE(IsMounted(ds_.mnt()));
+  EXPECT_EQ(ReadWholeFile(ds_.MntPath("f")), "via helper");
+  EXPECT_EQ(ds_.Stats()["memory_bytes"].get<uint64_t>(), 2u << 20);
+  r = RunCcfs({"umount", ds_.mnt()}, 20);
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_FALSE(IsMounted(ds_.mnt()));
+}
+
+TEST_F(DaemonTest, ControlDirectoryIsReachableButNotListed) {
+  WriteWholeFile(ds_.DataPath("f"), "x");
+  ASSERT_NO_FATAL_FAILURE(MountOrDie({}));
+  std::vector<std::string> root_names, ctl_names;
+  for (const auto& e : std::filesystem::directory_iterator(ds_.mnt())) {
+    root_names.push_back(e.path().filename());
+  }
+  for (const auto& e : std::filesystem::directory_iterator(ds_.MntPath(".ccfs"))) {
+    ctl_names.push_back(e.path().filename());
+  }
+  std::sort(ctl_names.begin(), ctl_names.end());
+  EXPECT_EQ(root_names, std::vector<std::string>{"f"}) << "tar/cp/rsync of the mount skip .ccfs";
+  EXPECT_EQ(ctl_names, (std::vector<std::string>{"control", "stats.json"}));
+  EXPECT_NE(open(ds_.MntPath(".ccfs/stats.json").c_str(), O_WRONLY), 0);
+  EXPECT_EQ(errno, EACCES);
+  EXPECT_NE(rmdir(ds_.MntPath(".ccfs").c_str()), 0);
+  EXPECT_NE(mkdir(ds_.MntPath(".ccfs/x").c_str(), 0755), 0);
+}
+
+TEST_F(DaemonTest, DeadDaemonsMountPointGetsAClearMessage) {
+  ASSERT_NO_FATAL_FAILURE(MountOrDie({}));
+  ASSERT_EQ(kill(ds_.pid(), SIGKILL), 0);
+  EXPECT_EQ(ds_.Unmount(), 128 + SIGKILL);  // unmounts the remains and reaps
+  // Unmount() cleaned up; make a dead mount again by hand to see the message.
+  ASSERT_NO_FATAL_FAILURE(MountOrDie({}));
+  pid_t pid = ds_.pid();
+  ASSERT_EQ(kill(pid, SIGKILL), 0);
+  EXPECT_TRUE(Eventually([&] {
+    struct stat st;
+    return stat(ds_.mnt().c_str(), &st) != 0 && errno == ENOTCONN;
+  }));
+  CommandResult r = RunCcfs({"mount", "-f", ds_.data(), ds_.mnt()}, 10);
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_THAT(r.output, HasSubstr("fusermount3 -u"));
+  EXPECT_EQ(ds_.Unmount(), 128 + SIGKILL);
+}
+
+}  // namespace
+}  // namespace ccfs::testing

@@ -1,0 +1,73 @@
+// Dataset builders shared by the tests in tests/fs/.
+#ifndef CCFS_TESTS_FS_FS_TEST_UTIL_H_
+#define CCFS_TESTS_FS_FS_TEST_UTIL_H_
+
+#include <sys/stat.h>
+
+#include <random>
+#include <string>
+#include <vector>
+
+#include "testing/mount_fixture.h"
+
+namespace ccfs::testing {
+
+// Text-like bytes (words from a small vocabulary): compresses roughly 2-3x with lz4.
+inline std::string CompressibleBytes(size_t n, uint64_t seed) {
+  static const char* const kWords[] = {"cache ", "page ", "buffer ", "tier ", "raw ",
+                                       "compressed ", "hit ", "miss ", "ratio ", "dataset\n",
+                                       "evict ", "clock ", "memory ", "thesis ", "zstd ", "lz4 "};
+  std::mt19937_64 rng(seed);
+  std::string out;
+  out.reserve(n + 16);
+  while (out.size() < n) {
+    out += kWords[rng() % 16];
+    if (rng() % 7 == 0) out += std::to_string(rng() % 100000);
+  }
+  out.resize(n);
+  return out;
+}
+
+inline std::string RandomBytes(size_t n, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::string out(n, '\0');
+  for (size_t i = 0; i < n; i += 8) {
+    uint64_t w = rng();
+    for (size_t k = 0; k < 8 && i + k < n; ++k) out[i + k] = static_cast<char>(w >> (8 * k));
+  }
+  return out;
+}
+
+// Writes a mixed dataset of about `total` bytes into `dir` and returns the relative file paths:
+// compressible, incompressible and all-zero files, sizes on and off page boundaries, empty files,
+// nested directories.
+inline std::vector<std::string> MakeMixedDataset(const std::string& dir, size_t total) {
+  std::vector<std::string> files;
+  auto put = [&](const std::string& rel, const std::string& bytes) {
+    WriteWholeFile(dir + "/" + rel, bytes);
+    files.push_back(rel);
+  };
+  mkdir((dir + "/text").c_str(), 0755);
+  mkdir((dir + "/bin").c_str(), 0755);
+  mkdir((dir + "/bin/deep").c_str(), 0755);
+  put("empty", "");
+  put("one_byte", "x");
+  put("page_minus_one", CompressibleBytes(8191, 1));
+  put("page_plus_one", RandomBytes(8193, 2));
+  put("zeros", std::string(300000, '\0'));
+  size_t used = 8191 + 8193 + 300000 + 1;
+  for (int i = 0; used < total; ++i) {
+    size_t n = 250000 + 37 * i;  // never a whole number of pages
+    if (i % 3 == 2) {
+      put("bin/deep/random" + std::to_string(i), RandomBytes(n, 100 + i));
+    } else {
+      put("text/words" + std::to_string(i), CompressibleBytes(n, 200 + i));
+    }
+    used += n;
+  }
+  return files;
+}
+
+}  // namespace ccfs::testing
+
+#endif  // CCFS_TESTS_FS_FS_TEST_UTIL_H_

@@ -1,0 +1,95 @@
+// Reads through a mount return the dataset's bytes, whatever the tier split, and the counters in
+// stats.json add up.
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <random>
+#include <thread>
+
+#include "fs/fs_test_util.h"
+#include "testing/mount_fixture.h"
+
+namespace ccfs::testing {
+namespace {
+
+constexpr size_t kDatasetBytes = 6 << 20;  // six times the memory budget below
+
+class ReadThroughMountTest : public MountTest, public ::testing::WithParamInterface<int> {};
+
+uint64_t Counter(const nlohmann::json& stats, const char* key) {
+  return stats.contains(key) ? stats[key].get<uint64_t>() : 0;
+}
+
+TEST_P(ReadThroughMountTest, EveryFileReadsBackIdenticalAndCountersAddUp) {
+  std::vector<std::string> files = MakeMixedDataset(ds_.data(), kDatasetBytes);
+  int compressed_percent = GetParam();
+  ASSERT_NO_FATAL_FAILURE(MountOrDie(
+      {"-o", "memory=1MiB,compressed_percent=" + std::to_string(compressed_percent)}));
+
+  // Two whole passes: the budget holds a sixth of the dataset, so the second pass evicts and
+  // re-reads (and, with a compressed tier, decompresses) as well as missing.
+  for (int pass = 0; pass < 2; ++pass) {
+    for (const std::string& f : files) {
+      ASSERT_EQ(ReadWholeFile(ds_.MntPath(f)), ReadWholeFile(ds_.DataPath(f)))
+          << f << " pass " << pass;
+    }
+  }
+  // Unaligned reads that straddle page boundaries, repeated so some are hits.
+  std::mt19937_64 rng(42);
+  for (const std::string& f : {std::string("page_plus_one"), files.back(), files[files.size() - 2]}) {
+    std::string expected = ReadWholeFile(ds_.DataPath(f));
+    int fd = open(ds_.MntPath(f).c_str(), O_RDONLY);
+    ASSERT_GE(fd, 0) << f;
+    for (int i = 0; i < 200; ++i) {
+      size_t off = rng() % (expected.size() + 100);
+      size_t len = 1 + rng() % 20000;
+      std::string got(len, '\0');
+      ssize_t n = pread(fd, got.data(), len, static_cast<off_t>(off));
+      ASSERT_GE(n, 0) << f << " at " << off;
+      got.resize(static_cast<size_t>(n));
+      std::string want = off >= expected.size() ? "" : expected.substr(off, len);
+      ASSERT_EQ(got, want) << f << " at " << off << " len " << len;
+    }
+    close(fd);
+  }
+
+  nlohmann::json stats = ds_.Stats();
+  ASSERT_TRUE(stats.is_object()) << "stats.json is not JSON";
+  uint64_t reads = Counter(stats, "reads");
+  EXPECT_EQ(reads, Counter(stats, "raw_hits") + Counter(stats, "compressed_hits") +
+                       Counter(stats, "misses"));
+  EXPECT_GT(Counter(stats, "misses"), kDatasetBytes / 8192) << "first pass must miss every page";
+  EXPECT_GT(Counter(stats, "raw_hits"), 0u);
+  EXPECT_EQ(stats["compressed_percent"].get<int>(), compressed_percent);
+  EXPECT_LE(Counter(stats, "raw_bytes") + Counter(stats, "compressed_bytes"), 1u << 20)
+      << "the tiers hold no more than the memory budget";
+  if (compressed_percent == 0) {
+    EXPECT_EQ(Counter(stats, "compressed_hits"), 0u);
+    EXPECT_EQ(Counter(stats, "compressions"), 0u);
+  } else {
+    // Victims of the raw tier are compressed in the background; give the pool a moment.
+    for (int i = 0; i < 200 && Counter(stats, "compressed_stored") == 0; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      stats = ds_.Stats();
+    }
+    EXPECT_GT(Counter(stats, "compressed_stored"), 0u) << "text pages should enter the compressed tier";
+  }
+}
+
+TEST_P(ReadThroughMountTest, ReadingStatsJsonIsNotACacheRead) {
+  WriteWholeFile(ds_.DataPath("f"), CompressibleBytes(100000, 5));
+  ASSERT_NO_FATAL_FAILURE(
+      MountOrDie({"-o", "memory=4MiB,compressed_percent=" + std::to_string(GetParam())}));
+  ASSERT_EQ(ReadWholeFile(ds_.MntPath("f")).size(), 100000u);
+  uint64_t reads_before = Counter(ds_.Stats(), "reads");
+  for (int i = 0; i < 5; ++i) ds_.Stats();
+  EXPECT_EQ(Counter(ds_.Stats(), "reads"), reads_before);
+  EXPECT_GE(reads_before, 100000u / 8192);
+}
+
+INSTANTIATE_TEST_SUITE_P(CompressedPercent, ReadThroughMountTest, ::testing::Values(0, 50),
+                         [](const auto& info) { return "C" + std::to_string(info.param); });
+
+}  // namespace
+}  // namespace ccfs::testing

@@ -1,0 +1,127 @@
+// Replay in engine mode: under uniform access the measured hit ratio is the model's (the cached
+// fraction of the data set), with and without a compressed tier; --record writes a trace that
+// replays to the same operations.
+#include "trace/replay.h"
+
+#include <filesystem>
+
+#include <gtest/gtest.h>
+
+#include "trace/mkdata.h"
+
+namespace ccfs {
+namespace {
+
+namespace fs = std::filesystem;
+
+class ReplayEngineTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = new std::string((fs::path(::testing::TempDir()) / "ccfs_replay_test_data").string());
+    fs::remove_all(*dir_);
+    MkdataOptions mk;
+    mk.dir = *dir_;
+    mk.size = 48ull << 20;  // 6144 pages of 8 KiB
+    ASSERT_TRUE(ParseMix("text=50,db=50", &mk.mix).ok());
+    std::vector<KindReport> report;
+    Status s = MakeDataset(mk, &report);
+    ASSERT_TRUE(s.ok()) << s.ToString();
+  }
+  static void TearDownTestSuite() {
+    fs::remove_all(*dir_);
+    delete dir_;
+  }
+
+  ReplayOptions Uniform(int compressed_percent) {
+    ReplayOptions options;
+    options.mode = ReplayMode::kEngine;
+    options.target = *dir_;
+    options.engine.memory = 12ull << 20;  // a quarter of the data set, before compression
+    options.engine.compressed_percent = compressed_percent;
+    options.engine.compress_threads = 1;
+    options.dist.kind = DistSpec::Kind::kUniform;
+    options.ops = 40000;
+    options.warmup = 20000;
+    options.seed = 3;
+    return options;
+  }
+
+  static std::string* dir_;
+};
+std::string* ReplayEngineTest::dir_ = nullptr;
+
+TEST_F(ReplayEngineTest, UniformHitRatioMatchesTheModelWithoutCompression) {
+  ReplayResult r;
+  Status s = RunReplay(Uniform(0), &r);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  ASSERT_TRUE(r.have_counters);
+  EXPECT_EQ(r.ops, 40000u);
+  EXPECT_EQ(r.raw_hits + r.compressed_hits + r.misses, r.cache_reads);
+  EXPECT_EQ(r.cache_reads, r.reads);  // one cache read per client page
+  EXPECT_EQ(r.compressed_hits, 0u);
+  EXPECT_NEAR(r.model.hit_ratio, 0.25, 0.001);
+  EXPECT_NEAR(r.hit_ratio, r.model.hit_ratio, 0.03);
+}
+
+TEST_F(ReplayEngineTest, UniformHitRatioMatchesTheModelWithHalfCompressed) {
+  ReplayResult r;
+  Status s = RunReplay(Uniform(50), &r);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  ASSERT_TRUE(r.have_counters);
+  EXPECT_GT(r.compression_ratio, 1.3);  // text and database pages do compress
+  EXPECT_GT(r.compressed_hits, 0u);
+  // The compressed tier buys capacity: (0.5 + 0.5 R) / 4 of the data set.
+  EXPECT_GT(r.model.hit_ratio, 0.30);
+  EXPECT_NEAR(r.hit_ratio, r.model.hit_ratio, 0.03)
+      << "ratio " << r.compression_ratio << ", raw " << r.raw_hits << ", compressed "
+      << r.compressed_hits << ", misses " << r.misses;
+}
+
+TEST_F(ReplayEngineTest, RecordedTraceReplaysTheSameOperations) {
+  std::string trace = (fs::path(::testing::TempDir()) / "ccfs_replay_test.csv").string();
+  ReplayOptions options = Uniform(25);
+  options.dist.kind = DistSpec::Kind::kPareto;
+  options.ops = 3000;
+  options.warmup = 1000;
+  options.record_path = trace;
+  ReplayResult first;
+  Status s = RunReplay(options, &first);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+
+  Dataset dataset;
+  ASSERT_TRUE(Dataset::Open(*dir_, 8192, &dataset).ok());
+  std::vector<TraceRecord> records;
+  s = ReadTraceFile(trace, dataset, TraceFormat::kAuto, &records);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_EQ(records.size(), 4000u);
+
+  ReplayOptions again = Uniform(25);
+  again.trace_path = trace;
+  again.ops = 3000;
+  again.warmup = 1000;
+  ReplayResult second;
+  s = RunReplay(again, &second);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_EQ(second.ops, first.ops);
+  EXPECT_EQ(second.dist, "trace:" + trace);
+  fs::remove(trace);
+}
+
+TEST_F(ReplayEngineTest, BadArgumentsAreClearErrors) {
+  ReplayOptions options = Uniform(0);
+  options.target = "/nonexistent/ccfs";
+  ReplayResult r;
+  Status s = RunReplay(options, &r);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("/nonexistent/ccfs"), std::string::npos) << s.message();
+  options = Uniform(0);
+  options.write_ratio = 1.5;
+  EXPECT_FALSE(RunReplay(options, &r).ok());
+  options = Uniform(0);
+  options.trace_path = "/nonexistent/trace.csv";
+  s = RunReplay(options, &r);
+  EXPECT_NE(s.message().find("/nonexistent/trace.csv"), std::string::npos) << s.message();
+}
+
+}  // namespace
+}  // namespace ccfs
