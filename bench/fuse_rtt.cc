@@ -309,6 +309,19 @@ int main(int argc, char** argv) {
              r.name.c_str(), r.mean_us / floor->mean_us, r.p50_us / floor->p50_us,
              r.iops2 / r.iops1);
     }
+    // ccfs against the null file system served by the same loop and thread count: what the
+    // cache itself costs per request, with the loop's own cost taken out.
+    const std::string prefix = "ccfs request_threads=";
+    for (const Result& r : results) {
+      if (!r.ok || r.name.rfind(prefix, 0) != 0) continue;
+      std::string same = "null fixed:" + r.name.substr(prefix.size());
+      for (const Result& n : results) {
+        if (n.ok && n.name == same) {
+          printf("%-28s vs %s: QD1 mean %.2fx, p50 %.2fx\n", r.name.c_str(), same.c_str(),
+                 r.mean_us / n.mean_us, r.p50_us / n.p50_us);
+        }
+      }
+    }
   }
   return 0;
 }

@@ -614,11 +614,12 @@ bool PageCache::Impl::NeedEviction() const {
   uint32_t active = raw_.active();
   uint32_t capacity = raw_.capacity();
   if (active > capacity + in_flight) return true;  // the raw tier is shrinking
+  // Below the watermark, keep at most two batches in the pool: enough to keep every worker busy,
+  // not so many that the tier empties faster than misses refill it. A stalled miss (no free frame)
+  // is covered too: zero free frames is always below the watermark.
   uint32_t batch = batch_.load(std::memory_order_relaxed);
-  if (raw_.free_count() < low_watermark_.load(std::memory_order_relaxed) && in_flight < 2 * batch) {
-    return true;
-  }
-  return raw_.waiters() > 0 && in_flight == 0;
+  return raw_.free_count() < low_watermark_.load(std::memory_order_relaxed) &&
+         in_flight < 2 * batch;
 }
 
 void PageCache::Impl::KickEvictor() {

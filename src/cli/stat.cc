@@ -111,7 +111,8 @@ CommandRegistrar reg_stat(
     [](CLI::App* app) {
       auto args = std::make_shared<StatArgs>();
       app->add_option("mountpoint", args->mountpoint, "a mounted ccfs file system")->required();
-      app->add_option("-i,--interval", args->interval_s, "seconds between lines (fractions allowed)")
+      app->add_option("-i,--interval", args->interval_s,
+                      "seconds between lines (fractions allowed)")
           ->check(CLI::Range(0.01, 86400.0))
           ->capture_default_str();
       app->add_option("-c,--count", args->count, "lines to print; 0 = until Ctrl-C")

@@ -35,7 +35,7 @@ uint64_t SaturatingSub(uint64_t a, uint64_t b) { return a > b ? a - b : 0; }
 
 }  // namespace
 
-// ---- LatencyHistogram ----------------------------------------------------------------------------
+// ---- LatencyHistogram ---------------------------------------------------------------------------
 
 LatencyHistogram::LatencyHistogram() : buckets_(new std::atomic<uint64_t>[kBuckets]) {
   for (int i = 0; i < kBuckets; ++i) buckets_[i].store(0, std::memory_order_relaxed);
@@ -88,7 +88,7 @@ HistogramSnapshot LatencyHistogram::Snapshot() const {
   return s;
 }
 
-// ---- HistogramSnapshot ---------------------------------------------------------------------------
+// ---- HistogramSnapshot --------------------------------------------------------------------------
 
 double HistogramSnapshot::PercentileUs(double q) const {
   if (count_ == 0 || buckets_.empty()) return 0.0;
@@ -167,7 +167,7 @@ HistogramSnapshot HistogramSnapshot::FromBuckets(
   return s;
 }
 
-// ---- CacheStats ----------------------------------------------------------------------------------
+// ---- CacheStats ---------------------------------------------------------------------------------
 
 double CacheStats::us_per_buffer() const {
   if (reads == 0) return 0.0;

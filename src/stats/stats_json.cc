@@ -123,7 +123,11 @@ Status ReadUnsigned(const Json& obj, const std::string& where, const char* key, 
 Status ReadInt(const Json& obj, const char* key, int* out) {
   auto it = obj.find(key);
   if (it == obj.end()) return Status::Ok();
-  if (!it->is_number_integer() || it->get<int64_t>() < INT32_MIN || it->get<int64_t>() > INT32_MAX) {
+  bool fits = it->is_number_unsigned() ? it->get<uint64_t>() <= INT32_MAX
+                                        : it->is_number_integer() &&
+                                              it->get<int64_t>() >= INT32_MIN &&
+                                              it->get<int64_t>() <= INT32_MAX;
+  if (!fits) {
     return Status::InvalidArgument(std::string("stats JSON: ") + key + " must be an integer, got " +
                                    it->dump());
   }

@@ -136,6 +136,7 @@ TEST(StatsJsonTest, BadDocumentsAreErrorsNamingTheKey) {
   expect_error("{\"misses\": -4}", "misses");
   expect_error("{\"compressor\": \"gzip\"}", "compressor");
   expect_error("{\"compression_level\": 1.5}", "compression_level");
+  expect_error("{\"compression_level\": 18446744073709551615}", "compression_level");
   expect_error("{\"latency\": {\"miss\": {\"buckets\": [[1, 2, 3]]}}}", "latency.miss.buckets[0]");
   expect_error("{\"latency\": {\"raw_hit\": {\"sum_ns\": \"x\"}}}", "latency.raw_hit.sum_ns");
   expect_error("{\"latency\": 5}", "latency");
