@@ -187,7 +187,8 @@ int main(int argc, char** argv) {
   for (uint64_t p : order) cache->Read(1, file.get(), p * page, page, buf, &n);
   cache->Quiesce();
   after = cache->Stats();
-  double comp_hit_us = after.compressed_hit_latency.Since(before.compressed_hit_latency).mean_us();
+  ccfs::HistogramSnapshot comp_hist = after.compressed_hit_latency.Since(before.compressed_hit_latency);
+  double comp_hit_us = comp_hist.mean_us();
   uint64_t comp_hits = after.compressed_hits - before.compressed_hits;
   cache.reset();
 
@@ -213,7 +214,8 @@ int main(int argc, char** argv) {
   std::printf("%-16s %10.2f %10llu\n", "pread O_DIRECT", pread_us, (unsigned long long)pread_ops);
   std::printf("%-16s %10.2f %10llu   (client side %.2f)\n", "raw hit", raw_hit_us,
               (unsigned long long)raw_hits, raw_client_us);
-  std::printf("%-16s %10.2f %10llu\n", "compressed hit", comp_hit_us, (unsigned long long)comp_hits);
+  std::printf("%-16s %10.2f %10llu   (p50 %.2f, p99 %.2f)\n", "compressed hit", comp_hit_us,
+              (unsigned long long)comp_hits, comp_hist.PercentileUs(0.5), comp_hist.PercentileUs(0.99));
   std::printf("%-16s %10.2f %10llu   (stalls %llu)\n", "miss", miss_us, (unsigned long long)misses,
               (unsigned long long)stalls);
   struct Check {

@@ -14,6 +14,8 @@
 #include "compress/compression_pool.h"
 
 #include <pthread.h>
+#include <sched.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -79,6 +81,12 @@ class CompressionPool::Impl {
  private:
   void WorkerLoop() {
     pthread_setname_np(pthread_self(), "ccfs-compress");
+    // Compression is background work: a reader waiting for its page should get the CPU first.
+    // SCHED_BATCH tells the scheduler this thread is not interactive (no wake-up preemption of
+    // readers); the nice value gives readers the larger share when both want a CPU.
+    sched_param param{};
+    pthread_setschedparam(pthread_self(), SCHED_BATCH, &param);
+    setpriority(PRIO_PROCESS, static_cast<id_t>(gettid()), 5);
     std::unique_lock<std::mutex> lock(mu_);
     uint64_t codec_generation = codec_generation_;
     std::unique_ptr<Codec> codec = BuildCodec(kind_, level_, lock);
