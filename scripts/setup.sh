@@ -18,6 +18,9 @@ PKGS=(
   libxxhash-dev                 # page-key hashing, trace bijection
   python3 python3-matplotlib    # sweep plots
   util-linux fio                # fincore / fio for baselines
+  rsync git tar                 # tools the mount tests run on a mount
+  librocksdb-dev                # bench/rocksdb_tiered: RocksDB's tiered cache as a comparison
+  clang libclang-rt-14-dev      # libFuzzer fuzzers (CCFS_FUZZ=ON) and their sanitizer runtimes
 )
 
 missing=()

@@ -35,7 +35,8 @@ struct Options {
   // Codec level: zstd 1..19 (negative = fast levels); lz4 1 = fast, 2..12 = LZ4HC. Key:
   // compression_level.
   int compression_level = 1;
-  // Threads compressing eviction victims; 0 = one per online CPU. Key: compress_threads.
+  // Threads compressing eviction victims; 0 = one per online CPU but one (at least one), leaving
+  // a CPU to the readers. Key: compress_threads.
   int compress_threads = 0;
   // A page is kept compressed only if it saves at least this much, percent. Key:
   // min_savings_percent.

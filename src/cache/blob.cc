@@ -5,8 +5,14 @@
 #include <cstdlib>
 #include <new>
 
-// Sanitizer runtimes own malloc; the jemalloc API is used only in normal builds.
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+// Sanitizer runtimes own malloc; the jemalloc API is used only in normal builds. GCC defines
+// __SANITIZE_*__; clang (the fuzz build) only answers __has_feature.
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define CCFS_SANITIZER_BUILD 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__) || defined(CCFS_SANITIZER_BUILD)
 #define CCFS_PLAIN_MALLOC 1
 #include <malloc.h>
 #else

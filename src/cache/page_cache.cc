@@ -198,6 +198,8 @@ PageCache::Impl::Impl(const Options& o)
     : page_size_(o.page_size),
       memory_(o.memory),
       options_(o),
+      // Raw frames plus compressed pages at the ratio a good codec reaches on mixed data.
+      index_(o.memory / o.page_size * 4),
       raw_(o.page_size, static_cast<uint32_t>(o.memory / o.page_size),
            static_cast<uint32_t>(o.raw_budget() / o.page_size)),
       compressed_(o.compressed_budget()),
@@ -374,7 +376,7 @@ Status PageCache::Impl::ReadCompressed(PageEntry* e, uint64_t s, uint32_t in_pag
   e->state.fetch_or(cache::kRefBit | cache::kTierHitBit, std::memory_order_relaxed);
   *copied = in_page >= length ? 0 : std::min(want, length - in_page);
   std::memcpy(dst, page + in_page, *copied);
-  KickEvictor();
+  if (raw_.free_count() < low_watermark_.load(std::memory_order_relaxed)) KickEvictor();
   return Status::Ok();
 }
 

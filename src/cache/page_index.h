@@ -6,6 +6,7 @@
 #ifndef CCFS_CACHE_PAGE_INDEX_H_
 #define CCFS_CACHE_PAGE_INDEX_H_
 
+#include <cstdint>
 #include <functional>
 
 #include "cache/page_entry.h"
@@ -14,7 +15,9 @@ namespace ccfs::cache {
 
 class PageIndex {
  public:
-  PageIndex();
+  // `expected_entries`: how many pages the cache can hold; the table starts with about that many
+  // buckets (it still grows and shrinks on its own), so lookups stay O(1) from the first page.
+  explicit PageIndex(uint64_t expected_entries);
   // REQUIRES: empty (every entry removed), and not inside a read-side section.
   ~PageIndex();
   PageIndex(const PageIndex&) = delete;

@@ -32,8 +32,10 @@ class CompressionPool::Impl {
  public:
   Impl(int threads, CodecKind kind, int level) : kind_(kind), level_(level) {
     if (threads <= 0) {
+      // One CPU is left to the readers: on small machines a pool as wide as the machine takes the
+      // CPU from the very requests it works for (measured by scripts/bench.sh on 2 vCPUs).
       const long online = sysconf(_SC_NPROCESSORS_ONLN);
-      threads = online > 0 ? static_cast<int>(online) : 1;
+      threads = online > 1 ? static_cast<int>(online) - 1 : 1;
     }
     workers_.reserve(static_cast<size_t>(threads));
     for (int i = 0; i < threads; ++i) workers_.emplace_back([this] { WorkerLoop(); });

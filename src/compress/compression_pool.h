@@ -27,7 +27,7 @@ class CompressionPool {
  public:
   using Task = std::function<void(Codec& codec)>;
 
-  // Starts `threads` workers (0 or negative = one per online CPU) using codec `kind` at `level`.
+  // Starts `threads` workers (0 or negative = one per online CPU but one, at least one) using codec `kind` at `level`.
   CompressionPool(int threads, CodecKind kind, int level);
   // Finishes queued tasks, then joins the workers.
   ~CompressionPool();

@@ -254,12 +254,15 @@ class Filesystem::Impl {
         fd = own_fd;
       }
       CheckUnchangedLocked(i, fd);
+      const uint64_t old_size = i->sig_known ? i->sig.size : 0;
       int res = ftruncate(fd, attr->st_size);
       int err = errno;
       if (res == 0) {
-        // The page holding the new end keeps bytes beyond it; drop it too so a later extension
-        // reads zeros there.
-        cache_->InvalidateFile(i->file_id, RoundDown(static_cast<uint64_t>(attr->st_size)));
+        // Shrinking: the page holding the new end keeps bytes beyond it; drop it too so a later
+        // extension reads zeros there. Growing: the page that held the old end is cached short
+        // (it ended the file); drop it so reads go on past the old end.
+        cache_->InvalidateFile(i->file_id, RoundDown(std::min<uint64_t>(
+                                               old_size, static_cast<uint64_t>(attr->st_size))));
         RecordSignatureLocked(i, fd);
       }
       if (own_fd >= 0) close(own_fd);
@@ -395,7 +398,12 @@ class Filesystem::Impl {
     if (i->kind == NodeKind::kStatsFile) {
       const std::string* doc = reinterpret_cast<const std::string*>(fi->fh);
       size_t o = std::min(static_cast<size_t>(off), doc->size());
-      fuse_reply_buf(req, doc->data() + o, std::min(size, doc->size() - o));
+      // Reply from a copy this thread owns: once the kernel has the reply, the reader may close
+      // and the RELEASE (another request thread) frees *doc while fuse_reply_buf's writev is still
+      // returning; the sanitizers' writev interceptors look at the buffer after the call.
+      thread_local std::string reply;
+      reply.assign(*doc, o, std::min(size, doc->size() - o));
+      fuse_reply_buf(req, reply.data(), reply.size());
       return;
     }
     if (i->kind != NodeKind::kReal) return (void)fuse_reply_buf(req, nullptr, 0);
@@ -612,9 +620,13 @@ class Filesystem::Impl {
     FileHandle* h = HandleOf(fi);
     std::lock_guard<std::mutex> lock(i->sig_mu);
     CheckUnchangedLocked(i, h->fd);
+    const uint64_t old_size = i->sig_known ? i->sig.size : 0;
     if (fallocate(h->fd, mode, offset, length) != 0) return (void)fuse_reply_err(req, errno);
-    // Punching, zeroing, collapsing or inserting a range changes the bytes from `offset` on.
-    cache_->InvalidateFile(i->file_id, RoundDown(static_cast<uint64_t>(offset)));
+    // Punching, zeroing, collapsing or inserting a range changes the bytes from `offset` on; an
+    // allocation past the end grows the file, so the page that held the old end (cached short)
+    // goes too.
+    cache_->InvalidateFile(i->file_id,
+                           RoundDown(std::min<uint64_t>(old_size, static_cast<uint64_t>(offset))));
     RecordSignatureLocked(i, h->fd);
     fuse_reply_err(req, 0);
   }
