@@ -17,3 +17,34 @@ cmake --build build-tsan -j"$jobs" --target ccfs_tests
 TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$PWD/tests/tsan.supp" \
   build-tsan/ccfs_tests --gtest_brief=1 --gtest_filter='EngineTest.*:CompressionPool*:LatencyHistogram*'
 echo "== all tests passed"
+
+# ==== reliability (issue 5): ASan+UBSan, TSan over the mount, fuzz smoke ========================
+# The whole unit, mount, POSIX-conformance and short reliability suite under ASan+UBSan; the mount
+# and POSIX tests again under TSan (daemon built with TSan too); each libFuzzer target for a
+# bounded time from its seed corpus (clang, build-fuzz). Longer runs: scripts/reliability.sh.
+san_env=(ASAN_OPTIONS="detect_leaks=1:abort_on_error=1:detect_stack_use_after_return=0"
+         LSAN_OPTIONS="suppressions=$PWD/tests/lsan.supp"
+         UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1"
+         TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$PWD/tests/tsan.supp")
+echo "== ASan+UBSan: unit, mount, POSIX and reliability tests"
+cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCCFS_SANITIZE=address \
+  -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1" >/dev/null
+cmake --build build-asan -j"$jobs" --target ccfs_tests
+env "${san_env[@]}" build-asan/ccfs_tests --gtest_brief=1
+echo "== ThreadSanitizer: mount and POSIX tests (daemon under TSan)"
+env "${san_env[@]}" build-tsan/ccfs_tests --gtest_brief=1 \
+  --gtest_filter='*Mount*:DaemonTest.*:PosixTest.*:UnderneathTest.*:IntegrityTest.*'
+echo "== libFuzzer smoke: ${CCFS_FUZZ_SECONDS:=20} s per target"
+CC=clang CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1" -DCCFS_FUZZ=ON >/dev/null
+cmake --build build-fuzz -j"$jobs" --target config_fuzzer control_fuzzer trace_fuzzer
+for name in config control trace; do
+  work=$(mktemp -d)
+  if ! build-fuzz/fuzz/${name}_fuzzer -max_total_time="$CCFS_FUZZ_SECONDS" -rss_limit_mb=4096 \
+        -artifact_prefix="$work/" "$work" "fuzz/corpus/$name" >"$work/log" 2>&1; then
+    tail -n 60 "$work/log"; echo "fuzz: $name failed; artifacts in $work" >&2; exit 1
+  fi
+  echo "fuzz $name: $(grep -a '^Done' "$work/log")"
+  rm -rf "$work"
+done
+echo "== reliability checks passed"

@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# The longer reliability suite (issue 5). CI (scripts/test.sh) runs a short version of everything;
+# this runs the same tests longer and harder, with a bounded run time:
+#   - integrity under load, crash cycles, changes underneath, memory pressure, paths, bad input
+#     (tests/reliability) and the POSIX conformance suite (tests/posix), at CCFS_RELIABILITY_SCALE
+#     times their CI length (default 10: ~80 s of integrity load, 30 kill -9 cycles, ...), on the
+#     release build and again under ASan+UBSan;
+#   - each libFuzzer target for CCFS_FUZZ_SECONDS (default 300) from its seed corpus.
+# Bound: about 15 + 3*CCFS_FUZZ_SECONDS/60 + 2.5*CCFS_RELIABILITY_SCALE minutes on a 2-core VM
+# (default ~55 minutes, most of it the ASan pass); each test binary run is killed after
+# CCFS_RELIABILITY_TIMEOUT seconds (default 2400). Figures (threads, bytes, seconds, cycles,
+# executions, RSS) are printed as [integrity] / [crash] / [pressure] / fuzz lines.
+# Usage: scripts/reliability.sh [--no-asan] [--no-fuzz]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scale=${CCFS_RELIABILITY_SCALE:-10}
+fuzz_s=${CCFS_FUZZ_SECONDS:-300}
+limit=${CCFS_RELIABILITY_TIMEOUT:-2400}
+asan=1 fuzz=1
+for a in "$@"; do
+  case $a in
+    --no-asan) asan=0 ;;
+    --no-fuzz) fuzz=0 ;;
+    *) echo "usage: $0 [--no-asan] [--no-fuzz]" >&2; exit 2 ;;
+  esac
+done
+scripts/setup.sh
+jobs=$(nproc)
+filter='PosixTest.*:IntegrityTest.*:CrashTest.*:UnderneathTest.*:PressureTest.*:PathsTest.*:BadInputTest.*'
+start=$(date +%s)
+
+echo "== release build: reliability and POSIX suites, scale $scale"
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake --build build -j"$jobs" --target ccfs_tests
+CCFS_RELIABILITY_SCALE=$scale timeout -k 10 "$limit" build/ccfs_tests --gtest_filter="$filter" \
+  | grep -E '^\[(integrity|crash|pressure|underneath)\]|FAILED|PASSED|^\[  FAILED'
+
+if [ $asan = 1 ]; then
+  echo "== ASan+UBSan build: the same suites, scale $(( (scale + 1) / 2 ))"
+  cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCCFS_SANITIZE=address \
+  -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1" >/dev/null
+  cmake --build build-asan -j"$jobs" --target ccfs_tests
+  LSAN_OPTIONS="suppressions=$PWD/tests/lsan.supp" ASAN_OPTIONS="detect_leaks=1:abort_on_error=1" UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1" \
+  CCFS_RELIABILITY_SCALE=$(( (scale + 1) / 2 )) timeout -k 10 "$limit" \
+    build-asan/ccfs_tests --gtest_filter="$filter" \
+    | grep -E '^\[(integrity|crash|pressure|underneath)\]|FAILED|PASSED|^\[  FAILED'
+fi
+
+if [ $fuzz = 1 ]; then
+  echo "== libFuzzer: $fuzz_s s per target"
+  CC=clang CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1" -DCCFS_FUZZ=ON >/dev/null
+  cmake --build build-fuzz -j"$jobs" --target config_fuzzer control_fuzzer trace_fuzzer
+  for name in config control trace; do
+    work=$(mktemp -d)
+    if ! timeout -k 10 $(( fuzz_s + 120 )) build-fuzz/fuzz/${name}_fuzzer \
+          -max_total_time="$fuzz_s" -rss_limit_mb=4096 -artifact_prefix="$work/" \
+          "$work" "fuzz/corpus/$name" >"$work/log" 2>&1; then
+      tail -n 60 "$work/log"; echo "fuzz: $name failed; artifacts in $work" >&2; exit 1
+    fi
+    echo "fuzz $name: $(grep -a '^Done' "$work/log"); corpus $(ls "$work" | wc -l) new inputs"
+    rm -rf "$work"
+  done
+fi
+if grep -q ccfs_fs_test /proc/mounts; then echo "reliability: a test mount was left behind" >&2; exit 1; fi
+echo "== reliability suite passed in $(( ($(date +%s) - start) / 60 )) min"
