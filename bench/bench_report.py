@@ -360,6 +360,30 @@ for dist, d in inproc.items():
             rk[c]["us_per_buffer"], div(cc[c]["us_per_buffer"], rk[c]["us_per_buffer"]),
             f"hit {cc[c]['hit_ratio']:.3f} vs {rk[c]['hit_ratio']:.3f}")
 
+# ---- admission filter on vs off (in-process, same trace) -------------------------------------------
+adm = {}
+for r in jsonl("admission.jsonl"):
+    adm[(r.get("compressor"), r.get("compressed_percent"), r.get("admission_filter"))] = r
+for (codec, c, flt), on in sorted(adm.items(), key=lambda kv: str(kv[0])):
+    off = adm.get((codec, c, False))
+    if flt is not True or off is None:
+        continue
+    g = f"admission filter ({codec}, C={c}%, pareto, in-process)"
+    fig(g, "compressions per 1000 reads, filter on", 1000 * div(on["compressions"], on["ops"]), "",
+        "filter off", 1000 * div(off["compressions"], off["ops"]), div(on["compressions"], off["compressions"]))
+    fig(g, "wasted compressions (dropped before a hit), filter on", on.get("wasted_compressions", 0), "",
+        "filter off", off.get("wasted_compressions", 0),
+        div(on.get("wasted_compressions", 0), off.get("wasted_compressions", 0)))
+    fig(g, "victims dropped uncompressed under pressure (pool behind), filter on",
+        on.get("pressure_drops", 0), "", "filter off", off.get("pressure_drops", 0),
+        div(on.get("pressure_drops", 0), off.get("pressure_drops", 0)))
+    fig(g, "compress CPU s, filter on", on["compress_ns"] / 1e9, "s", "filter off",
+        off["compress_ns"] / 1e9, div(on["compress_ns"], off["compress_ns"]))
+    fig(g, "hit ratio, filter on", on["hit_ratio"], "", "filter off", off["hit_ratio"],
+        div(on["hit_ratio"], off["hit_ratio"]))
+    fig(g, "µs/buffer, filter on", on["us_per_buffer"], "µs", "filter off", off["us_per_buffer"],
+        div(on["us_per_buffer"], off["us_per_buffer"]))
+
 # ---- compression keeps up --------------------------------------------------------------------------
 cs = jsonl("compress_scale.jsonl")
 for codec in ("lz4", "zstd"):

@@ -73,6 +73,7 @@ struct Args {
   std::string page_text = "8KiB";
   int compress_threads = 0;
   std::string cache = "both";
+  std::string engine_options;  // more ccfs keys, key=value,... (config file names)
 
   uint64_t memory = 0;
   uint32_t page_size = 8192;
@@ -89,6 +90,8 @@ struct Args {
     app.add_option("--warmup", warmup, "page reads before measuring (default 3x memory in pages)");
     app.add_option("--page-size", page_text, "page size")->capture_default_str();
     app.add_option("--compress-threads", compress_threads, "ccfs: compression workers (0 = cores)");
+    app.add_option("-o,--option", engine_options,
+                   "ccfs: more engine keys, key=value,... (e.g. admission_filter=false)");
   }
   bool Finish() {
     uint64_t p = 0;
@@ -219,7 +222,9 @@ class CcfsEngineCache final : public TieredCache {
     o.page_size = args.page_size;
     o.compress_threads = args.compress_threads;
     if (!ccfs::ParseCodecKind(args.compressor, &o.compressor)) return false;
-    ccfs::Status s = ccfs::PageCache::Create(o, &cache_);
+    ccfs::Status s = ccfs::Status::Ok();
+    if (!args.engine_options.empty()) s = ccfs::ApplyOptionList(args.engine_options, "-o", &o, nullptr);
+    if (s.ok()) s = ccfs::PageCache::Create(o, &cache_);
     if (!s.ok()) {
       std::fprintf(stderr, "tiered: %s\n", s.ToString().c_str());
       return false;
@@ -255,6 +260,12 @@ class CcfsEngineCache final : public TieredCache {
     (*j)["compressions"] = a.compressions - before_.compressions;
     (*j)["compress_ns"] = a.compress_ns - before_.compress_ns;
     (*j)["evictions"] = a.evictions - before_.evictions;
+    (*j)["admission_filter"] = cache_->options().admission_filter;
+    (*j)["rejects"] = a.rejects - before_.rejects;
+    (*j)["admission_drops"] = a.admission_drops - before_.admission_drops;
+    (*j)["incompressible_skips"] = a.incompressible_skips - before_.incompressible_skips;
+    (*j)["pressure_drops"] = a.pressure_drops - before_.pressure_drops;
+    (*j)["wasted_compressions"] = a.wasted_compressions - before_.wasted_compressions;
     (*j)["compression_ratio"] = a.compression_ratio();
     (*j)["compressed_pages"] = a.compressed_pages;
     (*j)["raw_pages"] = a.raw_pages;

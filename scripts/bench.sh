@@ -209,6 +209,19 @@ for dist in pareto uniform; do
   done
 done
 
+# ---- 3b. what the admission filter buys: the same engine run with it on and off ------------------
+: >"$out/admission.jsonl"
+for codec in lz4 zstd; do
+  for c in 40 80; do
+    for filter in true false; do
+      log "in-process admission: pareto, $codec, C=$c%, admission_filter=$filter"
+      run "$build/tiered_compare" --data "$data" --memory "$memory" --percent "$c" \
+        --compressor "$codec" --dist pareto --ops "$engine_ops" -o "admission_filter=$filter" \
+        >>"$out/admission.jsonl" || true
+    done
+  done
+done
+
 # ---- 4. compression keeps up: threads and stalls -------------------------------------------------
 : >"$out/compress_scale.jsonl"
 for codec in lz4 zstd; do

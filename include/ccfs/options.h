@@ -41,6 +41,10 @@ struct Options {
   // A page is kept compressed only if it saves at least this much, percent. Key:
   // min_savings_percent.
   double min_savings_percent = 12.5;
+  // Compress a raw victim only when it has shown reuse: it was read again after it was loaded,
+  // or it comes back after an earlier eviction (or the compressed tier still has room). false =
+  // compress every victim. Key: admission_filter.
+  bool admission_filter = true;
   // Victims taken in one sweep of the raw tier, percent of raw frames (at least one page).
   // Key: evict_batch_percent.
   double evict_batch_percent = 2.0;

@@ -90,6 +90,9 @@ struct CacheStats {
   uint64_t compressed_stored = 0;  // victims that entered the compressed tier with a blob
   uint64_t rejects = 0;            // victims that did not save min_savings_percent: dropped
   uint64_t zero_pages = 0;         // victims that were all zero: kept with no blob
+  uint64_t admission_drops = 0;    // victims dropped uncompressed: no sign of reuse (admission_filter)
+  uint64_t incompressible_skips = 0;  // victims dropped uncompressed: their region keeps being rejected
+  uint64_t pressure_drops = 0;     // victims dropped uncompressed: free frames ran out, pool busy
   uint64_t compressed_evictions = 0;  // compressed pages dropped by the compressed CLOCK
   uint64_t promotions = 0;         // compressed hits moved back into a raw frame
   uint64_t wasted_compressions = 0;   // compressed pages dropped before any hit

@@ -21,6 +21,7 @@
 #include <thread>
 #include <vector>
 
+#include "cache/admission.h"
 #include "cache/blob.h"
 #include "cache/compressed_tier.h"
 #include "cache/page_entry.h"
@@ -32,6 +33,8 @@
 namespace ccfs {
 
 using cache::Blob;
+using cache::GhostSet;
+using cache::RejectMemory;
 using cache::CompressedTier;
 using cache::PageEntry;
 using cache::PageIndex;
@@ -57,6 +60,9 @@ enum Counter {
   kCompressedStored,
   kRejects,
   kZeroPages,
+  kAdmissionDrops,
+  kIncompressibleSkips,
+  kPressureDrops,
   kPromotions,
   kStalls,
   kStallNs,
@@ -155,7 +161,14 @@ class PageCache::Impl {
   void CompressChunk(Codec& codec, const std::vector<PageEntry*>& chunk);
 
   void EvictorLoop();
-  bool NeedEviction() const;
+  // Splits a sweep's victims into those worth compressing (kept in *victims) and those dropped at
+  // once (admission.h). Evictor thread only.
+  void Admit(std::vector<PageEntry*>* victims);
+  bool NeedEviction() const { return Pressure() != Evict::kNone; }
+  // kCompress: take a batch for the pool. kDrop: the pool is saturated and free frames are nearly
+  // gone; misses would wait for compressions, so a batch is dropped uncompressed instead.
+  enum class Evict { kNone, kCompress, kDrop };
+  Evict Pressure() const;
   void KickEvictor();
   void ApplyGeometry(const Options& o);
 
@@ -179,6 +192,11 @@ class PageCache::Impl {
   std::unique_ptr<CompressionPool> pool_;
 
   std::atomic<bool> compress_enabled_;
+  std::atomic<bool> admission_filter_;
+  std::atomic<uint64_t> ghost_slots_{0};  // wanted size of ghost_; the evictor applies it
+  GhostSet ghost_;                         // evictor thread only
+  uint64_t ghost_applied_ = 0;             // evictor thread only
+  RejectMemory reject_memory_;
   std::atomic<uint32_t> low_watermark_{1};
   std::atomic<uint32_t> batch_{1};
   std::atomic<double> min_savings_;
@@ -204,6 +222,9 @@ PageCache::Impl::Impl(const Options& o)
            static_cast<uint32_t>(o.raw_budget() / o.page_size)),
       compressed_(o.compressed_budget()),
       compress_enabled_(o.compressed_percent > 0),
+      admission_filter_(o.admission_filter),
+      ghost_(std::max<uint64_t>(1024, o.memory / o.page_size * 2)),
+      reject_memory_(o.page_size),
       min_savings_(o.min_savings_percent) {
   for (auto& s : shards_) {
     for (auto& v : s.v) v.store(0, std::memory_order_relaxed);
@@ -236,6 +257,9 @@ void PageCache::Impl::ApplyGeometry(const Options& o) {
   low_watermark_ = std::max<uint32_t>(1, static_cast<uint32_t>(frames * o.low_watermark_percent / 100));
   batch_ = std::max<uint32_t>(1, static_cast<uint32_t>(frames * o.evict_batch_percent / 100));
   min_savings_.store(o.min_savings_percent);
+  admission_filter_.store(o.admission_filter);
+  // About as many fingerprints as the compressed tier holds pages at a 2:1 ratio.
+  ghost_slots_.store(std::max<uint64_t>(1024, o.compressed_budget() / page_size_ * 2));
 }
 
 // ---- reads ------------------------------------------------------------------------------------
@@ -290,7 +314,7 @@ Status PageCache::Impl::ReadPage(const PageKey& key, BackingFile* file, uint32_t
           uint64_t kind = cache::KindOf(s);
           if (kind == cache::kRaw || kind == cache::kEvicting) {
             // Pin and mark referenced in one CAS; the frame cannot be reused while pinned.
-            if (e->state.compare_exchange_weak(s, (s + cache::kPinOne) | cache::kRefBit,
+            if (e->state.compare_exchange_weak(s, (s + cache::kPinOne) | cache::kRefBit | cache::kSeenBit,
                                                std::memory_order_acquire)) {
               *copied = CopyPinned(e, in_page, want, dst);
               *path = waited_for_load ? Path::kMiss : Path::kRawHit;
@@ -342,7 +366,9 @@ Status PageCache::Impl::ReadCompressed(PageEntry* e, uint64_t s, uint32_t in_pag
   }
   uint32_t length = e->length.load(std::memory_order_relaxed);
   uint32_t frame;
-  bool promote = raw_.TryAlloc(&frame);
+  // Promotion is optional: it leaves the last few free frames to misses, which must have one.
+  bool promote = raw_.free_count() > low_watermark_.load(std::memory_order_relaxed) / 4 &&
+                 raw_.TryAlloc(&frame);
   char* page = promote ? raw_.data(frame) : ScratchPage(page_size_);
   uint64_t t0 = NowNs();
   if (blob == nullptr) {
@@ -575,6 +601,7 @@ void PageCache::Impl::CompressChunk(Codec& codec, const std::vector<PageEntry*>&
       size_t cap = static_cast<size_t>(length * (1.0 - min_savings / 100.0));
       if (out.size() < codec.Bound(length)) out.resize(codec.Bound(length));
       size_t size = cap > 0 ? codec.Compress(page, length, out.data(), cap) : 0;
+      reject_memory_.Record(e->key, size == 0);
       if (size == 0) {
         keep = false;
         Count(kRejects);
@@ -611,17 +638,25 @@ void PageCache::Impl::CompressChunk(Codec& codec, const std::vector<PageEntry*>&
   }
 }
 
-bool PageCache::Impl::NeedEviction() const {
+PageCache::Impl::Evict PageCache::Impl::Pressure() const {
   uint32_t in_flight = in_flight_.load(std::memory_order_relaxed);
   uint32_t active = raw_.active();
   uint32_t capacity = raw_.capacity();
-  if (active > capacity + in_flight) return true;  // the raw tier is shrinking
+  if (active > capacity + in_flight) return Evict::kCompress;  // the raw tier is shrinking
   // Below the watermark, keep at most two batches in the pool: enough to keep every worker busy,
   // not so many that the tier empties faster than misses refill it. A stalled miss (no free frame)
   // is covered too: zero free frames is always below the watermark.
   uint32_t batch = batch_.load(std::memory_order_relaxed);
-  return raw_.free_count() < low_watermark_.load(std::memory_order_relaxed) &&
-         in_flight < 2 * batch;
+  uint32_t low = low_watermark_.load(std::memory_order_relaxed);
+  uint32_t free = raw_.free_count();
+  if (free >= low) return Evict::kNone;
+  if (in_flight < 2 * batch) return Evict::kCompress;
+  // The pool is behind (its workers run at background priority and readers have the CPUs):
+  // rather than let a miss wait for it, drop a few victims once a miss finds no free frame.
+  if (compress_enabled_.load(std::memory_order_relaxed) && raw_.waiters() > 0) {
+    return Evict::kDrop;
+  }
+  return Evict::kNone;
 }
 
 void PageCache::Impl::KickEvictor() {
@@ -636,10 +671,12 @@ void PageCache::Impl::EvictorLoop() {
   while (!stop_) {
     evict_cv_.wait_for(lock, std::chrono::milliseconds(20), [&] { return stop_ || NeedEviction(); });
     if (stop_) break;
-    if (!NeedEviction()) continue;
+    const Evict mode = Pressure();
+    if (mode == Evict::kNone) continue;
     evictor_busy_ = true;
     lock.unlock();
     uint32_t want = batch_.load(std::memory_order_relaxed);
+    if (mode == Evict::kDrop) want = std::max<uint32_t>(1, want / 8);
     uint32_t active = raw_.active(), capacity = raw_.capacity();
     if (active > capacity) want = std::max(want, active - capacity);
     victims.clear();
@@ -649,7 +686,10 @@ void PageCache::Impl::EvictorLoop() {
     }
     Count(kEvictSweeps);
     Count(kEvictions, victims.size());
-    if (compress_enabled_.load(std::memory_order_relaxed)) {
+    const bool compress = mode == Evict::kCompress && compress_enabled_.load(std::memory_order_relaxed);
+    if (mode == Evict::kDrop) Count(kPressureDrops, victims.size());
+    if (compress) Admit(&victims);
+    if (compress) {
       // Cut the batch into one chunk per worker so the whole pool compresses it at once.
       size_t workers = static_cast<size_t>(pool_->threads());
       size_t per = (victims.size() + workers - 1) / std::max<size_t>(workers, 1);
@@ -673,6 +713,42 @@ void PageCache::Impl::EvictorLoop() {
       evict_cv_.wait_for(lock, std::chrono::milliseconds(1));
     }
   }
+}
+
+void PageCache::Impl::Admit(std::vector<PageEntry*>* victims) {
+  uint64_t slots = ghost_slots_.load(std::memory_order_relaxed);
+  if (slots != ghost_applied_) {
+    ghost_.Resize(slots);
+    ghost_applied_ = slots;
+  }
+  const bool filter = admission_filter_.load(std::memory_order_relaxed);
+  // While the compressed tier has room, every victim is worth keeping: admitting it displaces
+  // nothing. Pages already handed to the pool will take about half a page each. (A full tier is
+  // left with less than one blob of room after it drops its coldest, hence "more than a page".)
+  CompressedTier::Counts c = compressed_.counts();
+  int64_t room = static_cast<int64_t>(c.budget) - static_cast<int64_t>(c.charged) -
+                 static_cast<int64_t>(in_flight_.load(std::memory_order_relaxed)) * (page_size_ / 2);
+  size_t kept = 0;
+  for (PageEntry* e : *victims) {
+    if (reject_memory_.ShouldSkip(e->key)) {
+      Count(kIncompressibleSkips);
+      DropEvicting(e);
+      continue;
+    }
+    if (filter && room <= static_cast<int64_t>(page_size_)) {
+      bool reused = (e->state.load(std::memory_order_relaxed) & cache::kSeenBit) != 0 ||
+                    ghost_.Contains(e->key);
+      if (!reused) {
+        ghost_.Remember(e->key);
+        Count(kAdmissionDrops);
+        DropEvicting(e);
+        continue;
+      }
+    }
+    room -= page_size_ / 2;
+    (*victims)[kept++] = e;
+  }
+  victims->resize(kept);
 }
 
 void PageCache::Impl::Quiesce() {
@@ -732,6 +808,9 @@ CacheStats PageCache::Impl::Stats() const {
   s.compressed_stored = Sum(kCompressedStored);
   s.rejects = Sum(kRejects);
   s.zero_pages = Sum(kZeroPages);
+  s.admission_drops = Sum(kAdmissionDrops);
+  s.incompressible_skips = Sum(kIncompressibleSkips);
+  s.pressure_drops = Sum(kPressureDrops);
   s.promotions = Sum(kPromotions);
   s.stalls = Sum(kStalls);
   s.stall_ns = Sum(kStallNs);

@@ -11,12 +11,14 @@
 //
 //   63            32 31          16 15    7  6   5   4   3  0
 //   +---------------+--------------+-------+---+---+---+----+
-//   |    unused     |  pin count   |unused | W | S | R |kind|   (bit 7: H, hit while compressed)
-//   +---------------+--------------+-------+---+---+---+----+
+//   |    unused     |  pin count   |unused | W | S | R |kind|   (bit 7: H, hit while compressed;
+//   +---------------+--------------+-------+---+---+---+----+    bit 8: U, read again since loaded)
 //   kind  kLoading / kRaw / kEvicting / kCompressed / kDead
 //   R     CLOCK reference bit (set by hits, cleared by the hand)
 //   S     stale: invalidated while loading or evicting; the owner must not publish it
 //   W     a reader is waiting for a load to finish (the loader calls notify_all only then)
+//   U     the page was read again after the miss that loaded it (a raw hit or a promotion): the
+//         admission filter compresses such victims (admission.h)
 //   pins  readers copying out of the frame right now
 //
 // Kinds and who owns what:
@@ -74,6 +76,8 @@ inline constexpr uint64_t kStaleBit = 1u << 5;
 inline constexpr uint64_t kWaiterBit = 1u << 6;
 // Set by a hit while compressed; cleared on entry to the compressed tier (counts wasted compressions).
 inline constexpr uint64_t kTierHitBit = 1u << 7;
+// Set by a raw hit or a promotion; never cleared (a reloaded page gets a new entry).
+inline constexpr uint64_t kSeenBit = 1u << 8;
 inline constexpr int kPinShift = 16;
 inline constexpr uint64_t kPinOne = 1ull << kPinShift;
 inline constexpr uint64_t kPinMask = 0xFFFFull << kPinShift;

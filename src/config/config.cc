@@ -158,6 +158,12 @@ double* DoubleField(const std::string& key, Options* o) {
   return nullptr;
 }
 
+bool* BoolField(const std::string& key, Options* o) {
+  if (key == "allow_other") return &o->allow_other;
+  if (key == "admission_filter") return &o->admission_filter;
+  return nullptr;
+}
+
 Status SetInt(const KeyInfo& info, long long value, Options* o) {
   if (value < INT_MIN || value > INT_MAX) {
     long long lo = 0, hi = 0;
@@ -208,9 +214,9 @@ Status SetFromText(const KeyInfo& info, const std::string& raw, Options* o) {
     case KeyType::kBool: {
       std::string v = Lower(text);
       if (v == "true" || v == "yes" || v == "on" || v == "1") {
-        o->allow_other = true;
+        *BoolField(info.name, o) = true;
       } else if (v == "false" || v == "no" || v == "off" || v == "0") {
-        o->allow_other = false;
+        *BoolField(info.name, o) = false;
       } else {
         return bad("expected true/false, yes/no, on/off or 1/0");
       }
@@ -275,7 +281,7 @@ Status SetFromToml(const KeyInfo& info, const toml::node& node, Options* o) {
       return wrong_type("a number");
     case KeyType::kBool:
       if (const auto* b = node.as_boolean()) {
-        o->allow_other = b->get();
+        *BoolField(info.name, o) = b->get();
         return Status::Ok();
       }
       return wrong_type("a boolean (true or false)");
@@ -605,8 +611,9 @@ std::string RenderConfig(const Options& o) {
       value = "\"" + FormatSizeExact(o.page_size) + "\"";
     } else if (info.name == "compressor") {
       value = fmt::format("\"{}\"", CodecName(o.compressor));
-    } else if (info.name == "allow_other") {
-      value = o.allow_other ? "true" : "false";
+    } else if (info.type == KeyType::kBool) {
+      Options copy = o;
+      value = *BoolField(info.name, &copy) ? "true" : "false";
     } else if (info.type == KeyType::kInt) {
       Options copy = o;
       value = std::to_string(*IntField(info.name, &copy));

@@ -161,7 +161,7 @@ Status ValidateOptionKey(const Options& o, const std::string& key) {
     return CheckPercent("low_watermark_percent", o.low_watermark_percent, false, 50);
   }
   if (key == "request_threads") return CheckIntKey(o, key, o.request_threads);
-  if (key == "allow_other") return Status::Ok();
+  if (key == "allow_other" || key == "admission_filter") return Status::Ok();
   if (key == "attr_timeout") {
     if (!std::isfinite(o.attr_timeout) || o.attr_timeout < 0) {
       return OutOfRange(key, fmt::format("{}", o.attr_timeout), "must be a finite number of seconds >= 0");
@@ -199,6 +199,9 @@ const std::vector<KeyInfo>& AllKeys() {
        "Threads compressing eviction victims, 0..256; 0 = one per online CPU."},
       {"min_savings_percent", "compression", KeyType::kDouble, true,
        "Keep a page compressed only if it saves at least this much, percent, 0..99."},
+      {"admission_filter", "compression", KeyType::kBool, true,
+       "Compress a raw victim only if it was read again since it was loaded or comes back after an "
+       "earlier eviction (true), or every victim (false)."},
       {"evict_batch_percent", "eviction", KeyType::kDouble, true,
        "Victims taken per sweep of the raw tier, percent of raw frames, (0, 50] (at least one page)."},
       {"low_watermark_percent", "eviction", KeyType::kDouble, true,

@@ -37,6 +37,7 @@ const std::vector<Field>& Fields() {
       CCFS_FIELD(compression_level, PrintInt),
       CCFS_FIELD(compress_threads, PrintInt),
       CCFS_FIELD(min_savings_percent, PrintNumber),
+      CCFS_FIELD(admission_filter, PrintBool),
       CCFS_FIELD(evict_batch_percent, PrintNumber),
       CCFS_FIELD(low_watermark_percent, PrintNumber),
       CCFS_FIELD(request_threads, PrintInt),

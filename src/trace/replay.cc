@@ -59,6 +59,9 @@ CacheStats Diff(const CacheStats& after, const CacheStats& before) {
   CCFS_DIFF(compressed_stored);
   CCFS_DIFF(rejects);
   CCFS_DIFF(zero_pages);
+  CCFS_DIFF(admission_drops);
+  CCFS_DIFF(incompressible_skips);
+  CCFS_DIFF(pressure_drops);
   CCFS_DIFF(compressed_evictions);
   CCFS_DIFF(promotions);
   CCFS_DIFF(wasted_compressions);

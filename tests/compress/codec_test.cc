@@ -128,8 +128,12 @@ TEST_P(CodecTest, CapBelowCompressedSizeReturnsZeroAndNeverWritesPastCap) {
     const std::vector<uint8_t> blob = CompressOrDie(*codec_, page);
     const size_t exact = blob.size();
 
-    // A cap equal to the compressed size is enough, and yields the same bytes.
-    {
+    // A cap equal to the compressed size is enough, and yields the same bytes. Fast lz4 is the
+    // exception: it reuses its stream between pages with a cheap reset (a slot still holding an
+    // earlier page's entry offers no match), so its output, always a valid independent block,
+    // depends on what it compressed before and may be a few bytes longer or shorter.
+    const bool deterministic = GetParam().kind != CodecKind::kLz4 || GetParam().level > 1;
+    if (deterministic) {
       std::vector<uint8_t> dst(exact + kGuardBytes, kGuard);
       ASSERT_EQ(codec_->Compress(page.data(), n, dst.data(), exact), exact);
       EXPECT_TRUE(std::equal(blob.begin(), blob.end(), dst.begin()));
@@ -138,7 +142,15 @@ TEST_P(CodecTest, CapBelowCompressedSizeReturnsZeroAndNeverWritesPastCap) {
     // Every smaller cap (sampled) is refused, with nothing written beyond it.
     for (size_t cap : {exact - 1, exact - 2, exact * 3 / 4, exact / 2, size_t{16}, size_t{1}}) {
       std::vector<uint8_t> dst(cap + kGuardBytes, kGuard);
-      EXPECT_EQ(codec_->Compress(page.data(), n, dst.data(), cap), 0u) << "cap " << cap;
+      size_t got = codec_->Compress(page.data(), n, dst.data(), cap);
+      if (deterministic || cap < exact * 3 / 4) {
+        EXPECT_EQ(got, 0u) << "cap " << cap;
+      } else if (got != 0) {
+        ASSERT_LE(got, cap);
+        std::vector<uint8_t> back(n);
+        ASSERT_TRUE(codec_->Decompress(dst.data(), got, back.data(), n).ok()) << "cap " << cap;
+        EXPECT_EQ(back, page) << "cap " << cap;
+      }
       for (size_t i = cap; i < dst.size(); ++i) {
         ASSERT_EQ(dst[i], kGuard) << "cap " << cap << ": wrote byte " << i;
       }

@@ -33,6 +33,7 @@ Options AllNonDefault() {
   o.compression_level = 3;
   o.compress_threads = 3;
   o.min_savings_percent = 20.25;
+  o.admission_filter = false;
   o.evict_batch_percent = 5.5;
   o.low_watermark_percent = 7;
   o.request_threads = 4;
@@ -95,6 +96,7 @@ compressor = "zstd"
 compression_level = 3
 compress_threads = 3
 min_savings_percent = 20.25
+admission_filter = false
 
 [eviction]
 evict_batch_percent = 5.5
@@ -204,6 +206,7 @@ TEST(ParseConfigTextTest, WrongTypeNamesKeyAndExpectedType) {
   ExpectFileError("[cache]\ncompressed_percent = \"25\"\n", 2, {"compressed_percent", "expected an integer", "a string"});
   ExpectFileError("[cache]\ncompressed_percent = 25.5\n", 2, {"compressed_percent", "expected an integer", "a float"});
   ExpectFileError("[daemon]\nallow_other = \"yes\"\n", 2, {"allow_other", "expected a boolean"});
+  ExpectFileError("[compression]\nadmission_filter = 1\n", 2, {"admission_filter", "expected a boolean"});
   ExpectFileError("[compression]\ncompressor = 1\n", 2, {"compressor", "expected a string"});
   ExpectFileError("[cache]\nmemory = true\n", 2, {"memory", "expected a size"});
   ExpectFileError("[daemon]\nattr_timeout = \"1s\"\n", 2, {"attr_timeout", "expected a number"});
@@ -311,7 +314,7 @@ TEST(ApplyOptionListTest, SetsEveryKindOfKey) {
   std::vector<std::string> pass;
   Status s = ApplyOptionList(
       "memory=64MiB, compressed_percent=40,page_size=16K,compressor=zstd,compression_level=3,"
-      "compress_threads=3,min_savings_percent=20.25,evict_batch_percent=5.5,low_watermark_percent=7,"
+      "compress_threads=3,min_savings_percent=20.25,admission_filter=off,evict_batch_percent=5.5,low_watermark_percent=7,"
       "request_threads=4,allow_other=yes,attr_timeout=2.5",
       "-o", &o, &pass);
   ASSERT_TRUE(s.ok()) << s.message();
@@ -407,7 +410,7 @@ TEST(ApplyKeyValueTest, AppliesOneKeyAndValidates) {
 
 TEST(ConfigKeyTest, LiveAndKnownKeys) {
   for (const char* key : {"compressed_percent", "compressor", "compression_level", "min_savings_percent",
-                          "evict_batch_percent", "low_watermark_percent"}) {
+                          "admission_filter", "evict_batch_percent", "low_watermark_percent"}) {
     EXPECT_TRUE(IsLiveKey(key)) << key;
     EXPECT_TRUE(IsKnownKey(key)) << key;
   }
@@ -523,8 +526,9 @@ TEST(RenderConfigTest, RoundTripsDefaultsAndOddValues) {
 TEST(RenderConfigTest, EveryKeyAppearsWithAComment) {
   std::string text = RenderConfig(Options{});
   for (const char* key : {"memory", "compressed_percent", "page_size", "compressor", "compression_level",
-                          "compress_threads", "min_savings_percent", "evict_batch_percent",
-                          "low_watermark_percent", "request_threads", "allow_other", "attr_timeout"}) {
+                          "compress_threads", "min_savings_percent", "admission_filter",
+                          "evict_batch_percent", "low_watermark_percent", "request_threads",
+                          "allow_other", "attr_timeout"}) {
     EXPECT_THAT(text, HasSubstr("\n" + std::string(key) + " = ")) << key;
   }
   EXPECT_THAT(text, HasSubstr("memory = \"256MiB\""));

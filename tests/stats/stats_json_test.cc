@@ -18,7 +18,7 @@ CacheStats DistinctStats() {
   uint64_t v = 1;
   for (uint64_t* p : {&s.read_errors, &s.buffered_misses, &s.page_writes, &s.invalidations,
                       &s.evictions, &s.evict_sweeps, &s.compressions, &s.compressed_stored,
-                      &s.rejects, &s.zero_pages, &s.compressed_evictions, &s.promotions,
+                      &s.rejects, &s.zero_pages, &s.admission_drops, &s.incompressible_skips, &s.pressure_drops, &s.compressed_evictions, &s.promotions,
                       &s.wasted_compressions, &s.stalls, &s.stall_ns, &s.compress_ns,
                       &s.decompress_ns, &s.memory_bytes, &s.raw_budget_bytes,
                       &s.compressed_budget_bytes, &s.raw_pages, &s.raw_bytes, &s.free_frames,
