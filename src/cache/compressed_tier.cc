@@ -57,7 +57,7 @@ bool CompressedTier::Promote(PageEntry* e, uint32_t frame, Blob** old_blob) {
   while (KindOf(s) == kCompressed) {
     e->frame.store(frame, std::memory_order_relaxed);
     uint64_t next = WithKind(s, kRaw) + kPinOne;
-    next = (next | kRefBit | kSeenBit) & ~kTierHitBit;
+    next = WithUses(next | kSeenBit, 1) & ~(kRefBit | kTierHitBit);
     if (e->state.compare_exchange_weak(s, next, std::memory_order_acq_rel)) {
       *old_blob = e->blob.load(std::memory_order_relaxed);
       UnlinkLocked(e);

@@ -23,6 +23,7 @@
 
 #include "cache/admission.h"
 #include "cache/blob.h"
+#include "cache/frequency.h"
 #include "cache/compressed_tier.h"
 #include "cache/page_entry.h"
 #include "cache/page_index.h"
@@ -33,6 +34,7 @@
 namespace ccfs {
 
 using cache::Blob;
+using cache::FrequencySketch;
 using cache::GhostSet;
 using cache::RejectMemory;
 using cache::CompressedTier;
@@ -197,6 +199,8 @@ class PageCache::Impl {
   GhostSet ghost_;                         // evictor thread only
   uint64_t ghost_applied_ = 0;             // evictor thread only
   RejectMemory reject_memory_;
+  FrequencySketch frequency_;
+  uint64_t reads_at_last_aging_ = 0;  // evictor thread only
   std::atomic<uint32_t> low_watermark_{1};
   std::atomic<uint32_t> batch_{1};
   std::atomic<double> min_savings_;
@@ -206,6 +210,7 @@ class PageCache::Impl {
   std::condition_variable evict_cv_;
   bool stop_ = false;           // guarded by evict_mu_
   bool evictor_busy_ = false;   // guarded by evict_mu_
+  std::atomic<bool> evictor_sleeping_{false};  // waiting on evict_cv_ (KickEvictor)
   std::thread evictor_;
 
   CounterShard shards_[kShards];
@@ -225,6 +230,7 @@ PageCache::Impl::Impl(const Options& o)
       admission_filter_(o.admission_filter),
       ghost_(std::max<uint64_t>(1024, o.memory / o.page_size * 2)),
       reject_memory_(o.page_size),
+      frequency_(o.memory / o.page_size * 4),
       min_savings_(o.min_savings_percent) {
   for (auto& s : shards_) {
     for (auto& v : s.v) v.store(0, std::memory_order_relaxed);
@@ -275,9 +281,11 @@ Status PageCache::Impl::Read(uint64_t file_id, BackingFile* file, uint64_t offse
     uint32_t copied = 0;
     Path path = Path::kNone;
     uint64_t start = NowNs();
-    Status st = ReadPage(PageKey{file_id, page_no}, file, in_page, want, out, &copied, &path);
+    const PageKey key{file_id, page_no};
+    Status st = ReadPage(key, file, in_page, want, out, &copied, &path);
     if (!st.ok()) return *n > 0 ? Status::Ok() : st;
     if (path != Path::kNone) {
+      frequency_.Increment(key);
       uint64_t ns = NowNs() - start;
       latency_[static_cast<int>(path)].Record(ns);
       Count(kReads);
@@ -314,8 +322,9 @@ Status PageCache::Impl::ReadPage(const PageKey& key, BackingFile* file, uint32_t
           uint64_t kind = cache::KindOf(s);
           if (kind == cache::kRaw || kind == cache::kEvicting) {
             // Pin and mark referenced in one CAS; the frame cannot be reused while pinned.
-            if (e->state.compare_exchange_weak(s, (s + cache::kPinOne) | cache::kRefBit | cache::kSeenBit,
-                                               std::memory_order_acquire)) {
+            uint64_t next = (s + cache::kPinOne) | cache::kSeenBit;
+            if (cache::UsesOf(s) < cache::kUseMax) next += cache::kUseOne;
+            if (e->state.compare_exchange_weak(s, next, std::memory_order_acquire)) {
               *copied = CopyPinned(e, in_page, want, dst);
               *path = waited_for_load ? Path::kMiss : Path::kRawHit;
               return Status::Ok();
@@ -441,11 +450,14 @@ Status PageCache::Impl::Load(const PageKey& key, BackingFile* file, uint32_t in_
     *copied = in_page >= got ? 0 : std::min<uint32_t>(want, static_cast<uint32_t>(got) - in_page);
     std::memcpy(dst, raw_.data(frame) + in_page, *copied);
     raw_.owner(frame).store(e, std::memory_order_release);
+    // A page read often lately (though not cached) starts with credit on the raw CLOCK.
+    const uint64_t uses = frequency_.Estimate(key);
     uint64_t s = e->state.load(std::memory_order_relaxed);
     uint64_t next;
     do {
-      next = (s & cache::kStaleBit) ? cache::WithKind(s, cache::kDead)
-                                    : cache::WithKind(s & ~cache::kWaiterBit, cache::kRaw);
+      next = (s & cache::kStaleBit)
+                 ? cache::WithKind(s, cache::kDead)
+                 : cache::WithUses(cache::WithKind(s & ~cache::kWaiterBit, cache::kRaw), uses);
     } while (!e->state.compare_exchange_weak(s, next, std::memory_order_acq_rel));
     if (s & cache::kWaiterBit) e->state.notify_all();
     if (!(s & cache::kStaleBit)) return Status::Ok();
@@ -660,6 +672,11 @@ PageCache::Impl::Evict PageCache::Impl::Pressure() const {
 }
 
 void PageCache::Impl::KickEvictor() {
+  // Misses and promotions call this often; a wake-up is a futex call, so make it only when the
+  // evictor is asleep and has work. The fences pair with the evictor's: either it sees our change
+  // to the free frames when it checks before sleeping, or we see it asleep here.
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  if (!evictor_sleeping_.load(std::memory_order_relaxed) || !NeedEviction()) return;
   std::lock_guard<std::mutex> lock(evict_mu_);
   evict_cv_.notify_one();
 }
@@ -669,8 +686,15 @@ void PageCache::Impl::EvictorLoop() {
   std::vector<PageEntry*> victims;
   std::unique_lock<std::mutex> lock(evict_mu_);
   while (!stop_) {
+    evictor_sleeping_.store(true, std::memory_order_relaxed);
+    std::atomic_thread_fence(std::memory_order_seq_cst);
     evict_cv_.wait_for(lock, std::chrono::milliseconds(20), [&] { return stop_ || NeedEviction(); });
+    evictor_sleeping_.store(false, std::memory_order_relaxed);
     if (stop_) break;
+    if (uint64_t reads = Sum(kReads); reads - reads_at_last_aging_ >= frequency_.sample_size()) {
+      frequency_.Age();  // popularity fades: halve every count
+      reads_at_last_aging_ = reads;
+    }
     const Evict mode = Pressure();
     if (mode == Evict::kNone) continue;
     evictor_busy_ = true;

@@ -9,12 +9,16 @@
 //
 // State word layout (64 bits):
 //
-//   63            32 31          16 15    7  6   5   4   3  0
-//   +---------------+--------------+-------+---+---+---+----+
-//   |    unused     |  pin count   |unused | W | S | R |kind|   (bit 7: H, hit while compressed;
-//   +---------------+--------------+-------+---+---+---+----+    bit 8: U, read again since loaded)
+//   63            32 31          16 15  12 11  9  8   7   6   5   4   3  0
+//   +---------------+--------------+------+-----+---+---+---+---+---+----+
+//   |    unused     |  pin count   |unused| use | U | H | W | S | R |kind|
+//   +---------------+--------------+------+-----+---+---+---+---+---+----+
 //   kind  kLoading / kRaw / kEvicting / kCompressed / kDead
-//   R     CLOCK reference bit (set by hits, cleared by the hand)
+//   R     the compressed tier's CLOCK reference bit (set by compressed hits, cleared by its hand)
+//   use   the raw tier's CLOCK use count, 0..7 (GCLOCK): a raw hit adds one, each pass of the raw
+//         hand takes one away, the hand evicts at zero; a miss starts it at the page's recent read
+//         count (frequency.h)
+//   H     hit while compressed (cleared on entry to the compressed tier: counts wasted compressions)
 //   S     stale: invalidated while loading or evicting; the owner must not publish it
 //   W     a reader is waiting for a load to finish (the loader calls notify_all only then)
 //   U     the page was read again after the miss that loaded it (a raw hit or a promotion): the
@@ -78,12 +82,20 @@ inline constexpr uint64_t kWaiterBit = 1u << 6;
 inline constexpr uint64_t kTierHitBit = 1u << 7;
 // Set by a raw hit or a promotion; never cleared (a reloaded page gets a new entry).
 inline constexpr uint64_t kSeenBit = 1u << 8;
+inline constexpr int kUseShift = 9;
+inline constexpr uint64_t kUseOne = 1ull << kUseShift;
+inline constexpr uint64_t kUseMax = 7;
+inline constexpr uint64_t kUseMask = kUseMax << kUseShift;
 inline constexpr int kPinShift = 16;
 inline constexpr uint64_t kPinOne = 1ull << kPinShift;
 inline constexpr uint64_t kPinMask = 0xFFFFull << kPinShift;
 
 inline uint64_t KindOf(uint64_t s) { return s & kKindMask; }
 inline uint64_t PinsOf(uint64_t s) { return (s & kPinMask) >> kPinShift; }
+inline uint64_t UsesOf(uint64_t s) { return (s & kUseMask) >> kUseShift; }
+inline uint64_t WithUses(uint64_t s, uint64_t n) {
+  return (s & ~kUseMask) | ((n < kUseMax ? n : kUseMax) << kUseShift);
+}
 inline uint64_t WithKind(uint64_t s, uint64_t kind) { return (s & ~kKindMask) | kind; }
 
 // A compressed page: header + bytes, allocated at its exact size.

@@ -104,7 +104,9 @@ void RawTier::ParkExcessLocked() {
 
 size_t RawTier::Sweep(size_t want, std::vector<PageEntry*>* victims) {
   size_t taken = 0;
-  const uint64_t limit = 2ull * max_frames_ + 1;
+  // A page with use count u survives u passes: in the worst case (every page at the maximum) the
+  // hand goes round kUseMax + 1 times.
+  const uint64_t limit = (kUseMax + 1) * max_frames_ + 1;
   for (uint64_t step = 0; step < limit && taken < want; ++step) {
     uint32_t f = hand_;
     hand_ = (hand_ + 1 == max_frames_) ? 0 : hand_ + 1;
@@ -112,9 +114,9 @@ size_t RawTier::Sweep(size_t want, std::vector<PageEntry*>* victims) {
     if (e == nullptr) continue;
     uint64_t s = e->state.load(std::memory_order_acquire);
     while (KindOf(s) == kRaw) {
-      if (s & kRefBit) {
-        // Second chance: clear the bit and pass over it this turn.
-        if (e->state.compare_exchange_weak(s, s & ~kRefBit, std::memory_order_acq_rel)) break;
+      if (UsesOf(s) > 0) {
+        // Another chance: take one use away and pass over it this turn.
+        if (e->state.compare_exchange_weak(s, s - kUseOne, std::memory_order_acq_rel)) break;
         continue;
       }
       if (e->state.compare_exchange_weak(s, WithKind(s, kEvicting), std::memory_order_acq_rel)) {
