@@ -32,22 +32,16 @@
 #include <thread>
 #include <vector>
 
+#include "util/mount_table.h"
+
 extern char** environ;
 
 namespace {
 
 namespace fs = std::filesystem;
+using ccfs::IsMounted;
 using Clock = std::chrono::steady_clock;
 constexpr size_t kReadSize = 8192;
-
-bool IsMounted(const std::string& path) {
-  std::ifstream in("/proc/mounts");
-  std::string dev, mnt, rest;
-  while (in >> dev >> mnt && std::getline(in, rest)) {
-    if (mnt == path) return true;
-  }
-  return false;
-}
 
 pid_t Spawn(const std::vector<std::string>& argv) {
   std::vector<char*> v;

@@ -18,6 +18,11 @@
 // with bench/fuse_rtt.cc), and it is the only scheme that never serves a stale page once the
 // change is visible to stat(2) without trusting timers or inotify (which misses writes through
 // other mounts of the same file system and can overflow).
+//
+// Open handles. Each fi->fh (a FileHandle, a DirHandle, a stats.json snapshot) is owned by a
+// registry of its kind (OpenHandles) from OPEN until RELEASE. The registries are what frees the
+// handles the kernel never gives back: a daemon stopped by SIGTERM, or whose connection ends, while
+// files are still open gets no RELEASE for them, and destroying the Filesystem closes them then.
 #include "fuse/filesystem.h"
 
 #define FUSE_USE_VERSION FUSE_MAKE_VERSION(3, 14)
@@ -36,6 +41,7 @@
 #include <chrono>
 #include <cstring>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <string_view>
 #include <unordered_map>
@@ -117,6 +123,45 @@ struct DirHandle {
   struct dirent* entry = nullptr;  // read but not yet returned (the reply was full)
 };
 
+// The handles of one kind that the kernel holds open, each named by its fi->fh (its address). The
+// registry owns them: Add at OPEN, Remove at RELEASE, and whatever is left when the registry is
+// destroyed (never released: still open when the session ended) is closed and freed with it.
+//
+// Thread-safety: Add, Remove and size take mu_ and may run on any request threads at once. A
+// handle itself is used without the lock: the kernel sends no request on an fh once its RELEASE
+// is under way, and the registry is destroyed only after the request loop has stopped.
+template <typename Handle>
+class OpenHandles {
+ public:
+  // Takes `h`; returns the fi->fh that names it.
+  uint64_t Add(std::unique_ptr<Handle> h) {
+    Handle* raw = h.get();
+    std::lock_guard<std::mutex> lock(mu_);
+    handles_.emplace(raw, std::move(h));
+    return reinterpret_cast<uint64_t>(raw);
+  }
+
+  // Closes and frees the handle `fh` names; 0 (no handle) is ignored.
+  void Remove(uint64_t fh) {
+    typename Map::node_type node;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      node = handles_.extract(reinterpret_cast<Handle*>(fh));
+    }
+    // The handle goes with `node`, outside the lock: closing a descriptor may take a while.
+  }
+
+  size_t size() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return handles_.size();
+  }
+
+ private:
+  using Map = std::unordered_map<Handle*, std::unique_ptr<Handle>>;
+  std::mutex mu_;
+  Map handles_;
+};
+
 std::string ProcPath(int fd) { return "/proc/self/fd/" + std::to_string(fd); }
 
 std::string Trim(std::string_view s) {
@@ -142,6 +187,16 @@ class Filesystem::Impl {
     control_file_.kind = NodeKind::kControlFile;
     control_file_.type = S_IFREG;
     control_file_.ino = kControlFileIno;
+  }
+
+  // Runs after the request loop has stopped (Filesystem's contract), so no handler holds a handle;
+  // the registries then close what the kernel never released.
+  ~Impl() {
+    size_t files = files_.size() + stats_docs_.size();
+    size_t dirs = dirs_.size();
+    if (files + dirs > 0) {
+      LogInfo(fmt::format("closing what is still open: files={} directories={}", files, dirs));
+    }
   }
 
   Status Open() {
@@ -455,7 +510,7 @@ class Filesystem::Impl {
 
   void Release(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
     Inode* i = Get(ino);
-    if (i->kind == NodeKind::kStatsFile) delete reinterpret_cast<std::string*>(fi->fh);
+    if (i->kind == NodeKind::kStatsFile) stats_docs_.Remove(fi->fh);
     if (i->kind == NodeKind::kReal) DetachHandle(fi);
     fuse_reply_err(req, 0);
   }
@@ -484,8 +539,8 @@ class Filesystem::Impl {
       close(fd);
       return (void)fuse_reply_err(req, err);
     }
-    fi->fh = reinterpret_cast<uint64_t>(d.get());
-    if (fuse_reply_open(req, fi) == 0) d.release();
+    fi->fh = dirs_.Add(std::move(d));
+    if (fuse_reply_open(req, fi) != 0) dirs_.Remove(fi->fh);
   }
 
   void Readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info* fi) {
@@ -541,7 +596,7 @@ class Filesystem::Impl {
   }
 
   void Releasedir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
-    delete reinterpret_cast<DirHandle*>(fi->fh);
+    dirs_.Remove(fi->fh);  // 0 for .ccfs
     fuse_reply_err(req, 0);
   }
 
@@ -916,9 +971,8 @@ class Filesystem::Impl {
     fi->nonseekable = 0;
     if (i->kind == NodeKind::kStatsFile) {
       if (mode != O_RDONLY) return (void)fuse_reply_err(req, EACCES);
-      auto* doc = new std::string(RenderStats());
-      fi->fh = reinterpret_cast<uint64_t>(doc);
-      if (fuse_reply_open(req, fi) == -ENOENT) delete doc;
+      fi->fh = stats_docs_.Add(std::make_unique<std::string>(RenderStats()));
+      if (fuse_reply_open(req, fi) == -ENOENT) stats_docs_.Remove(fi->fh);
       return;
     }
     const fuse_ctx* ctx = fuse_req_ctx(req);
@@ -929,7 +983,8 @@ class Filesystem::Impl {
     fuse_reply_open(req, fi);
   }
 
-  // Wraps an open descriptor of a data file in a FileHandle stored in fi->fh.
+  // Wraps an open descriptor of a data file in a FileHandle, registered in files_ and named by
+  // fi->fh.
   int AttachHandle(Inode* i, int fd, fuse_file_info* fi) {
     auto h = std::make_unique<FileHandle>();
     h->inode = i;
@@ -946,12 +1001,12 @@ class Filesystem::Impl {
     // and the engine's hit ratio is the reader's hit ratio.
     fi->direct_io = 1;
     fi->keep_cache = 0;
-    fi->fh = reinterpret_cast<uint64_t>(h.release());
+    fi->fh = files_.Add(std::move(h));
     return 0;
   }
 
   void DetachHandle(fuse_file_info* fi) {
-    delete HandleOf(fi);
+    files_.Remove(fi->fh);
     fi->fh = 0;
   }
 
@@ -1044,6 +1099,12 @@ class Filesystem::Impl {
   std::mutex table_mu_;
   std::map<std::pair<dev_t, ino_t>, std::unique_ptr<Inode>> table_;
   std::unordered_map<uint64_t, FileSignature> saved_signatures_;  // of forgotten inodes
+
+  // What fi->fh names, by kind. Declared after the inode table so they go first: a FileHandle
+  // points at its Inode. Each has its own mutex, taken with no other lock held.
+  OpenHandles<FileHandle> files_;
+  OpenHandles<DirHandle> dirs_;
+  OpenHandles<std::string> stats_docs_;  // stats.json as rendered at its OPEN
 
   std::mutex control_mu_;  // one settings change at a time (control writes, SIGHUP)
 };

@@ -16,10 +16,16 @@
 // drops the file's cached pages first. Writes, truncates and fallocates through the mount record
 // the signature they leave behind, so they do not drop more than they touched.
 //
-// Ownership: the Filesystem owns its descriptors of DATASET; it borrows the PageCache, which must
-// outlive it. Thread-safety: the handlers run on any number of request threads at once; the
-// inode table has one mutex (lock order: table mutex, then an inode's signature mutex, never the
-// reverse); the public methods below may be called from any thread.
+// Ownership: the Filesystem owns its descriptors of DATASET and every handle it gives the kernel
+// (open files and directories); it borrows the PageCache, which must outlive it. Handles the
+// kernel never released (files still open when the daemon stops or its connection ends) are
+// closed when the Filesystem is destroyed, so destroy it only once no request thread can run a
+// handler any more (the request loop has stopped).
+//
+// Thread-safety: the handlers run on any number of request threads at once; the inode table has
+// one mutex (lock order: table mutex, then an inode's signature mutex, never the reverse); the
+// registries of open handles have one mutex each, taken with no other lock held; the public
+// methods below may be called from any thread.
 #ifndef CCFS_FUSE_FILESYSTEM_H_
 #define CCFS_FUSE_FILESYSTEM_H_
 

@@ -80,15 +80,6 @@ CommandResult RunCcfs(const std::vector<std::string>& args, double timeout_s) {
   return RunCommand(argv, timeout_s);
 }
 
-bool IsMounted(const std::string& path) {
-  std::ifstream in("/proc/mounts");
-  std::string dev, mnt, rest;
-  while (in >> dev >> mnt && std::getline(in, rest)) {
-    if (mnt == path) return true;
-  }
-  return false;
-}
-
 std::string ReadWholeFile(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   std::ostringstream out;

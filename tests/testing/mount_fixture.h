@@ -21,6 +21,8 @@
 #include <string>
 #include <vector>
 
+#include "util/mount_table.h"  // IsMounted, which the mount tests use throughout
+
 namespace ccfs::testing {
 
 // Output and exit code of a command run to completion.
@@ -33,9 +35,6 @@ struct CommandResult {
 CommandResult RunCommand(const std::vector<std::string>& argv, double timeout_s = 30);
 // Runs the ccfs binary under test with `args`.
 CommandResult RunCcfs(const std::vector<std::string>& args, double timeout_s = 30);
-
-// True if `path` is a mount point in /proc/mounts.
-bool IsMounted(const std::string& path);
 
 std::string ReadWholeFile(const std::string& path);
 void WriteWholeFile(const std::string& path, const std::string& data);
