@@ -15,7 +15,7 @@ echo "== ThreadSanitizer: engine, compression pool, stats"
 cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCCFS_SANITIZE=thread >/dev/null
 cmake --build build-tsan -j"$jobs" --target ccfs_tests
 TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$PWD/tests/tsan.supp" \
-  build-tsan/ccfs_tests --gtest_brief=1 --gtest_filter='EngineTest.*:CompressionPool*:LatencyHistogram*'
+  build-tsan/ccfs_tests --gtest_brief=1 --gtest_filter='EngineTest.*:AdmissionEngineTest.*:FrequencyEngineTest.*:CompressionPool*:LatencyHistogram*'
 echo "== all tests passed"
 
 # ==== reliability (issue 5): ASan+UBSan, TSan over the mount, fuzz smoke ========================
