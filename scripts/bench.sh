@@ -100,6 +100,11 @@ data=$(make_data "$data_size")
 data2_size=$(double "$data_size")
 memory2=$(double "$memory")
 [ "${BENCH_SKIP_SCALE:-0}" = 1 ] || data2=$(make_data "$data2_size")
+# Warm-up before each measured run: twice the data set in page reads, so that every configuration
+# (a compressed tier that holds 2-3x its memory in pages, a cache just reconfigured from another
+# split) is full and steady when measurement starts. BENCH_WARMUP_FACTOR changes the multiple.
+pages_of() { echo $(( $(du -sb "$1" | cut -f1) / 8192 )); }
+warmup=$(( ${BENCH_WARMUP_FACTOR:-2} * $(pages_of "$data") ))
 
 cat >"$out/machine.json" <<EOF
 {"cpus": $(nproc), "cpu": "$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')",
@@ -151,7 +156,7 @@ for dist in pareto uniform; do
     # The page cache baseline once per trace, after the lz4 sweep, at the same memory.
     [ "$codec" = lz4 ] && base_args=(--baseline "$data" --memory "$memory")
     log "mount sweep: $dist, $codec, C=$sweep${base_args:+, then the page cache in a $memory cgroup}"
-    run "$ccfs" replay "$mnt" --dist "$dist" --ops "$ops" --sweep "compressed_percent=$sweep" \
+    run "$ccfs" replay "$mnt" --dist "$dist" --ops "$ops" --warmup "$warmup" --sweep "compressed_percent=$sweep" \
       "${base_args[@]}" --no-progress --json --sweep-out "$out/mount-$dist-$codec" \
       --plot-script /dev/null >"$out/mount-$dist-$codec.jsonl" 2>>"$out/bench.log" || true
   done
@@ -179,11 +184,12 @@ for round in $(seq "${BENCH_ROUNDS:-3}"); do
   for cfg in "lz4:0" "lz4:$best_pareto_lz4" "zstd:$best_pareto_zstd"; do
     "$ccfs" set "$mnt" "compressor=${cfg%%:*}" "compressed_percent=${cfg##*:}" >/dev/null
     log "headline round $round: mount, pareto, ${cfg%%:*}, C=${cfg##*:}%"
-    run "$ccfs" replay "$mnt" --dist pareto --ops "$ops" --no-progress --json \
+    run "$ccfs" replay "$mnt" --dist pareto --ops "$ops" --warmup "$warmup" --no-progress --json \
       >>"$out/headline.jsonl" 2>>"$out/bench.log" || true
   done
   log "headline round $round: Linux page cache, pareto, $memory cgroup"
-  run "$ccfs" replay "$data" --memory "$memory" --dist pareto --ops "$ops" --no-progress --json \
+  run "$ccfs" replay "$data" --memory "$memory" --dist pareto --ops "$ops" --warmup "$warmup" \
+    --no-progress --json \
     >>"$out/headline.jsonl" 2>>"$out/bench.log" || true
 done
 cat "$mnt/.ccfs/stats.json" >"$out/daemon-stats-end.json"
@@ -199,12 +205,14 @@ for dist in pareto uniform; do
     if [ "$have_rocksdb" = 1 ]; then
       log "in-process: ccfs engine and RocksDB tiered, $dist, lz4, C=$c%"
       run "$build/rocksdb_tiered" --data "$data" --memory "$memory" --percent "$c" \
-        --compressor lz4 --dist "$dist" --ops "$engine_ops" >>"$out/inproc-$dist.jsonl" \
+        --compressor lz4 --dist "$dist" --ops "$engine_ops" --warmup "$warmup" \
+        >>"$out/inproc-$dist.jsonl" \
         2>>"$out/bench.log" || true
     else
       log "in-process: ccfs engine, $dist, lz4, C=$c% (RocksDB not built)"
       run "$build/tiered_compare" --data "$data" --memory "$memory" --percent "$c" \
-        --compressor lz4 --dist "$dist" --ops "$engine_ops" >>"$out/inproc-$dist.jsonl" || true
+        --compressor lz4 --dist "$dist" --ops "$engine_ops" --warmup "$warmup" \
+        >>"$out/inproc-$dist.jsonl" || true
     fi
   done
 done
@@ -216,7 +224,8 @@ for codec in lz4 zstd; do
     for filter in true false; do
       log "in-process admission: pareto, $codec, C=$c%, admission_filter=$filter"
       run "$build/tiered_compare" --data "$data" --memory "$memory" --percent "$c" \
-        --compressor "$codec" --dist pareto --ops "$engine_ops" -o "admission_filter=$filter" \
+        --compressor "$codec" --dist pareto --ops "$engine_ops" --warmup "$warmup" \
+        -o "admission_filter=$filter" \
         >>"$out/admission.jsonl" || true
     done
   done
@@ -246,7 +255,8 @@ if [ "${BENCH_SKIP_SCALE:-0}" != 1 ]; then
     for c in 0 "$best_pareto_lz4"; do
       log "scaling: mount $d, memory $m, pareto, lz4, C=$c%"
       mount_ccfs "$d" "$m" "compressed_percent=$c,compressor=lz4"
-      run "$ccfs" replay "$mnt" --dist pareto --ops "$ops" --no-progress --json \
+      run "$ccfs" replay "$mnt" --dist pareto --ops "$ops" \
+        --warmup $(( ${BENCH_WARMUP_FACTOR:-2} * $(pages_of "$d") )) --no-progress --json \
         >>"$out/scale.jsonl" 2>>"$out/bench.log" || true
       echo "{\"memory\": \"$m\", \"c\": $c, \"vmrss_kib\": $(rss_kib VmRSS), \"vmhwm_kib\": $(rss_kib VmHWM)}" \
         >>"$out/scale-rss.jsonl"

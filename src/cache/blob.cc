@@ -19,6 +19,9 @@
 #include <jemalloc/jemalloc.h>
 #endif
 
+#define CCFS_STR2(x) #x
+#define CCFS_STR(x) CCFS_STR2(x)
+
 namespace ccfs::cache {
 
 Blob* AllocBlob(size_t size, size_t* charged) {
@@ -35,6 +38,14 @@ Blob* AllocBlob(size_t size, size_t* charged) {
   Blob* b = static_cast<Blob*>(p);
   b->size = static_cast<uint32_t>(size);
   return b;
+}
+
+void ReleaseFreedBlobs() {
+  urcu_memb_barrier();  // run the pending call_rcu frees first
+#ifndef CCFS_PLAIN_MALLOC
+  // MALLCTL_ARENAS_ALL: every arena.
+  mallctl("arena." CCFS_STR(MALLCTL_ARENAS_ALL) ".purge", nullptr, nullptr, nullptr, 0);
+#endif
 }
 
 void FreeBlob(Blob* blob) {

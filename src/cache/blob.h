@@ -17,6 +17,10 @@ void FreeBlob(Blob* blob);
 void RetireBlob(Blob* blob);
 // Frees the entry (and its blob, if it still holds one) after an RCU grace period.
 void RetireEntry(PageEntry* e);
+// Returns memory of freed blobs to the system now (jemalloc keeps freed pages for reuse for a
+// while; after the compressed tier shrinks they would otherwise count in the daemon's RSS beside
+// the raw frames that replace them). REQUIRES: not inside an RCU read-side section.
+void ReleaseFreedBlobs();
 
 }  // namespace ccfs::cache
 

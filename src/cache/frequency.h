@@ -7,9 +7,10 @@
 // comes back with credit. Under independent, skewed accesses (the 80/20 traces) this is what an
 // LFU-like policy gains over CLOCK/LRU: about two points of hit ratio at equal memory.
 //
-// A count-min sketch of two rows of 4-bit-ish (saturating at 15) counters, conservative update,
-// halved every 10 × slots reads so that old popularity fades. Counters are relaxed atomics: a
-// lost update only makes an estimate one lower.
+// A count-min sketch of two rows of small (saturating at 15) counters, conservative update,
+// halved every 10 × (pages the cache holds) reads so that old popularity fades and counts stay
+// below saturation for all but the hottest pages (as TinyLFU does). Counters are relaxed atomics:
+// a lost update only makes an estimate one lower.
 #ifndef CCFS_CACHE_FREQUENCY_H_
 #define CCFS_CACHE_FREQUENCY_H_
 
@@ -23,21 +24,23 @@ namespace ccfs::cache {
 
 class FrequencySketch {
  public:
-  // About `slots` counters per row (rounded up to a power of two, at least 4096).
-  explicit FrequencySketch(uint64_t slots);
+  // About `slots` counters per row (rounded up to a power of two, at least 4096); counts are
+  // halved every 10 × `cache_pages` reads.
+  FrequencySketch(uint64_t slots, uint64_t cache_pages);
 
   void Increment(const PageKey& key);
   uint32_t Estimate(const PageKey& key) const;
   // Halves every counter. One thread at a time (the evictor).
   void Age();
   // Reads between two agings.
-  uint64_t sample_size() const { return 10 * (mask_ + 1); }
+  uint64_t sample_size() const { return sample_; }
 
  private:
   static constexpr uint8_t kMax = 15;
   void Slots(const PageKey& key, uint64_t* a, uint64_t* b) const;
 
   uint64_t mask_;
+  uint64_t sample_;
   std::unique_ptr<std::atomic<uint8_t>[]> rows_;  // two rows of mask_ + 1 counters
 };
 

@@ -230,7 +230,7 @@ PageCache::Impl::Impl(const Options& o)
       admission_filter_(o.admission_filter),
       ghost_(std::max<uint64_t>(1024, o.memory / o.page_size * 2)),
       reject_memory_(o.page_size),
-      frequency_(o.memory / o.page_size * 4),
+      frequency_(o.memory / o.page_size * 4, o.memory / o.page_size),
       min_savings_(o.min_savings_percent) {
   for (auto& s : shards_) {
     for (auto& v : s.v) v.store(0, std::memory_order_relaxed);
@@ -808,9 +808,13 @@ Status PageCache::Impl::Reconfigure(const Options& o) {
   ApplyGeometry(o);
   pool_->SetCodec(o.compressor, o.compression_level);
   compress_enabled_.store(o.compressed_percent > 0);
+  // Shrink the compressed tier first and give its memory back before the raw tier grows, so that
+  // the two never hold more than the budget between them.
   std::vector<PageEntry*> dropped;
+  const bool shrink = o.compressed_budget() < cur.compressed_budget();
   compressed_.SetBudget(o.compressed_budget(), &dropped);
   RetireDropped(&dropped);
+  if (shrink) cache::ReleaseFreedBlobs();
   raw_.SetCapacity(static_cast<uint32_t>(o.raw_budget() / page_size_));
   KickEvictor();
   return Status::Ok();

@@ -16,8 +16,8 @@ namespace ccfs::cache {
 namespace {
 
 TEST(FrequencySketchTest, CountsSaturatesAndAges) {
-  FrequencySketch f(4096);
-  EXPECT_EQ(f.sample_size(), 40960u);
+  FrequencySketch f(4096, 1000);
+  EXPECT_EQ(f.sample_size(), 10000u);
   for (int i = 0; i < 5; ++i) f.Increment(PageKey{1, 1});
   for (int i = 0; i < 40; ++i) f.Increment(PageKey{1, 2});
   EXPECT_EQ(f.Estimate(PageKey{1, 1}), 5u);
@@ -29,7 +29,7 @@ TEST(FrequencySketchTest, CountsSaturatesAndAges) {
   // Many distinct keys: estimates are never below the truth; one is over only if both of its
   // counters are shared, at most (1 − e^(−2000/4096))² ≈ 15% of keys (fewer with conservative
   // updates).
-  FrequencySketch g(4096);
+  FrequencySketch g(4096, 1000);
   for (uint64_t p = 0; p < 2000; ++p) g.Increment(PageKey{2, p});
   int over = 0;
   for (uint64_t p = 0; p < 2000; ++p) {
