@@ -181,32 +181,57 @@ def median(xs):
     return xs[len(xs) // 2] if xs else float("nan")
 
 
-head_runs = {}  # label -> [rows]
-for r in jsonl("headline.jsonl"):
-    label = "pagecache" if r.get("mode") == "directory" else f"{r['compressor']}:{r['compressed_percent']}"
-    head_runs.setdefault(label, []).append(r)
-headline = {k: dict(us=median([r["us_per_buffer"] for r in v]), hit=median([r["hit_ratio"] for r in v]),
-                    n=len(v), all_us=[round(r["us_per_buffer"], 2) for r in v]) for k, v in head_runs.items()}
+def headline_rows(name, g):
+    """Medians of the interleaved rounds in `name`, as rows of group `g`; returns them by label."""
+    runs = {}  # label -> [rows]
+    for r in jsonl(name):
+        label = "pagecache" if r.get("mode") == "directory" else f"{r['compressor']}:{r['compressed_percent']}"
+        runs.setdefault(label, []).append(r)
+    hl = {k: dict(us=median([r["us_per_buffer"] for r in v]), hit=median([r["hit_ratio"] for r in v]),
+                  n=len(v), all_us=[round(r["us_per_buffer"], 2) for r in v]) for k, v in runs.items()}
+    zero, cache = hl.get("lz4:0"), hl.get("pagecache")
+    for k, h in sorted(hl.items()):
+        if k in ("lz4:0", "pagecache") or not zero:
+            continue
+        codec, c = k.split(":")
+        fig(g, f"µs/buffer at best C>0 of sweep, C={c}% ({codec}), runs {h['all_us']}",
+            h["us"], "µs", f"ccfs C=0, runs {zero['all_us']}", zero["us"], div(h["us"], zero["us"]), "≤0.8",
+            h["us"] <= 0.8 * zero["us"])
+        if cache:
+            fig(g, f"µs/buffer at best C={c}% ({codec})", h["us"], "µs",
+                f"Linux page cache {machine.get('memory')} cgroup, runs {cache['all_us']}", cache["us"],
+                div(h["us"], cache["us"]), "≤1.0", h["us"] <= cache["us"])
+            fig(g, f"hit ratio at best C={c}% ({codec})", h["hit"], "",
+                "Linux page cache", cache["hit"], div(h["hit"], cache["hit"]))
+    if zero and cache:
+        fig(g, "µs/buffer at C=0", zero["us"], "µs", "Linux page cache", cache["us"], div(zero["us"], cache["us"]))
+        fig(g, "hit ratio at C=0", zero["hit"], "", "Linux page cache", cache["hit"], div(zero["hit"], cache["hit"]))
+    return hl
+
+
+headline = headline_rows("headline.jsonl", "HEADLINE pareto (median of rounds)")
 c0 = headline.get("lz4:0")
 pc = headline.get("pagecache")
-for k, h in sorted(headline.items()):
-    if k in ("lz4:0", "pagecache") or not c0:
-        continue
-    codec, c = k.split(":")
-    fig("HEADLINE pareto (median of rounds)", f"µs/buffer at best C>0 of sweep, C={c}% ({codec}), runs {h['all_us']}",
-        h["us"], "µs", f"ccfs C=0, runs {c0['all_us']}", c0["us"], div(h["us"], c0["us"]), "≤0.8",
-        h["us"] <= 0.8 * c0["us"])
-    if pc:
-        fig("HEADLINE pareto (median of rounds)", f"µs/buffer at best C={c}% ({codec})", h["us"], "µs",
-            f"Linux page cache {machine.get('memory')} cgroup, runs {pc['all_us']}", pc["us"],
-            div(h["us"], pc["us"]), "≤1.0", h["us"] <= pc["us"])
-        fig("HEADLINE pareto (median of rounds)", f"hit ratio at best C={c}% ({codec})", h["hit"], "",
-            "Linux page cache", pc["hit"], div(h["hit"], pc["hit"]))
-if c0 and pc:
-    fig("HEADLINE pareto (median of rounds)", "µs/buffer at C=0", c0["us"], "µs", "Linux page cache",
-        pc["us"], div(c0["us"], pc["us"]))
-    fig("HEADLINE pareto (median of rounds)", "hit ratio at C=0", c0["hit"], "", "Linux page cache",
-        pc["hit"], div(c0["hit"], pc["hit"]))
+# The same, with the daemon's threads pinned (pin_threads=true, request_threads=1) and every
+# client, the page cache's included, on the request CPU (taskset): same-CPU FUSE round trips.
+headline_pinned = headline_rows(
+    "headline-pinned.jsonl",
+    "HEADLINE pareto, pinned: pin_threads, request_threads=1, clients on CPU 0 (median of rounds)")
+try:
+    text = open(path("fuse_rtt-pinned.txt")).read()
+    m = re.search(r"^null single\s+([\d.]+)", text, re.M)
+    mc = re.search(r"^ccfs request_threads=1\s+([\d.]+)", text, re.M)
+    pcp = headline_pinned.get("pagecache")
+    if m and pcp:
+        fig("mount, pinned (everything on CPU 0)", "null-FUSE floor round trip, QD1 mean", float(m.group(1)), "µs",
+            "Linux page cache µs/buffer, clients on CPU 0 (pinned headline median)", pcp["us"],
+            div(float(m.group(1)), pcp["us"]))
+    if m and mc:
+        fig("mount, pinned (everything on CPU 0)", "ccfs raw-hit round trip, request_threads=1, QD1 mean",
+            float(mc.group(1)), "µs", "null-FUSE floor, pinned", float(m.group(1)),
+            div(float(mc.group(1)), float(m.group(1))))
+except FileNotFoundError:
+    pass
 
 # ---- bounds: what any FUSE cache could reach in this run (Pareto, headline) ----------------------
 # Not measurements of ccfs: lower bounds on µs per buffer built from this run's own floors, to show
@@ -507,6 +532,7 @@ table = head + "\n\n" + "\n".join(lines) + "\n"
 with open(path("table.md"), "w") as f:
     f.write(table)
 summary = dict(machine=machine, elapsed_s=elapsed, figures=figures, headline=headline,
+               headline_pinned=headline_pinned,
                best_c={f"{d}/{c}": v for (d, c), v in best.items()}, bounds=bounds,
                met=sum(1 for r in figures if r["met"] is True),
                not_met=sum(1 for r in figures if r["met"] is False))

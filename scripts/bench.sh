@@ -197,6 +197,29 @@ echo "{\"vmrss_kib\": $(rss_kib VmRSS), \"vmhwm_kib\": $(rss_kib VmHWM), \"memor
   >"$out/daemon-rss.json"
 umount_ccfs
 
+# ---- 2c. the headline again with the threads pinned -----------------------------------------------
+# pin_threads=true and request_threads=1: the request thread on the first CPU, the compression
+# workers on the others; every client (the page cache's too) runs on that first CPU with taskset,
+# so a FUSE round trip does not wake another CPU. The floors are measured the same way.
+pin_cpu=$(taskset -pc $$ | sed 's/.*: //; s/[,-].*//')
+log "fuse_rtt pinned: null-FUSE floor vs ccfs raw hit, everything on CPU $pin_cpu"
+run taskset -c "$pin_cpu" "$build/fuse_rtt" --dir "$data_root" --file-mib 32 --ops 20000 --seconds 2 \
+  --rounds 1 --null-loops single --ccfs-threads 1 >"$out/fuse_rtt-pinned.txt" || true
+mount_ccfs "$data" "$memory" "compressed_percent=0,compressor=lz4,pin_threads=true,request_threads=1"
+: >"$out/headline-pinned.jsonl"
+for round in $(seq "${BENCH_ROUNDS:-3}"); do
+  for cfg in "lz4:0" "lz4:$best_pareto_lz4" "zstd:$best_pareto_zstd"; do
+    "$ccfs" set "$mnt" "compressor=${cfg%%:*}" "compressed_percent=${cfg##*:}" >/dev/null
+    log "pinned headline round $round: mount, pareto, ${cfg%%:*}, C=${cfg##*:}%, client on CPU $pin_cpu"
+    run taskset -c "$pin_cpu" "$ccfs" replay "$mnt" --dist pareto --ops "$ops" --warmup "$warmup" \
+      --no-progress --json >>"$out/headline-pinned.jsonl" 2>>"$out/bench.log" || true
+  done
+  log "pinned headline round $round: Linux page cache, pareto, $memory cgroup, client on CPU $pin_cpu"
+  run taskset -c "$pin_cpu" "$ccfs" replay "$data" --memory "$memory" --dist pareto --ops "$ops" \
+    --warmup "$warmup" --no-progress --json >>"$out/headline-pinned.jsonl" 2>>"$out/bench.log" || true
+done
+umount_ccfs
+
 # ---- 3. RocksDB tiered cache vs ccfs engine, in-process, same trace -----------------------------
 IFS=: read -r s_from s_to s_step <<<"$sweep"
 for dist in pareto uniform; do

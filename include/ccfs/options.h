@@ -57,6 +57,10 @@ struct Options {
   int request_threads = 2;
   // Let other users reach the mount (FUSE allow_other). Key: allow_other.
   bool allow_other = false;
+  // Keep the request threads on the first CPUs and the compression workers on the last ones (see
+  // src/util/cpus.h); run the application on the request CPUs for same-CPU round trips. Key:
+  // pin_threads.
+  bool pin_threads = false;
   // Seconds the kernel may cache names and attributes. Key: attr_timeout.
   double attr_timeout = 1.0;
 

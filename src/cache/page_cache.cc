@@ -30,6 +30,7 @@
 #include "cache/raw_tier.h"
 #include "cache/rcu.h"
 #include "compress/compression_pool.h"
+#include "util/cpus.h"
 
 namespace ccfs {
 
@@ -236,7 +237,9 @@ PageCache::Impl::Impl(const Options& o)
     for (auto& v : s.v) v.store(0, std::memory_order_relaxed);
   }
   ApplyGeometry(o);
-  pool_ = std::make_unique<CompressionPool>(o.compress_threads, o.compressor, o.compression_level);
+  pool_ = std::make_unique<CompressionPool>(
+      o.compress_threads, o.compressor, o.compression_level,
+      o.pin_threads ? SplitCpus(o.compress_threads).compress : std::vector<int>{});
   evictor_ = std::thread([this] { EvictorLoop(); });
 }
 
@@ -375,8 +378,12 @@ Status PageCache::Impl::ReadCompressed(PageEntry* e, uint64_t s, uint32_t in_pag
   }
   uint32_t length = e->length.load(std::memory_order_relaxed);
   uint32_t frame;
-  // Promotion is optional: it leaves the last few free frames to misses, which must have one.
-  bool promote = raw_.free_count() > low_watermark_.load(std::memory_order_relaxed) / 4 &&
+  // A page is promoted on its second hit while compressed: a promotion displaces a raw page,
+  // which then costs a compression, so a page read once from the compressed tier is served from
+  // a scratch copy instead. Promotion is optional: it also leaves the last few free frames to
+  // misses, which must have one.
+  bool promote = (s & cache::kTierHitBit) != 0 &&
+                 raw_.free_count() > low_watermark_.load(std::memory_order_relaxed) / 4 &&
                  raw_.TryAlloc(&frame);
   char* page = promote ? raw_.data(frame) : ScratchPage(page_size_);
   uint64_t t0 = NowNs();

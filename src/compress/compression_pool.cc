@@ -13,6 +13,8 @@
 // queue is empty and only then exit, so every task submitted before destruction runs.
 #include "compress/compression_pool.h"
 
+#include "util/cpus.h"
+
 #include <pthread.h>
 #include <sched.h>
 #include <sys/resource.h>
@@ -30,13 +32,9 @@ namespace ccfs {
 
 class CompressionPool::Impl {
  public:
-  Impl(int threads, CodecKind kind, int level) : kind_(kind), level_(level) {
-    if (threads <= 0) {
-      // One CPU is left to the readers: on small machines a pool as wide as the machine takes the
-      // CPU from the very requests it works for (measured by scripts/bench.sh on 2 vCPUs).
-      const long online = sysconf(_SC_NPROCESSORS_ONLN);
-      threads = online > 1 ? static_cast<int>(online) - 1 : 1;
-    }
+  Impl(int threads, CodecKind kind, int level, std::vector<int> cpus)
+      : kind_(kind), level_(level), cpus_(std::move(cpus)) {
+    threads = ResolveCompressThreads(threads);
     workers_.reserve(static_cast<size_t>(threads));
     for (int i = 0; i < threads; ++i) workers_.emplace_back([this] { WorkerLoop(); });
   }
@@ -89,6 +87,7 @@ class CompressionPool::Impl {
     sched_param param{};
     pthread_setschedparam(pthread_self(), SCHED_BATCH, &param);
     setpriority(PRIO_PROCESS, static_cast<id_t>(gettid()), 5);
+    if (!cpus_.empty()) PinThisThread(cpus_);
     std::unique_lock<std::mutex> lock(mu_);
     uint64_t codec_generation = codec_generation_;
     std::unique_ptr<Codec> codec = BuildCodec(kind_, level_, lock);
@@ -132,13 +131,14 @@ class CompressionPool::Impl {
   bool stopping_ = false;               // guarded by mu_
   CodecKind kind_;                      // guarded by mu_
   int level_;                           // guarded by mu_
+  const std::vector<int> cpus_;         // where workers run; empty = anywhere
   uint64_t codec_generation_ = 0;       // guarded by mu_; bumped by SetCodec
   std::atomic<uint64_t> codecs_built_{0};
   std::vector<std::thread> workers_;    // fixed after construction
 };
 
-CompressionPool::CompressionPool(int threads, CodecKind kind, int level)
-    : impl_(std::make_unique<Impl>(threads, kind, level)) {}
+CompressionPool::CompressionPool(int threads, CodecKind kind, int level, std::vector<int> cpus)
+    : impl_(std::make_unique<Impl>(threads, kind, level, std::move(cpus))) {}
 
 CompressionPool::~CompressionPool() = default;
 

@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <vector>
 
 #include "ccfs/codec.h"
 #include "ccfs/options.h"
@@ -27,8 +28,9 @@ class CompressionPool {
  public:
   using Task = std::function<void(Codec& codec)>;
 
-  // Starts `threads` workers (0 or negative = one per online CPU but one, at least one) using codec `kind` at `level`.
-  CompressionPool(int threads, CodecKind kind, int level);
+  // Starts `threads` workers (0 or negative = one per online CPU but one, at least one) using
+  // codec `kind` at `level`; each worker runs only on `cpus` if that is not empty.
+  CompressionPool(int threads, CodecKind kind, int level, std::vector<int> cpus = {});
   // Finishes queued tasks, then joins the workers.
   ~CompressionPool();
 

@@ -37,6 +37,7 @@
 #include "fuse/filesystem.h"
 #include "fuse/log.h"
 #include "fuse/request_loop.h"
+#include "util/cpus.h"
 
 namespace ccfs {
 
@@ -189,6 +190,7 @@ class Daemon {
     RequestLoopConfig loop_config;
     loop_config.kind = RequestLoopKind::kFixedThreads;
     loop_config.threads = options_.request_threads;
+    if (options_.pin_threads) loop_config.cpus = SplitCpus(options_.compress_threads).request;
     loop_ = std::make_unique<RequestLoop>(session_, loop_config);
     s = loop_->Start();
     if (!s.ok()) {

@@ -41,6 +41,7 @@ const std::vector<Field>& Fields() {
       CCFS_FIELD(evict_batch_percent, PrintNumber),
       CCFS_FIELD(low_watermark_percent, PrintNumber),
       CCFS_FIELD(request_threads, PrintInt),
+      CCFS_FIELD(pin_threads, PrintBool),
       CCFS_FIELD(allow_other, PrintBool),
       CCFS_FIELD(attr_timeout, PrintNumber),
   };

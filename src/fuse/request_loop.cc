@@ -11,6 +11,8 @@
 // Measured figures are recorded in the project README next to the benchmark command.
 #include "fuse/request_loop.h"
 
+#include "util/cpus.h"
+
 #define FUSE_USE_VERSION FUSE_MAKE_VERSION(3, 14)
 #include <fuse3/fuse_lowlevel.h>
 #include <pthread.h>
@@ -81,7 +83,10 @@ class RequestLoop::Impl {
     int n = config_.kind == RequestLoopKind::kFixedThreads ? std::max(1, config_.threads) : 1;
     running_ = n;
     for (int i = 0; i < n; ++i) {
-      threads_.emplace_back([this] { Serve(); });
+      threads_.emplace_back([this] {
+        if (!config_.cpus.empty()) PinThisThread(config_.cpus);
+        Serve();
+      });
     }
     return Status::Ok();
   }

@@ -21,6 +21,7 @@
 #include <csignal>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "ccfs/status.h"
 
@@ -38,6 +39,7 @@ struct RequestLoopConfig {
   RequestLoopKind kind = RequestLoopKind::kFixedThreads;
   int threads = 2;        // serving threads (kSingle ignores it)
   bool clone_fd = false;  // kLibfuseMt only
+  std::vector<int> cpus;  // kFixedThreads: serving threads run only on these CPUs (empty: any)
 };
 
 class RequestLoop {

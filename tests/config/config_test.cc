@@ -37,6 +37,7 @@ Options AllNonDefault() {
   o.evict_batch_percent = 5.5;
   o.low_watermark_percent = 7;
   o.request_threads = 4;
+  o.pin_threads = true;
   o.allow_other = true;
   o.attr_timeout = 2.5;
   return o;
@@ -104,6 +105,7 @@ low_watermark_percent = 7
 
 [daemon]
 request_threads = 4
+pin_threads = true
 allow_other = true
 attr_timeout = 2.5
 )";
@@ -315,7 +317,7 @@ TEST(ApplyOptionListTest, SetsEveryKindOfKey) {
   Status s = ApplyOptionList(
       "memory=64MiB, compressed_percent=40,page_size=16K,compressor=zstd,compression_level=3,"
       "compress_threads=3,min_savings_percent=20.25,admission_filter=off,evict_batch_percent=5.5,low_watermark_percent=7,"
-      "request_threads=4,allow_other=yes,attr_timeout=2.5",
+      "request_threads=4,pin_threads=on,allow_other=yes,attr_timeout=2.5",
       "-o", &o, &pass);
   ASSERT_TRUE(s.ok()) << s.message();
   EXPECT_EQ(o, AllNonDefault());
@@ -414,7 +416,7 @@ TEST(ConfigKeyTest, LiveAndKnownKeys) {
     EXPECT_TRUE(IsLiveKey(key)) << key;
     EXPECT_TRUE(IsKnownKey(key)) << key;
   }
-  for (const char* key : {"memory", "page_size", "compress_threads", "request_threads", "allow_other",
+  for (const char* key : {"memory", "page_size", "compress_threads", "request_threads", "pin_threads", "allow_other",
                           "attr_timeout"}) {
     EXPECT_FALSE(IsLiveKey(key)) << key;
     EXPECT_TRUE(IsKnownKey(key)) << key;
@@ -528,7 +530,7 @@ TEST(RenderConfigTest, EveryKeyAppearsWithAComment) {
   for (const char* key : {"memory", "compressed_percent", "page_size", "compressor", "compression_level",
                           "compress_threads", "min_savings_percent", "admission_filter",
                           "evict_batch_percent", "low_watermark_percent", "request_threads",
-                          "allow_other", "attr_timeout"}) {
+                          "pin_threads", "allow_other", "attr_timeout"}) {
     EXPECT_THAT(text, HasSubstr("\n" + std::string(key) + " = ")) << key;
   }
   EXPECT_THAT(text, HasSubstr("memory = \"256MiB\""));
