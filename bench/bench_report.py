@@ -182,7 +182,8 @@ def median(xs):
 
 
 def headline_rows(name, g):
-    """Medians of the interleaved rounds in `name`, as rows of group `g`; returns them by label."""
+    """Medians of the interleaved rounds in `name`, as rows of group `g`; returns them by label, and
+    the runs themselves."""
     runs = {}  # label -> [rows]
     for r in jsonl(name):
         label = "pagecache" if r.get("mode") == "directory" else f"{r['compressor']}:{r['compressed_percent']}"
@@ -206,15 +207,15 @@ def headline_rows(name, g):
     if zero and cache:
         fig(g, "µs/buffer at C=0", zero["us"], "µs", "Linux page cache", cache["us"], div(zero["us"], cache["us"]))
         fig(g, "hit ratio at C=0", zero["hit"], "", "Linux page cache", cache["hit"], div(zero["hit"], cache["hit"]))
-    return hl
+    return hl, runs
 
 
-headline = headline_rows("headline.jsonl", "HEADLINE pareto (median of rounds)")
+headline, head_runs = headline_rows("headline.jsonl", "HEADLINE pareto (median of rounds)")
 c0 = headline.get("lz4:0")
 pc = headline.get("pagecache")
 # The same, with the daemon's threads pinned (pin_threads=true, request_threads=1) and every
 # client, the page cache's included, on the request CPU (taskset): same-CPU FUSE round trips.
-headline_pinned = headline_rows(
+headline_pinned, _ = headline_rows(
     "headline-pinned.jsonl",
     "HEADLINE pareto, pinned: pin_threads, request_threads=1, clients on CPU 0 (median of rounds)")
 try:
