@@ -159,6 +159,9 @@ class RequestLoop::Impl {
     while (!fuse_session_exited(se_)) {
       int res = fuse_session_receive_buf(se_, &buf);
       if (res == -EINTR || res == -EAGAIN) continue;
+      // The connection is over: after a lazy unmount the kernel may end it as aborted rather than
+      // gone (ENODEV) once the last open file closes. Either way there is nothing left to serve.
+      if (res == -ECONNABORTED) break;
       if (res < 0) {
         err = res;
         fuse_session_exit(se_);
