@@ -361,30 +361,47 @@ if floor and _preads and c0 and _mem and _data:
                 note(ratio, 1.0, "ideal cache", "the page cache"), kind="bound")
 
 # ---- in-process: ccfs engine vs RocksDB tiered ---------------------------------------------------
-inproc = {}  # dist -> {"ccfs": {c: row}, "rocksdb": {c: row}}
+# Both caches run the same sweep with each codec. Each is judged at its best configuration (codec
+# and C%), as a user would run it; the per-codec bests and every C% are printed beside.
+inproc = {}  # dist -> {"ccfs": {(codec, c): row}, "rocksdb": {(codec, c): row}}
 for dist in ("pareto", "uniform"):
     for r in jsonl(f"inproc-{dist}.jsonl"):
-        inproc.setdefault(dist, {}).setdefault(r["cache"], {})[r["compressed_percent"]] = r
+        key = (r.get("compressor", "lz4"), r["compressed_percent"])
+        inproc.setdefault(dist, {}).setdefault(r["cache"], {})[key] = r
+
+
+def cfg(k):
+    return f"C={k[1]}%" if k[1] == 0 else f"{k[0]} C={k[1]}%"
+
+
 for dist, d in inproc.items():
     cc, rk = d.get("ccfs", {}), d.get("rocksdb", {})
     if not cc or not rk:
         continue
     g = f"in-process {dist}"
     tgt = dist == "pareto"
-    cb = min(cc, key=lambda c: cc[c]["us_per_buffer"])
-    rb = min(rk, key=lambda c: rk[c]["us_per_buffer"])
-    fig(g, f"ccfs best C={cb}% µs/buffer", cc[cb]["us_per_buffer"], "µs", f"RocksDB best C={rb}%",
-        rk[rb]["us_per_buffer"], div(cc[cb]["us_per_buffer"], rk[rb]["us_per_buffer"]),
-        "≤1.0" if tgt else "", cc[cb]["us_per_buffer"] <= rk[rb]["us_per_buffer"] if tgt else None)
-    hb_c = max(cc, key=lambda c: cc[c]["hit_ratio"])
-    hb_r = max(rk, key=lambda c: rk[c]["hit_ratio"])
-    fig(g, f"ccfs best hit ratio (C={hb_c}%)", cc[hb_c]["hit_ratio"], "", f"RocksDB best (C={hb_r}%)",
-        rk[hb_r]["hit_ratio"], div(cc[hb_c]["hit_ratio"], rk[hb_r]["hit_ratio"]),
-        "≥1.0" if tgt else "", cc[hb_c]["hit_ratio"] >= rk[hb_r]["hit_ratio"] if tgt else None)
-    for c in sorted(set(cc) & set(rk)):
-        fig(g, f"C={c}%: ccfs µs/buffer | hit", cc[c]["us_per_buffer"], "µs", "RocksDB same C",
-            rk[c]["us_per_buffer"], div(cc[c]["us_per_buffer"], rk[c]["us_per_buffer"]),
-            f"hit {cc[c]['hit_ratio']:.3f} vs {rk[c]['hit_ratio']:.3f}")
+    codecs = sorted({k[0] for k in cc} & {k[0] for k in rk})
+    scopes = [("both codecs", None)] + ([(c, c) for c in codecs] if len(codecs) > 1 else [])
+    for scope, codec in scopes:
+        c_s = {k: v for k, v in cc.items() if codec is None or k[0] == codec}
+        r_s = {k: v for k, v in rk.items() if codec is None or k[0] == codec}
+        judged = tgt and codec is None
+        cb = min(c_s, key=lambda k: c_s[k]["us_per_buffer"])
+        rb = min(r_s, key=lambda k: r_s[k]["us_per_buffer"])
+        fig(g, f"ccfs best µs/buffer ({scope}): {cfg(cb)}", c_s[cb]["us_per_buffer"], "µs",
+            f"RocksDB best ({scope}): {cfg(rb)}", r_s[rb]["us_per_buffer"],
+            div(c_s[cb]["us_per_buffer"], r_s[rb]["us_per_buffer"]), "≤1.0" if judged else "",
+            c_s[cb]["us_per_buffer"] <= r_s[rb]["us_per_buffer"] if judged else None)
+        hc = max(c_s, key=lambda k: c_s[k]["hit_ratio"])
+        hr = max(r_s, key=lambda k: r_s[k]["hit_ratio"])
+        fig(g, f"ccfs best hit ratio ({scope}): {cfg(hc)}", c_s[hc]["hit_ratio"], "",
+            f"RocksDB best ({scope}): {cfg(hr)}", r_s[hr]["hit_ratio"],
+            div(c_s[hc]["hit_ratio"], r_s[hr]["hit_ratio"]), "≥1.0" if judged else "",
+            c_s[hc]["hit_ratio"] >= r_s[hr]["hit_ratio"] if judged else None)
+    for k in sorted(set(cc) & set(rk)):
+        fig(g, f"{cfg(k)}: ccfs µs/buffer | hit", cc[k]["us_per_buffer"], "µs", "RocksDB same",
+            rk[k]["us_per_buffer"], div(cc[k]["us_per_buffer"], rk[k]["us_per_buffer"]),
+            f"hit {cc[k]['hit_ratio']:.3f} vs {rk[k]['hit_ratio']:.3f}")
 
 # ---- admission filter on vs off (in-process, same trace) -------------------------------------------
 adm = {}
@@ -564,12 +581,14 @@ for metric, label, fname in (("us_per_buffer", "µs per buffer (client)", "us-pe
                 cs_ = sorted(s)
                 ax.plot(cs_, [s[c][metric] for c in cs_], style, label=f"ccfs mount, {codec}")
         d = inproc.get(dist, {})
-        for cache, style in (("ccfs", "^--"), ("rocksdb", "v--")):
-            s = d.get(cache)
-            if s:
-                cs_ = sorted(s)
-                name = "ccfs engine in-process, lz4" if cache == "ccfs" else "RocksDB LRU+CompressedSecondary, lz4"
-                ax.plot(cs_, [s[c][metric] for c in cs_], style, label=name)
+        for cache, marker in (("ccfs", "^"), ("rocksdb", "v")):
+            rows = d.get(cache, {})
+            for codec, line in (("lz4", "--"), ("zstd", ":")):
+                pts = sorted((k[1], r[metric]) for k, r in rows.items() if k[0] == codec)
+                if pts:
+                    name = ("ccfs engine in-process" if cache == "ccfs"
+                            else "RocksDB LRU+CompressedSecondary") + f", {codec}"
+                    ax.plot([p[0] for p in pts], [p[1] for p in pts], marker + line, label=name)
         pc = pagecache.get(dist)
         if pc:
             ax.axhline(pc[metric], color="black", linestyle=":",

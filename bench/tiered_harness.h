@@ -261,6 +261,7 @@ class CcfsEngineCache final : public TieredCache {
     (*j)["compress_ns"] = a.compress_ns - before_.compress_ns;
     (*j)["evictions"] = a.evictions - before_.evictions;
     (*j)["admission_filter"] = cache_->options().admission_filter;
+    (*j)["probation"] = cache_->options().probation;
     (*j)["rejects"] = a.rejects - before_.rejects;
     (*j)["admission_drops"] = a.admission_drops - before_.admission_drops;
     (*j)["incompressible_skips"] = a.incompressible_skips - before_.incompressible_skips;

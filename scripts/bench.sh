@@ -224,19 +224,23 @@ umount_ccfs
 IFS=: read -r s_from s_to s_step <<<"$sweep"
 for dist in pareto uniform; do
   : >"$out/inproc-$dist.jsonl"
-  for c in $(seq "$s_from" "$s_step" "$s_to"); do
-    if [ "$have_rocksdb" = 1 ]; then
-      log "in-process: ccfs engine and RocksDB tiered, $dist, lz4, C=$c%"
-      run "$build/rocksdb_tiered" --data "$data" --memory "$memory" --percent "$c" \
-        --compressor lz4 --dist "$dist" --ops "$engine_ops" --warmup "$warmup" \
-        >>"$out/inproc-$dist.jsonl" \
-        2>>"$out/bench.log" || true
-    else
-      log "in-process: ccfs engine, $dist, lz4, C=$c% (RocksDB not built)"
-      run "$build/tiered_compare" --data "$data" --memory "$memory" --percent "$c" \
-        --compressor lz4 --dist "$dist" --ops "$engine_ops" --warmup "$warmup" \
-        >>"$out/inproc-$dist.jsonl" || true
-    fi
+  for codec in lz4 zstd; do
+    for c in $(seq "$s_from" "$s_step" "$s_to"); do
+      # C=0 compresses nothing: one run serves both codecs.
+      if [ "$c" = 0 ] && [ "$codec" != lz4 ]; then continue; fi
+      if [ "$have_rocksdb" = 1 ]; then
+        log "in-process: ccfs engine and RocksDB tiered, $dist, $codec, C=$c%"
+        run "$build/rocksdb_tiered" --data "$data" --memory "$memory" --percent "$c" \
+          --compressor "$codec" --dist "$dist" --ops "$engine_ops" --warmup "$warmup" \
+          >>"$out/inproc-$dist.jsonl" \
+          2>>"$out/bench.log" || true
+      else
+        log "in-process: ccfs engine, $dist, $codec, C=$c% (RocksDB not built)"
+        run "$build/tiered_compare" --data "$data" --memory "$memory" --percent "$c" \
+          --compressor "$codec" --dist "$dist" --ops "$engine_ops" --warmup "$warmup" \
+          >>"$out/inproc-$dist.jsonl" || true
+      fi
+    done
   done
 done
 

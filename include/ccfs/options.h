@@ -51,6 +51,10 @@ struct Options {
   // The evictor starts when free raw frames fall below this, percent of raw frames (at least one
   // page). Key: low_watermark_percent.
   double low_watermark_percent = 2.0;
+  // A page loaded by a miss that had not been read lately (by the frequency sketch) is evicted
+  // first, before the CLOCK hand moves, unless it is read again meanwhile (TinyLFU's doorkeeper;
+  // src/cache/raw_tier.h). false = plain GCLOCK. Key: probation.
+  bool probation = true;
 
   // --- daemon ---------------------------------------------------------------------------------
   // Threads serving FUSE requests. Key: request_threads.

@@ -9,8 +9,9 @@
 //                    -> absent:        take a frame (waiting only if none is free: a stall),
 //                                      insert kLoading, read the backing file, publish kRaw (miss)
 // Eviction: a single evictor thread watches free frames; below the low watermark it sweeps a
-// batch of victims (kRaw -> kEvicting) and hands them to the compression pool in a few chunks; with
-// no compressed budget it drops them at once. Compression never runs on a reader's thread.
+// batch of victims (kRaw -> kEvicting: pages on probation first, raw_tier.h, then the CLOCK
+// hand's) and hands them to the compression pool in a few chunks; with no compressed budget it
+// drops them at once. Compression never runs on a reader's thread.
 #include "ccfs/page_cache.h"
 
 #include <algorithm>
@@ -120,6 +121,13 @@ char* ScratchPage(size_t page_size) {
   return scratch.data();
 }
 
+// Where a blob stored in two pieces is made contiguous for the decompressor.
+char* BlobScratch(size_t page_size) {
+  thread_local std::vector<char> scratch;
+  if (scratch.size() < page_size) scratch.resize(page_size);
+  return scratch.data();
+}
+
 }  // namespace
 
 class PageCache::Impl {
@@ -196,6 +204,7 @@ class PageCache::Impl {
 
   std::atomic<bool> compress_enabled_;
   std::atomic<bool> admission_filter_;
+  std::atomic<bool> probation_;
   std::atomic<uint64_t> ghost_slots_{0};  // wanted size of ghost_; the evictor applies it
   GhostSet ghost_;                         // evictor thread only
   uint64_t ghost_applied_ = 0;             // evictor thread only
@@ -229,6 +238,7 @@ PageCache::Impl::Impl(const Options& o)
       compressed_(o.compressed_budget()),
       compress_enabled_(o.compressed_percent > 0),
       admission_filter_(o.admission_filter),
+      probation_(o.probation),
       ghost_(std::max<uint64_t>(1024, o.memory / o.page_size * 2)),
       reject_memory_(o.page_size),
       frequency_(o.memory / o.page_size * 4, o.memory / o.page_size),
@@ -267,6 +277,7 @@ void PageCache::Impl::ApplyGeometry(const Options& o) {
   batch_ = std::max<uint32_t>(1, static_cast<uint32_t>(frames * o.evict_batch_percent / 100));
   min_savings_.store(o.min_savings_percent);
   admission_filter_.store(o.admission_filter);
+  probation_.store(o.probation);
   // About as many fingerprints as the compressed tier holds pages at a 2:1 ratio.
   ghost_slots_.store(std::max<uint64_t>(1024, o.compressed_budget() / page_size_ * 2));
 }
@@ -390,7 +401,8 @@ Status PageCache::Impl::ReadCompressed(PageEntry* e, uint64_t s, uint32_t in_pag
   if (blob == nullptr) {
     std::memset(page, 0, length);
   } else {
-    Status st = ReaderCodec(blob->codec).Decompress(blob->data, blob->size, page, length);
+    const char* bytes = cache::BlobBytes(blob, BlobScratch(page_size_));
+    Status st = ReaderCodec(blob->codec).Decompress(bytes, blob->size, page, length);
     if (!st.ok()) {
       if (promote) raw_.Free(frame);
       Invalidate(e);
@@ -467,7 +479,12 @@ Status PageCache::Impl::Load(const PageKey& key, BackingFile* file, uint32_t in_
                  : cache::WithUses(cache::WithKind(s & ~cache::kWaiterBit, cache::kRaw), uses);
     } while (!e->state.compare_exchange_weak(s, next, std::memory_order_acq_rel));
     if (s & cache::kWaiterBit) e->state.notify_all();
-    if (!(s & cache::kStaleBit)) return Status::Ok();
+    if (!(s & cache::kStaleBit)) {
+      // A page not read at all lately (a one-off, by the sketch) is the first candidate for
+      // eviction, unless it is read again before the next sweep (raw_tier.h, Probation).
+      if (uses == 0 && probation_.load(std::memory_order_relaxed)) raw_.Probation(frame, e);
+      return Status::Ok();
+    }
     // Invalidated while loading: the caller still gets what it read (the read was concurrent with
     // the change), but the page is not kept.
     raw_.owner(frame).store(nullptr, std::memory_order_relaxed);
@@ -625,9 +642,8 @@ void PageCache::Impl::CompressChunk(Codec& codec, const std::vector<PageEntry*>&
         keep = false;
         Count(kRejects);
       } else {
-        blob = cache::AllocBlob(size, &charged);
+        blob = cache::AllocBlob(out.data(), size, &charged);
         blob->codec = static_cast<uint8_t>(codec.kind());
-        std::memcpy(blob->data, out.data(), size);
       }
     }
     Count(kCompressions);

@@ -17,7 +17,7 @@
 //   R     the compressed tier's CLOCK reference bit (set by compressed hits, cleared by its hand)
 //   use   the raw tier's CLOCK use count, 0..7 (GCLOCK): a raw hit adds one, each pass of the raw
 //         hand takes one away, the hand evicts at zero; a miss starts it at the page's recent read
-//         count (frequency.h)
+//         count (frequency.h), and a page loaded at zero goes on probation (raw_tier.h)
 //   H     hit while compressed (cleared on entry to the compressed tier: counts wasted compressions)
 //   S     stale: invalidated while loading or evicting; the owner must not publish it
 //   W     a reader is waiting for a load to finish (the loader calls notify_all only then)
@@ -98,11 +98,14 @@ inline uint64_t WithUses(uint64_t s, uint64_t n) {
 }
 inline uint64_t WithKind(uint64_t s, uint64_t kind) { return (s & ~kKindMask) | kind; }
 
-// A compressed page: header + bytes, allocated at its exact size.
-// Freed with call_rcu (rcu), since readers may be decompressing it.
+// A compressed page: header + bytes. The bytes may be split in two allocations (blob.h): the
+// first `head` bytes follow the header, the rest are in `tail`. Freed with call_rcu (rcu), since
+// readers may be decompressing it.
 struct Blob {
   rcu_head rcu;
-  uint32_t size;     // compressed bytes in data
+  uint32_t size;     // compressed bytes in all
+  uint32_t head;     // bytes in data; size - head are in tail
+  char* tail;        // nullptr when head == size
   uint8_t codec;     // CodecKind used
   char data[];
 };

@@ -102,8 +102,36 @@ void RawTier::ParkExcessLocked() {
   }
 }
 
+void RawTier::Probation(uint32_t frame, PageEntry* e) {
+  std::lock_guard<std::mutex> lock(probation_mu_);
+  if (probation_.size() >= capacity_.load(std::memory_order_relaxed) / 4) return;
+  probation_.emplace_back(frame, e);
+}
+
 size_t RawTier::Sweep(size_t want, std::vector<PageEntry*>* victims) {
   size_t taken = 0;
+  // Pages put on probation before the previous sweep: one sweep's worth of reads has had the
+  // chance to read them again (the second half of a page read in two pieces, say).
+  while (taken < want && probation_head_ < probation_work_.size()) {
+    auto [f, pe] = probation_work_[probation_head_++];
+    // Still the page that was put on probation (the frame may have been reused since)?
+    PageEntry* e = owners_[f].load(std::memory_order_acquire);
+    if (e != pe) continue;
+    uint64_t s = e->state.load(std::memory_order_acquire);
+    while (KindOf(s) == kRaw && UsesOf(s) == 0 && !(s & kSeenBit)) {
+      if (e->state.compare_exchange_weak(s, WithKind(s, kEvicting), std::memory_order_acq_rel)) {
+        victims->push_back(e);
+        ++taken;
+        break;
+      }
+    }
+  }
+  if (probation_head_ == probation_work_.size()) {
+    probation_work_.clear();
+    probation_head_ = 0;
+    std::lock_guard<std::mutex> lock(probation_mu_);
+    probation_work_.swap(probation_);
+  }
   // A page with use count u survives u passes: in the worst case (every page at the maximum) the
   // hand goes round kUseMax + 1 times.
   const uint64_t limit = (kUseMax + 1) * max_frames_ + 1;

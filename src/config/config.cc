@@ -162,6 +162,7 @@ bool* BoolField(const std::string& key, Options* o) {
   if (key == "allow_other") return &o->allow_other;
   if (key == "admission_filter") return &o->admission_filter;
   if (key == "pin_threads") return &o->pin_threads;
+  if (key == "probation") return &o->probation;
   return nullptr;
 }
 

@@ -161,7 +161,9 @@ Status ValidateOptionKey(const Options& o, const std::string& key) {
     return CheckPercent("low_watermark_percent", o.low_watermark_percent, false, 50);
   }
   if (key == "request_threads") return CheckIntKey(o, key, o.request_threads);
-  if (key == "allow_other" || key == "admission_filter" || key == "pin_threads") return Status::Ok();
+  if (key == "allow_other" || key == "admission_filter" || key == "pin_threads" || key == "probation") {
+    return Status::Ok();
+  }
   if (key == "attr_timeout") {
     if (!std::isfinite(o.attr_timeout) || o.attr_timeout < 0) {
       return OutOfRange(key, fmt::format("{}", o.attr_timeout), "must be a finite number of seconds >= 0");
@@ -206,6 +208,9 @@ const std::vector<KeyInfo>& AllKeys() {
        "Victims taken per sweep of the raw tier, percent of raw frames, (0, 50] (at least one page)."},
       {"low_watermark_percent", "eviction", KeyType::kDouble, true,
        "The evictor starts when free raw frames fall below this, percent of raw frames, (0, 50]."},
+      {"probation", "eviction", KeyType::kBool, true,
+       "Evict first a page loaded by a miss that had not been read lately, unless it is read again "
+       "before the next sweep (true), or leave every page to the CLOCK hand (false)."},
       {"request_threads", "daemon", KeyType::kInt, false, "Threads serving FUSE requests, 1..64."},
       {"pin_threads", "daemon", KeyType::kBool, false,
        "Request threads on the first CPUs, compression workers on the last ones."},

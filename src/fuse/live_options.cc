@@ -40,6 +40,7 @@ const std::vector<Field>& Fields() {
       CCFS_FIELD(admission_filter, PrintBool),
       CCFS_FIELD(evict_batch_percent, PrintNumber),
       CCFS_FIELD(low_watermark_percent, PrintNumber),
+      CCFS_FIELD(probation, PrintBool),
       CCFS_FIELD(request_threads, PrintInt),
       CCFS_FIELD(pin_threads, PrintBool),
       CCFS_FIELD(allow_other, PrintBool),

@@ -80,6 +80,9 @@ class AdmissionEngineTest : public ::testing::Test {
     o.compressed_percent = 25;
     o.compress_threads = 2;
     o.admission_filter = filter;
+    // The reads below push pages out with pages read once; with probation those would leave
+    // first and push out nothing (frequency_test.cc tests probation).
+    o.probation = false;
     o.low_watermark_percent = 10;  // slack, so that the pool keeps up (see ReadPages)
     std::unique_ptr<PageCache> cache;
     EXPECT_TRUE(PageCache::Create(o, &cache).ok());

@@ -64,7 +64,10 @@ TEST(FrequencyEngineTest, APageReadOftenComesBackWithCredit) {
     for (uint64_t p = 0; p < 10; ++p) read(p);  // pages 0..9: read six times
   }
   for (uint64_t p = 10; p < 20; ++p) read(p);  // pages 10..19: once
-  for (uint64_t p = 100; p < 700; ++p) read(p);  // a long scan evicts them all
+  for (uint64_t p = 100; p < 700; ++p) {  // a long scan of pages read twice evicts them all
+    read(p);  // (pages read once would leave first: PagesReadOnceLeaveFirst)
+    read(p);
+  }
   CacheStats s0 = cache->Stats();
   for (uint64_t p = 0; p < 20; ++p) read(p);
   CacheStats s1 = cache->Stats();
@@ -77,6 +80,39 @@ TEST(FrequencyEngineTest, APageReadOftenComesBackWithCredit) {
   for (uint64_t p = 10; p < 20; ++p) read(p);
   CacheStats s4 = cache->Stats();
   EXPECT_GE(s4.misses - s3.misses, 8u) << "pages read rarely outlived the scan";
+}
+
+// TinyLFU's doorkeeper on the raw tier: a page the sketch has not seen lately is evicted first
+// (raw_tier.h, Probation), so a stream of pages read once does not push out a working set.
+TEST(FrequencyEngineTest, PagesReadOnceLeaveFirst) {
+  const size_t ps = 16384;
+  std::string data(400 * ps, 'x');
+  for (size_t p = 0; p < 400; ++p) data[p * ps] = static_cast<char>(p);
+  auto store = NewMemBackingStore();
+  store->Put("f", data);
+  std::unique_ptr<BackingFile> file;
+  ASSERT_TRUE(store->Open("f", O_RDONLY, 0, &file).ok());
+  Options o;
+  o.memory = 1 << 20;  // 64 frames
+  o.page_size = ps;
+  o.compressed_percent = 0;
+  std::unique_ptr<PageCache> cache;
+  ASSERT_TRUE(PageCache::Create(o, &cache).ok());
+  std::vector<char> buf(ps);
+  auto read = [&](uint64_t page) {
+    size_t n = 0;
+    ASSERT_TRUE(cache->Read(1, file.get(), page * ps, ps, buf.data(), &n).ok());
+    ASSERT_EQ(buf[0], static_cast<char>(page));
+    cache->Quiesce();
+  };
+  for (int round = 0; round < 3; ++round) {
+    for (uint64_t p = 0; p < 40; ++p) read(p);  // the working set: 40 pages, read three times
+  }
+  for (uint64_t p = 100; p < 400; ++p) read(p);  // 300 pages read once each
+  CacheStats s0 = cache->Stats();
+  for (uint64_t p = 0; p < 40; ++p) read(p);
+  CacheStats s1 = cache->Stats();
+  EXPECT_GE(s1.raw_hits - s0.raw_hits, 36u) << "pages read once pushed out the working set";
 }
 
 }  // namespace

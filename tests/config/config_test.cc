@@ -36,6 +36,7 @@ Options AllNonDefault() {
   o.admission_filter = false;
   o.evict_batch_percent = 5.5;
   o.low_watermark_percent = 7;
+  o.probation = false;
   o.request_threads = 4;
   o.pin_threads = true;
   o.allow_other = true;
@@ -102,6 +103,7 @@ admission_filter = false
 [eviction]
 evict_batch_percent = 5.5
 low_watermark_percent = 7
+probation = false
 
 [daemon]
 request_threads = 4
@@ -317,6 +319,7 @@ TEST(ApplyOptionListTest, SetsEveryKindOfKey) {
   Status s = ApplyOptionList(
       "memory=64MiB, compressed_percent=40,page_size=16K,compressor=zstd,compression_level=3,"
       "compress_threads=3,min_savings_percent=20.25,admission_filter=off,evict_batch_percent=5.5,low_watermark_percent=7,"
+      "probation=no,"
       "request_threads=4,pin_threads=on,allow_other=yes,attr_timeout=2.5",
       "-o", &o, &pass);
   ASSERT_TRUE(s.ok()) << s.message();
@@ -412,7 +415,8 @@ TEST(ApplyKeyValueTest, AppliesOneKeyAndValidates) {
 
 TEST(ConfigKeyTest, LiveAndKnownKeys) {
   for (const char* key : {"compressed_percent", "compressor", "compression_level", "min_savings_percent",
-                          "admission_filter", "evict_batch_percent", "low_watermark_percent"}) {
+                          "admission_filter", "evict_batch_percent", "low_watermark_percent",
+                          "probation"}) {
     EXPECT_TRUE(IsLiveKey(key)) << key;
     EXPECT_TRUE(IsKnownKey(key)) << key;
   }
@@ -529,8 +533,8 @@ TEST(RenderConfigTest, EveryKeyAppearsWithAComment) {
   std::string text = RenderConfig(Options{});
   for (const char* key : {"memory", "compressed_percent", "page_size", "compressor", "compression_level",
                           "compress_threads", "min_savings_percent", "admission_filter",
-                          "evict_batch_percent", "low_watermark_percent", "request_threads",
-                          "pin_threads", "allow_other", "attr_timeout"}) {
+                          "evict_batch_percent", "low_watermark_percent", "probation",
+                          "request_threads", "pin_threads", "allow_other", "attr_timeout"}) {
     EXPECT_THAT(text, HasSubstr("\n" + std::string(key) + " = ")) << key;
   }
   EXPECT_THAT(text, HasSubstr("memory = \"256MiB\""));
