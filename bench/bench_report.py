@@ -427,6 +427,22 @@ for (codec, c, flt), on in sorted(adm.items(), key=lambda kv: str(kv[0])):
     fig(g, "µs/buffer, filter on", on["us_per_buffer"], "µs", "filter off", off["us_per_buffer"],
         div(on["us_per_buffer"], off["us_per_buffer"]))
 
+# ---- raw-tier probation on vs off (in-process, same trace) -----------------------------------------
+prob = {}
+for r in jsonl("probation.jsonl"):
+    prob[(r.get("compressor"), r.get("compressed_percent"), r.get("probation"))] = r
+for (codec, c, on_flag), on in sorted(prob.items(), key=lambda kv: str(kv[0])):
+    off = prob.get((codec, c, False))
+    if on_flag is not True or off is None:
+        continue
+    g = f"probation ({'C=0%' if c == 0 else f'{codec}, C={c}%'}, pareto, in-process)"
+    fig(g, "hit ratio, probation on", on["hit_ratio"], "", "probation off", off["hit_ratio"],
+        div(on["hit_ratio"], off["hit_ratio"]))
+    fig(g, "misses, probation on", on["misses"], "", "probation off", off["misses"],
+        div(on["misses"], off["misses"]))
+    fig(g, "µs/buffer, probation on", on["us_per_buffer"], "µs", "probation off",
+        off["us_per_buffer"], div(on["us_per_buffer"], off["us_per_buffer"]))
+
 # ---- compression keeps up --------------------------------------------------------------------------
 cs = jsonl("compress_scale.jsonl")
 for codec in ("lz4", "zstd"):

@@ -258,6 +258,19 @@ for codec in lz4 zstd; do
   done
 done
 
+# ---- 3c. what raw-tier probation buys: the same engine run with it on and off ----------------------
+: >"$out/probation.jsonl"
+for run_c in "0 lz4" "40 zstd" "80 lz4"; do
+  read -r c codec <<<"$run_c"
+  for probation in true false; do
+    log "in-process probation: pareto, $codec, C=$c%, probation=$probation"
+    run "$build/tiered_compare" --data "$data" --memory "$memory" --percent "$c" \
+      --compressor "$codec" --dist pareto --ops "$engine_ops" --warmup "$warmup" \
+      -o "probation=$probation" \
+      >>"$out/probation.jsonl" || true
+  done
+done
+
 # ---- 4. compression keeps up: threads and stalls -------------------------------------------------
 : >"$out/compress_scale.jsonl"
 for codec in lz4 zstd; do
