@@ -390,7 +390,8 @@ CommandRegistrar registrar(
       app->add_option("--duration", args->duration_s, "measure for this many seconds instead");
       app->add_option("--threads", args->threads, "client threads")->capture_default_str();
       app->add_option("--warmup", args->warmup,
-                      "operations before measuring (default: 3x the memory in pages)");
+                      "operations before measuring (default: 3x the memory in pages, then on "
+                      "until the cache is full and its hit ratio stops rising)");
       app->add_option("--write-ratio", args->write_ratio,
                       "share of writes (each re-writes a page's current bytes)")
           ->capture_default_str();

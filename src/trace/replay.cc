@@ -489,6 +489,33 @@ Status RunReplay(const ReplayOptions& options, ReplayResult* result) {
 
   if (warmup > 0) run_phase(0, warmup, false);
   if (!first_error.ok()) return first_error;
+  // The default warm-up goes on, a chunk at a time, while the cache is still filling: a compressed
+  // tier holds two or three times the pages its memory would hold raw, and a measurement taken
+  // while it fills reports a hit ratio too low. It stops once a chunk's hit ratio is no longer
+  // above the previous chunk's (by half a point) and the compressed tier has stopped growing, or
+  // at ten times the data set's pages. A recorded trace, or --warmup N, is replayed as asked.
+  if (options.warmup < 0 && options.trace_path.empty() && options.mode != ReplayMode::kDirectory) {
+    const uint64_t cap = 10 * dataset.pages();
+    const uint64_t chunk = std::max<uint64_t>(20000, r.memory_bytes / page_size);
+    CacheStats a;
+    double previous = -1;
+    while (warmup + chunk <= cap && target->Counters(&a)) {
+      run_phase(warmup, warmup + chunk, false);
+      if (!first_error.ok()) return first_error;
+      warmup += chunk;
+      CacheStats b;
+      if (!target->Counters(&b)) break;
+      const uint64_t reads_in_chunk = b.reads - a.reads;
+      const double hit = reads_in_chunk ? 1.0 - static_cast<double>(b.misses - a.misses) / reads_in_chunk : 0;
+      const double budget = static_cast<double>(b.compressed_budget_bytes);
+      const bool tier_settled =
+          budget == 0 || b.compressed_bytes >= 0.9 * budget ||
+          static_cast<double>(b.compressed_bytes) < static_cast<double>(a.compressed_bytes) + 0.01 * budget;
+      if (previous >= 0 && hit < previous + 0.005 && tier_settled) break;
+      previous = hit;
+    }
+    r.warmup_ops = warmup;
+  }
   if (engine != nullptr) engine->cache()->Quiesce();
 
   CacheStats before, after;

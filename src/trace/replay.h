@@ -49,7 +49,9 @@ struct ReplayOptions {
   uint64_t ops = 200000;       // measured page operations (0 with duration_s > 0: time-bound)
   double duration_s = 0;       // if > 0, measure for this long instead of `ops`
   int threads = 1;
-  int64_t warmup = -1;         // operations before measuring; -1: three times the memory in pages
+  // Operations before measuring. -1: three times the memory in pages, then (engine and mount,
+  // generated traces) on until the cache is full and its hit ratio has stopped rising.
+  int64_t warmup = -1;
   double write_ratio = 0;      // share of operations that are writes
   std::string trace_path;      // replay this trace instead of drawing from `dist`
   TraceFormat trace_format = TraceFormat::kAuto;

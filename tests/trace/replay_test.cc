@@ -77,6 +77,28 @@ TEST_F(ReplayEngineTest, UniformHitRatioMatchesTheModelWithHalfCompressed) {
       << r.compressed_hits << ", misses " << r.misses;
 }
 
+// By default the warm-up lasts until the cache is full: a compressed tier holds two or three times
+// the pages its memory would hold raw, and three times the memory in pages is not enough to fill
+// it. Measured before it is full, the hit ratio would fall short of the model.
+TEST_F(ReplayEngineTest, DefaultWarmupLastsUntilTheCompressedTierIsFull) {
+  ReplayOptions options = Uniform(80);
+  options.warmup = -1;
+  const uint64_t base = 3 * (options.engine.memory / 8192);
+  ReplayResult r;
+  Status s = RunReplay(options, &r);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_GT(r.warmup_ops, base);
+  EXPECT_LE(r.warmup_ops, 10u * 6144);
+  EXPECT_GT(r.model.hit_ratio, 0.40);
+  EXPECT_NEAR(r.hit_ratio, r.model.hit_ratio, 0.03)
+      << "ratio " << r.compression_ratio << ", warm-up " << r.warmup_ops;
+  // An explicit warm-up is kept as given.
+  options.warmup = 1234;
+  options.ops = 1000;
+  ASSERT_TRUE(RunReplay(options, &r).ok());
+  EXPECT_EQ(r.warmup_ops, 1234u);
+}
+
 TEST_F(ReplayEngineTest, RecordedTraceReplaysTheSameOperations) {
   std::string trace = (fs::path(::testing::TempDir()) / "ccfs_replay_test.csv").string();
   ReplayOptions options = Uniform(25);
