@@ -247,6 +247,10 @@ PageCache::Impl::Impl(const Options& o)
     for (auto& v : s.v) v.store(0, std::memory_order_relaxed);
   }
   ApplyGeometry(o);
+  // liburcu starts its reclamation thread on the first call_rcu, from whichever thread makes it,
+  // and the new thread inherits that thread's name, scheduling class, nice value and CPUs: made by
+  // a compression worker it would run as a pinned, SCHED_BATCH "ccfs-compress". Start it here.
+  urcu_memb_get_default_call_rcu_data();
   pool_ = std::make_unique<CompressionPool>(
       o.compress_threads, o.compressor, o.compression_level,
       o.pin_threads ? SplitCpus(o.compress_threads).compress : std::vector<int>{});
