@@ -7,6 +7,7 @@ Usage: bench_report.py RESULTS_DIR
 """
 import csv
 import json
+import statistics
 import math
 import os
 import re
@@ -479,25 +480,34 @@ def rss_fig(label, hwm_kib, mem_bytes):
 rss = load_json("daemon-rss.json")
 if rss:
     rss_fig(f"budget {rss['memory']}, after all sweeps", rss["vmhwm_kib"], memory)
+peak = {}  # (memory, C) -> the largest VmHWM over the scaling rounds
 for r in jsonl("scale-rss.jsonl"):
-    rss_fig(f"budget {r['memory']}, C={r['c']}%", r["vmhwm_kib"], size_bytes(r["memory"]))
+    k = (r["memory"], r["c"])
+    peak[k] = max(peak.get(k, 0), r["vmhwm_kib"])
+for (m, c), kib in peak.items():
+    rss_fig(f"budget {m}, C={c}%", kib, size_bytes(m))
 
 # ---- scaling ---------------------------------------------------------------------------------------------
 sc = jsonl("scale.jsonl")
-by = {}
+by = {}  # (memory, C) -> runs (rounds alternate the two sizes); compared by their medians
 for r in sc:
-    by[(r["memory_bytes"], r["compressed_percent"])] = r
+    by.setdefault((r["memory_bytes"], r["compressed_percent"]), []).append(r)
 mems = sorted({m for m, _ in by})
 if len(mems) == 2:
     for c in sorted({c for _, c in by}):
-        a, b = by.get((mems[0], c)), by.get((mems[1], c))
-        if a and b:
-            ratio = div(b["us_per_buffer"], a["us_per_buffer"])
-            fig("scaling", f"µs/buffer, data & memory ×2, C={c}%", b["us_per_buffer"], "µs",
-                f"{mems[0] // MIB}MiB / {a['dataset_bytes'] // MIB}MiB", a["us_per_buffer"], ratio,
+        ra, rb = by.get((mems[0], c)), by.get((mems[1], c))
+        if ra and rb:
+            ua = statistics.median(r["us_per_buffer"] for r in ra)
+            ub = statistics.median(r["us_per_buffer"] for r in rb)
+            ha = statistics.median(r["hit_ratio"] for r in ra)
+            hb = statistics.median(r["hit_ratio"] for r in rb)
+            runs = lambda rs: "[" + ", ".join(f"{r['us_per_buffer']:.1f}" for r in rs) + "]"
+            ratio = div(ub, ua)
+            fig("scaling", f"µs/buffer, data & memory ×2, C={c}% (median of {runs(rb)})", ub, "µs",
+                f"{mems[0] // MIB}MiB / {ra[0]['dataset_bytes'] // MIB}MiB, median of {runs(ra)}", ua, ratio,
                 "0.9..1.1", 0.9 <= ratio <= 1.1)
-            fig("scaling", f"hit ratio, data & memory ×2, C={c}%", b["hit_ratio"], "",
-                "half size", a["hit_ratio"], div(b["hit_ratio"], a["hit_ratio"]))
+            fig("scaling", f"hit ratio, data & memory ×2, C={c}%", hb, "",
+                "half size", ha, div(hb, ha))
 # The page index. Raw ns cannot stay equal from 10^4 to 10^7 pages: the index grows from about
 # 1 MiB (in the CPU caches) to about 1 GiB (every access a DRAM and TLB miss). index_scale times, at
 # each size, a dependent random walk over as many bytes as the index's entries and buckets;
