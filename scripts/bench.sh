@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The benchmark of issue 6, in one command (about 15 minutes on a 2-core VM):
+# The benchmark of issue 6, in one command (about 17 minutes on a 2-core VM):
 #
 #   scripts/bench.sh [RESULTS_DIR]
 #
