@@ -404,45 +404,37 @@ for dist, d in inproc.items():
             rk[k]["us_per_buffer"], div(cc[k]["us_per_buffer"], rk[k]["us_per_buffer"]),
             f"hit {cc[k]['hit_ratio']:.3f} vs {rk[k]['hit_ratio']:.3f}")
 
-# ---- admission filter on vs off (in-process, same trace) -------------------------------------------
-adm = {}
-for r in jsonl("admission.jsonl"):
-    adm[(r.get("compressor"), r.get("compressed_percent"), r.get("admission_filter"))] = r
-for (codec, c, flt), on in sorted(adm.items(), key=lambda kv: str(kv[0])):
-    off = adm.get((codec, c, False))
-    if flt is not True or off is None:
-        continue
-    g = f"admission filter ({codec}, C={c}%, pareto, in-process)"
-    fig(g, "compressions per 1000 reads, filter on", 1000 * div(on["compressions"], on["ops"]), "",
-        "filter off", 1000 * div(off["compressions"], off["ops"]), div(on["compressions"], off["compressions"]))
-    fig(g, "wasted compressions (dropped before a hit), filter on", on.get("wasted_compressions", 0), "",
-        "filter off", off.get("wasted_compressions", 0),
-        div(on.get("wasted_compressions", 0), off.get("wasted_compressions", 0)))
-    fig(g, "victims dropped uncompressed under pressure (pool behind), filter on",
-        on.get("pressure_drops", 0), "", "filter off", off.get("pressure_drops", 0),
-        div(on.get("pressure_drops", 0), off.get("pressure_drops", 0)))
-    fig(g, "compress CPU s, filter on", on["compress_ns"] / 1e9, "s", "filter off",
-        off["compress_ns"] / 1e9, div(on["compress_ns"], off["compress_ns"]))
-    fig(g, "hit ratio, filter on", on["hit_ratio"], "", "filter off", off["hit_ratio"],
-        div(on["hit_ratio"], off["hit_ratio"]))
-    fig(g, "µs/buffer, filter on", on["us_per_buffer"], "µs", "filter off", off["us_per_buffer"],
-        div(on["us_per_buffer"], off["us_per_buffer"]))
+# ---- one engine switch on vs off (in-process, same trace) ----------------------------------------
+def onoff(file, key, group, rows):
+    """Pairs the runs of FILE with KEY true and false for each (codec, C); rows are
+    (label, value of a run, unit): one figure per row, on beside off."""
+    runs = {}
+    for r in jsonl(file):
+        runs[(r.get("compressor"), r.get("compressed_percent"), r.get(key))] = r
+    for (codec, c, flag), on in sorted(runs.items(), key=lambda kv: str(kv[0])):
+        off = runs.get((codec, c, False))
+        if flag is not True or off is None:
+            continue
+        g = group(codec, c)
+        for label, value, unit in rows:
+            fig(g, f"{label}, {key} on", value(on), unit, f"{key} off", value(off),
+                div(value(on), value(off)))
 
-# ---- raw-tier probation on vs off (in-process, same trace) -----------------------------------------
-prob = {}
-for r in jsonl("probation.jsonl"):
-    prob[(r.get("compressor"), r.get("compressed_percent"), r.get("probation"))] = r
-for (codec, c, on_flag), on in sorted(prob.items(), key=lambda kv: str(kv[0])):
-    off = prob.get((codec, c, False))
-    if on_flag is not True or off is None:
-        continue
-    g = f"probation ({'C=0%' if c == 0 else f'{codec}, C={c}%'}, pareto, in-process)"
-    fig(g, "hit ratio, probation on", on["hit_ratio"], "", "probation off", off["hit_ratio"],
-        div(on["hit_ratio"], off["hit_ratio"]))
-    fig(g, "misses, probation on", on["misses"], "", "probation off", off["misses"],
-        div(on["misses"], off["misses"]))
-    fig(g, "µs/buffer, probation on", on["us_per_buffer"], "µs", "probation off",
-        off["us_per_buffer"], div(on["us_per_buffer"], off["us_per_buffer"]))
+
+onoff("admission.jsonl", "admission_filter",
+      lambda codec, c: f"admission filter ({codec}, C={c}%, pareto, in-process)",
+      [("compressions per 1000 reads", lambda r: 1000 * div(r["compressions"], r["ops"]), ""),
+       ("wasted compressions (dropped before a hit)", lambda r: r.get("wasted_compressions", 0), ""),
+       ("victims dropped uncompressed under pressure (pool behind)",
+        lambda r: r.get("pressure_drops", 0), ""),
+       ("compress CPU s", lambda r: r["compress_ns"] / 1e9, "s"),
+       ("hit ratio", lambda r: r["hit_ratio"], ""),
+       ("µs/buffer", lambda r: r["us_per_buffer"], "µs")])
+onoff("probation.jsonl", "probation",
+      lambda codec, c: f"probation ({'C=0%' if c == 0 else f'{codec}, C={c}%'}, pareto, in-process)",
+      [("hit ratio", lambda r: r["hit_ratio"], ""),
+       ("misses", lambda r: r["misses"], ""),
+       ("µs/buffer", lambda r: r["us_per_buffer"], "µs")])
 
 # ---- compression keeps up --------------------------------------------------------------------------
 cs = jsonl("compress_scale.jsonl")

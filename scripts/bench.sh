@@ -247,32 +247,23 @@ for dist in pareto uniform; do
   done
 done
 
-# ---- 3b. what the admission filter buys: the same engine run with it on and off ------------------
-: >"$out/admission.jsonl"
-for codec in lz4 zstd; do
-  for c in 40 80; do
-    for filter in true false; do
-      log "in-process admission: pareto, $codec, C=$c%, admission_filter=$filter"
+# ---- 3b/3c. what one engine switch buys: the same in-process run with KEY on and off --------------
+# onoff_step KEY FILE "C CODEC"...: every (C, codec) pair run with KEY=true, then KEY=false.
+onoff_step() {
+  local key=$1 file=$2 c codec value; shift 2
+  : >"$file"
+  for run_c in "$@"; do
+    read -r c codec <<<"$run_c"
+    for value in true false; do
+      log "in-process $key: pareto, $codec, C=$c%, $key=$value"
       run "$build/tiered_compare" --data "$data" --memory "$memory" --percent "$c" \
         --compressor "$codec" --dist pareto --ops "$engine_ops" --warmup "$warmup" \
-        -o "admission_filter=$filter" \
-        >>"$out/admission.jsonl" || true
+        -o "$key=$value" >>"$file" || true
     done
   done
-done
-
-# ---- 3c. what raw-tier probation buys: the same engine run with it on and off ----------------------
-: >"$out/probation.jsonl"
-for run_c in "0 lz4" "40 zstd" "80 lz4"; do
-  read -r c codec <<<"$run_c"
-  for probation in true false; do
-    log "in-process probation: pareto, $codec, C=$c%, probation=$probation"
-    run "$build/tiered_compare" --data "$data" --memory "$memory" --percent "$c" \
-      --compressor "$codec" --dist pareto --ops "$engine_ops" --warmup "$warmup" \
-      -o "probation=$probation" \
-      >>"$out/probation.jsonl" || true
-  done
-done
+}
+onoff_step admission_filter "$out/admission.jsonl" "40 lz4" "80 lz4" "40 zstd" "80 zstd"
+onoff_step probation "$out/probation.jsonl" "0 lz4" "40 zstd" "80 lz4"
 
 # ---- 4. compression keeps up: threads and stalls -------------------------------------------------
 : >"$out/compress_scale.jsonl"
