@@ -33,21 +33,6 @@ std::string Trim(std::string_view s) {
   return std::string(s.substr(b, e - b + 1));
 }
 
-std::string JsonString(const std::string& s) {
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += c;
-    } else if (static_cast<unsigned char>(c) < 0x20) {
-      out += fmt::format("\\u{:04x}", static_cast<int>(c));
-    } else {
-      out += c;
-    }
-  }
-  return out + "\"";
-}
-
 }  // namespace
 
 ControlDir::ControlDir(PageCache* cache, const std::string& dataset, const std::string& mountpoint,
@@ -272,17 +257,13 @@ Status ControlDir::ApplyLiveOptions(const Options& wanted, const std::string& so
 }
 
 std::string ControlDir::RenderStats() const {
-  std::string doc = RenderStatsJson(cache_->Stats());
-  double uptime = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
-  std::string daemon = fmt::format(
-      "  \"daemon\": {{\"pid\": {}, \"dataset\": {}, \"mountpoint\": {}, \"uptime_s\": {:.3f}}}",
-      getpid(), JsonString(dataset_), JsonString(mountpoint_), uptime);
-  // The document is one object: add the daemon's own keys before its closing brace.
-  size_t close_brace = doc.rfind('}');
-  if (close_brace == std::string::npos) return doc;
-  size_t last = doc.find_last_not_of(" \t\r\n", close_brace - 1);
-  bool empty = last != std::string::npos && doc[last] == '{';
-  return doc.substr(0, last + 1) + (empty ? "\n" : ",\n") + daemon + "\n}\n";
+  DaemonIdentity daemon;
+  daemon.pid = getpid();
+  daemon.dataset = dataset_;
+  daemon.mountpoint = mountpoint_;
+  daemon.uptime_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  return RenderMountStatsJson(cache_->Stats(), daemon);
 }
 
 std::string ControlDir::StatsLine() const {
