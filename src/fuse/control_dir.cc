@@ -6,6 +6,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <memory>
@@ -31,6 +32,25 @@ std::string Trim(std::string_view s) {
   if (b == std::string_view::npos) return "";
   size_t e = s.find_last_not_of(" \t\r");
   return std::string(s.substr(b, e - b + 1));
+}
+
+// Replies with bytes [off, off + size) of `text` from a copy this thread owns: once the kernel has
+// the reply, the reader may close and the RELEASE (another request thread) frees `text` while
+// fuse_reply_buf's writev is still returning; the sanitizers' writev interceptors look at the
+// buffer after the call.
+void ReplySlice(fuse_req_t req, const std::string& text, size_t size, off_t off) {
+  thread_local std::string reply;
+  size_t o = std::min(static_cast<size_t>(off), text.size());
+  reply.assign(text, o, std::min(size, text.size() - o));
+  fuse_reply_buf(req, reply.data(), reply.size());
+}
+
+// What a read of control returns after a write: one line, whatever the message holds.
+std::string OutcomeLine(const Status& s) {
+  if (s.ok()) return "ok\n";
+  std::string line = "error: " + s.message();
+  std::replace(line.begin(), line.end(), '\n', ' ');
+  return line + "\n";
 }
 
 }  // namespace
@@ -117,32 +137,40 @@ void ControlDir::Open(fuse_req_t req, Inode* v, fuse_file_info* fi) {
   if (mode != O_RDONLY && ctx->uid != 0 && ctx->uid != geteuid()) {
     return (void)fuse_reply_err(req, EACCES);
   }
-  fi->fh = 0;
-  fuse_reply_open(req, fi);
+  fi->fh = controls_.Add(std::make_unique<ControlHandle>());
+  if (fuse_reply_open(req, fi) == -ENOENT) controls_.Remove(fi->fh);
 }
 
 void ControlDir::Read(fuse_req_t req, Inode* v, size_t size, off_t off, fuse_file_info* fi) {
-  if (v->kind != NodeKind::kStatsFile) return (void)fuse_reply_buf(req, nullptr, 0);
-  const std::string* doc = OpenHandles<std::string>::Of(fi->fh);
-  size_t o = std::min(static_cast<size_t>(off), doc->size());
-  // Reply from a copy this thread owns: once the kernel has the reply, the reader may close and
-  // the RELEASE (another request thread) frees *doc while fuse_reply_buf's writev is still
-  // returning; the sanitizers' writev interceptors look at the buffer after the call.
-  thread_local std::string reply;
-  reply.assign(*doc, o, std::min(size, doc->size() - o));
-  fuse_reply_buf(req, reply.data(), reply.size());
+  if (v->kind == NodeKind::kStatsFile) {
+    return ReplySlice(req, *OpenHandles<std::string>::Of(fi->fh), size, off);
+  }
+  if (v->kind != NodeKind::kControlFile) return (void)fuse_reply_buf(req, nullptr, 0);
+  ControlHandle* h = OpenHandles<ControlHandle>::Of(fi->fh);
+  std::string outcome;
+  {
+    std::lock_guard<std::mutex> lock(h->mu);
+    outcome = h->outcome;
+  }
+  ReplySlice(req, outcome, size, off);
 }
 
 void ControlDir::Write(fuse_req_t req, Inode* v, const char* buf, size_t size,
                        fuse_file_info* fi) {
   if (v->kind != NodeKind::kControlFile) return (void)fuse_reply_err(req, EBADF);
   Status s = ApplyControlText(std::string(buf, size));
+  ControlHandle* h = OpenHandles<ControlHandle>::Of(fi->fh);
+  {
+    std::lock_guard<std::mutex> lock(h->mu);
+    h->outcome = OutcomeLine(s);
+  }
   if (!s.ok()) return (void)fuse_reply_err(req, EINVAL);
   fuse_reply_write(req, size);
 }
 
 void ControlDir::Release(fuse_req_t req, Inode* v, fuse_file_info* fi) {
   if (v->kind == NodeKind::kStatsFile) stats_docs_.Remove(fi->fh);
+  if (v->kind == NodeKind::kControlFile) controls_.Remove(fi->fh);
   fuse_reply_err(req, 0);
 }
 
