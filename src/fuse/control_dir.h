@@ -88,19 +88,13 @@ class ControlDir {
   void Readdir(fuse_req_t req, size_t size, off_t off, ino_t parent_ino);
 
   // ---- settings and stats -----------------------------------------------------------------------
+  // Filesystem's methods of the same names forward here; their contracts are in filesystem.h. A
+  // refusal by ApplyControlText is logged, and its message is what a read of control returns.
 
-  // Applies "key=value" lines as a write to control does (see above). A refusal is
-  // InvalidArgument whose message names the key and the reason; it is logged and changes nothing.
   Status ApplyControlText(const std::string& text);
-
-  // Applies the live keys of `wanted` (SIGHUP). Keys that differ but need a remount are listed in
-  // *needs_remount and left alone. Logs each change.
   Status ApplyLiveOptions(const Options& wanted, const std::string& source,
                           std::vector<std::string>* needs_remount);
-
-  // The stats.json document.
   std::string RenderStats() const;
-  // One line for the log (SIGUSR1).
   std::string StatsLine() const;
 
  private:
