@@ -1,4 +1,5 @@
 // Filesystem: the FUSE low-level file system that serves a dataset directory through PageCache.
+// This is the FUSE layer's public face; daemon.cc mounts it, the request loop runs its op table.
 //
 // A passthrough of DATASET: every op is one thin handler that performs the same system call on
 // the backing directory, relative to descriptors of the backing inodes (*at calls; nothing is
@@ -9,12 +10,21 @@
 //     Files are opened with direct_io so the kernel never answers a read from its own cache.
 //   - a virtual directory ".ccfs" at the root (not listed by readdir; it shadows a real ".ccfs")
 //     holds "stats.json" (the engine's counters, rendered fresh at each open; reading it is not a
-//     cache read) and "control" (write "key=value" lines to change live settings).
+//     cache read) and "control" (write "key=value" lines to change live settings; read the outcome
+//     back from the same open file: the protocol is in control_dir.h).
 //
 // Files changed behind the mount's back: before each read the handler fstat()s the backing file
 // and compares size, mtime and ctime with what it last recorded for that inode; any difference
 // drops the file's cached pages first. Writes, truncates and fallocates through the mount record
 // the signature they leave behind, so they do not drop more than they touched.
+//
+// Where things are (all in src/fuse/):
+//   ops.h, entry_ops.cc, data_ops.cc, dir_ops.cc, xattr_ops.cc   the handlers, by kind
+//   filesystem.cc          this class, INIT and the one op table (kOpTable)
+//   inode_table.h          inodes, lookup counting, file ids
+//   open_handles.h         what fi->fh names, and the registries that own it
+//   change_detector.h      "changed underneath" by file signature
+//   control_dir.h          the .ccfs directory: stats.json, control and its protocol
 //
 // Ownership: the Filesystem owns its descriptors of DATASET and every handle it gives the kernel
 // (open files and directories); it borrows the PageCache, which must outlive it. Handles the
@@ -24,8 +34,9 @@
 //
 // Thread-safety: the handlers run on any number of request threads at once; the inode table has
 // one mutex (lock order: table mutex, then an inode's signature mutex, never the reverse); the
-// registries of open handles have one mutex each, taken with no other lock held; the public
-// methods below may be called from any thread.
+// registries of open handles have one mutex each, taken with no other lock held; settings changes
+// are serialized by one mutex, taken with no other lock held; the public methods below may be
+// called from any thread.
 #ifndef CCFS_FUSE_FILESYSTEM_H_
 #define CCFS_FUSE_FILESYSTEM_H_
 
@@ -40,6 +51,8 @@
 struct fuse_lowlevel_ops;
 
 namespace ccfs {
+
+struct FsContext;
 
 // Name of the virtual directory at the mount root, and of the files in it.
 inline constexpr char kControlDirName[] = ".ccfs";
@@ -80,11 +93,9 @@ class Filesystem {
   // One line for the log (SIGUSR1).
   std::string StatsLine() const;
 
-  class Impl;
-
  private:
-  explicit Filesystem(std::unique_ptr<Impl> impl);
-  std::unique_ptr<Impl> impl_;
+  explicit Filesystem(std::unique_ptr<FsContext> context);
+  std::unique_ptr<FsContext> context_;
 };
 
 }  // namespace ccfs

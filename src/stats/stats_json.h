@@ -11,7 +11,7 @@
 // The buckets make the histograms round-trip, so the difference of two documents read a few
 // seconds apart (HistogramSnapshot::Since) gives the percentiles of that interval.
 //
-// Thread-safe; the first two are pure.
+// Thread-safe; the renderers and the parser are pure.
 #ifndef CCFS_STATS_STATS_JSON_H_
 #define CCFS_STATS_STATS_JSON_H_
 
@@ -24,6 +24,19 @@ namespace ccfs {
 
 // Pretty-printed JSON text ending in a newline.
 std::string RenderStatsJson(const CacheStats& s);
+
+// The daemon serving a mount, as stats.json's "daemon" object reports it.
+struct DaemonIdentity {
+  long pid = 0;
+  std::string dataset;     // absolute path of the backing directory
+  std::string mountpoint;  // absolute path of the mount
+  double uptime_s = 0;     // since the daemon started serving
+};
+
+// The document MOUNTPOINT/.ccfs/stats.json serves: RenderStatsJson(s) with one more top-level key,
+// last, "daemon": {pid, dataset, mountpoint, uptime_s (3 decimals)}. Bytes of a path that are not
+// UTF-8 are shown as U+FFFD (JSON text is UTF-8). ParseStatsJson ignores "daemon".
+std::string RenderMountStatsJson(const CacheStats& s, const DaemonIdentity& daemon);
 
 // Reads what RenderStatsJson wrote back into *s. Counters absent from `text` are left at zero (so
 // documents from an older daemon still read); a value of the wrong type, an unknown compressor or

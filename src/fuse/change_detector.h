@@ -1,0 +1,106 @@
+// ChangeDetector: notices that a backing file changed behind the mount's back, by its signature
+// (size, mtime, ctime), and drops the file's cached pages before one of them can be served stale.
+//
+// The rule. Each Inode records the signature it last saw of its backing file (Inode::sig, under
+// Inode::sig_mu). Before each read the read path fstat()s the file and compares (CheckBeforeRead):
+// any difference drops every cached page of the file first. Changes made through the mount (write,
+// truncate, fallocate, new times) hold sig_mu across check, change and record (an OwnChange), and
+// record the signature they leave behind, so the next check does not take them for a change made
+// underneath, and they drop only the pages they touched.
+//
+// Why fstat on every read: it costs ~0.3 µs here, against ~5 µs for the FUSE round trip (measured
+// with bench/fuse_rtt.cc), and it is the only scheme that never serves a stale page once the
+// change is visible to stat(2) without trusting timers or inotify (which misses writes through
+// other mounts of the same file system and can overflow).
+//
+// File ids. The engine names a file by its backing inode number (InodeTable::FileIdOf), which can
+// be reused after the file is deleted behind our back; the ctime in the signature tells the two
+// files apart. The signature outlives the Inode: when the kernel forgets an Inode the InodeTable
+// keeps its signature and hands it to the next Inode of that id. Pages are only ever cached for an
+// id whose signature is recorded, so an id with no record has nothing cached.
+//
+// Ownership: borrows the PageCache, which must outlive the detector; the signatures live in the
+// Inodes. Thread-safety: every method may run on any number of threads at once; each takes the
+// inode's sig_mu (lock order: InodeTable's mutex, then sig_mu; the detector never takes the table's
+// mutex, and holds sig_mu only while it compares, records, or while an OwnChange lives).
+#ifndef CCFS_FUSE_CHANGE_DETECTOR_H_
+#define CCFS_FUSE_CHANGE_DETECTOR_H_
+
+#include <sys/stat.h>
+
+#include <cstdint>
+#include <mutex>
+
+#include "ccfs/page_cache.h"
+
+namespace ccfs {
+
+struct Inode;
+
+// What identifies one version of a file's contents.
+struct FileSignature {
+  uint64_t size = 0;
+  int64_t mtime_ns = 0;
+  int64_t ctime_ns = 0;
+  bool operator==(const FileSignature&) const = default;
+};
+
+FileSignature SignatureOf(const struct stat& st);
+
+class ChangeDetector {
+ public:
+  // `cache` is borrowed.
+  explicit ChangeDetector(PageCache* cache);
+  ChangeDetector(const ChangeDetector&) = delete;
+  ChangeDetector& operator=(const ChangeDetector&) = delete;
+
+  // Before a read of `i` through `fd`: drops its cached pages if the file changed since the last
+  // record. A failing fstat changes nothing (the read itself will report the failure).
+  void CheckBeforeRead(Inode* i, int fd);
+
+  // `fd` was just opened with O_TRUNC: every cached page is stale; records the new signature.
+  void TruncatedByOpen(Inode* i, int fd);
+
+  // New times were set on `i` (setattr): a new mtime is our own change, not one made underneath.
+  // Records the signature through `fd`, or through the inode's own descriptor when fd < 0 (the
+  // latter only refreshes a signature that is already known).
+  void RecordNewTimes(Inode* i, int fd);
+
+  // A change to a regular file's contents made through the mount. Construction takes i->sig_mu and
+  // first drops the cached pages if the file changed underneath (as CheckBeforeRead); the lock is
+  // held until destruction, so a reader's check never sees a half-recorded change.
+  class OwnChange {
+   public:
+    OwnChange(ChangeDetector* detector, Inode* i, int fd);
+    OwnChange(const OwnChange&) = delete;
+    OwnChange& operator=(const OwnChange&) = delete;
+
+    // The file's size before the change as last recorded (0 when no signature is recorded, in
+    // which case nothing is cached for the file).
+    uint64_t size_before() const;
+
+    // Drops the cached pages from byte `offset` (rounded down to a page) to the end of the file.
+    void DropFrom(uint64_t offset);
+
+    // Records the signature the change left (fstat of `fd`). If fstat fails the signature becomes
+    // unknown and every cached page is dropped, since the next check could not tell.
+    void Record(int fd);
+
+   private:
+    ChangeDetector* const detector_;
+    Inode* const inode_;
+    std::lock_guard<std::mutex> lock_;
+  };
+
+ private:
+  // REQUIRES: i->sig_mu held.
+  void UpdateLocked(Inode* i, const FileSignature& now);
+  void RecordLocked(Inode* i, int fd);
+
+  PageCache* const cache_;
+  const uint64_t page_size_;
+};
+
+}  // namespace ccfs
+
+#endif  // CCFS_FUSE_CHANGE_DETECTOR_H_

@@ -1,0 +1,310 @@
+// The .ccfs directory: see control_dir.h for its files and the control protocol.
+#include "fuse/control_dir.h"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <memory>
+#include <string_view>
+
+#include "ccfs/config.h"
+#include "fuse/filesystem.h"
+#include "fuse/live_options.h"
+#include "fuse/log.h"
+#include "stats/stats_json.h"
+
+namespace ccfs {
+
+namespace {
+
+// Inode numbers reported for the virtual nodes (chosen to be unlike real ones).
+constexpr ino_t kControlDirIno = 0xCCF5000000000001ull;
+constexpr ino_t kStatsFileIno = 0xCCF5000000000002ull;
+constexpr ino_t kControlFileIno = 0xCCF5000000000003ull;
+
+std::string Trim(std::string_view s) {
+  size_t b = s.find_first_not_of(" \t\r");
+  if (b == std::string_view::npos) return "";
+  size_t e = s.find_last_not_of(" \t\r");
+  return std::string(s.substr(b, e - b + 1));
+}
+
+// Replies with bytes [off, off + size) of `text` from a copy this thread owns: once the kernel has
+// the reply, the reader may close and the RELEASE (another request thread) frees `text` while
+// fuse_reply_buf's writev is still returning; the sanitizers' writev interceptors look at the
+// buffer after the call.
+void ReplySlice(fuse_req_t req, const std::string& text, size_t size, off_t off) {
+  thread_local std::string reply;
+  size_t o = std::min(static_cast<size_t>(off), text.size());
+  reply.assign(text, o, std::min(size, text.size() - o));
+  fuse_reply_buf(req, reply.data(), reply.size());
+}
+
+// What a read of control returns after a write: one line, whatever the message holds.
+std::string OutcomeLine(const Status& s) {
+  if (s.ok()) return "ok\n";
+  std::string line = "error: " + s.message();
+  std::replace(line.begin(), line.end(), '\n', ' ');
+  return line + "\n";
+}
+
+}  // namespace
+
+ControlDir::ControlDir(PageCache* cache, const std::string& dataset, const std::string& mountpoint,
+                       double attr_timeout)
+    : cache_(cache),
+      dataset_(dataset),
+      mountpoint_(mountpoint),
+      attr_timeout_(attr_timeout),
+      start_(std::chrono::steady_clock::now()) {
+  dir_.kind = NodeKind::kControlDir;
+  dir_.type = S_IFDIR;
+  dir_.ino = kControlDirIno;
+  stats_file_.kind = NodeKind::kStatsFile;
+  stats_file_.type = S_IFREG;
+  stats_file_.ino = kStatsFileIno;
+  control_file_.kind = NodeKind::kControlFile;
+  control_file_.type = S_IFREG;
+  control_file_.ino = kControlFileIno;
+}
+
+// ---- the nodes ----------------------------------------------------------------------------------
+
+Inode* ControlDir::Child(const char* name) {
+  if (strcmp(name, kStatsFileName) == 0) return &stats_file_;
+  if (strcmp(name, kControlFileName) == 0) return &control_file_;
+  return nullptr;
+}
+
+void ControlDir::Stat(const Inode* v, struct stat* st) const {
+  memset(st, 0, sizeof(*st));
+  switch (v->kind) {
+    case NodeKind::kReal:  // not ours (REQUIRES); reported as the empty directory below
+    case NodeKind::kControlDir:
+      st->st_mode = S_IFDIR | 0555;
+      st->st_nlink = 2;
+      break;
+    case NodeKind::kStatsFile:
+      st->st_mode = S_IFREG | 0444;
+      st->st_nlink = 1;
+      st->st_size = static_cast<off_t>(RenderStats().size());
+      break;
+    case NodeKind::kControlFile:
+      st->st_mode = S_IFREG | 0600;
+      st->st_nlink = 1;
+      break;
+  }
+  st->st_ino = v->ino;
+  st->st_uid = geteuid();
+  st->st_gid = getegid();
+  st->st_blksize = 4096;
+  struct timespec now;
+  clock_gettime(CLOCK_REALTIME, &now);
+  st->st_atim = st->st_mtim = st->st_ctim = now;
+}
+
+void ControlDir::Entry(Inode* v, fuse_entry_param* e) const {
+  memset(e, 0, sizeof(*e));
+  Stat(v, &e->attr);
+  e->ino = reinterpret_cast<fuse_ino_t>(v);
+  // Sizes of virtual files change with every read: let the kernel ask each time.
+  e->attr_timeout = 0;
+  e->entry_timeout = attr_timeout_;
+}
+
+size_t ControlDir::open_files() { return stats_docs_.size() + controls_.size(); }
+
+// ---- handlers -----------------------------------------------------------------------------------
+
+void ControlDir::Open(fuse_req_t req, Inode* v, fuse_file_info* fi) {
+  if (v->kind == NodeKind::kControlDir) return (void)fuse_reply_err(req, EISDIR);
+  int mode = fi->flags & O_ACCMODE;
+  fi->direct_io = 1;
+  fi->keep_cache = 0;
+  fi->nonseekable = 0;
+  if (v->kind == NodeKind::kStatsFile) {
+    if (mode != O_RDONLY) return (void)fuse_reply_err(req, EACCES);
+    fi->fh = stats_docs_.Add(std::make_unique<std::string>(RenderStats()));
+    if (fuse_reply_open(req, fi) == -ENOENT) stats_docs_.Remove(fi->fh);
+    return;
+  }
+  const fuse_ctx* ctx = fuse_req_ctx(req);
+  if (mode != O_RDONLY && ctx->uid != 0 && ctx->uid != geteuid()) {
+    return (void)fuse_reply_err(req, EACCES);
+  }
+  fi->fh = controls_.Add(std::make_unique<ControlHandle>());
+  if (fuse_reply_open(req, fi) == -ENOENT) controls_.Remove(fi->fh);
+}
+
+void ControlDir::Read(fuse_req_t req, Inode* v, size_t size, off_t off, fuse_file_info* fi) {
+  if (v->kind == NodeKind::kStatsFile) {
+    return ReplySlice(req, *OpenHandles<std::string>::Of(fi->fh), size, off);
+  }
+  if (v->kind != NodeKind::kControlFile) return (void)fuse_reply_buf(req, nullptr, 0);
+  ControlHandle* h = OpenHandles<ControlHandle>::Of(fi->fh);
+  std::string outcome;
+  {
+    std::lock_guard<std::mutex> lock(h->mu);
+    outcome = h->outcome;
+  }
+  ReplySlice(req, outcome, size, off);
+}
+
+void ControlDir::Write(fuse_req_t req, Inode* v, const char* buf, size_t size,
+                       fuse_file_info* fi) {
+  if (v->kind != NodeKind::kControlFile) return (void)fuse_reply_err(req, EBADF);
+  Status s = ApplyControlText(std::string(buf, size));
+  ControlHandle* h = OpenHandles<ControlHandle>::Of(fi->fh);
+  {
+    std::lock_guard<std::mutex> lock(h->mu);
+    h->outcome = OutcomeLine(s);
+  }
+  if (!s.ok()) return (void)fuse_reply_err(req, EINVAL);
+  fuse_reply_write(req, size);
+}
+
+void ControlDir::Release(fuse_req_t req, Inode* v, fuse_file_info* fi) {
+  if (v->kind == NodeKind::kStatsFile) stats_docs_.Remove(fi->fh);
+  if (v->kind == NodeKind::kControlFile) controls_.Remove(fi->fh);
+  fuse_reply_err(req, 0);
+}
+
+void ControlDir::Setattr(fuse_req_t req, Inode* v, int valid) {
+  // "echo k=v > .ccfs/control" truncates first; nothing else may change a virtual node.
+  constexpr int kHarmless = FUSE_SET_ATTR_SIZE | FUSE_SET_ATTR_ATIME | FUSE_SET_ATTR_MTIME |
+                            FUSE_SET_ATTR_ATIME_NOW | FUSE_SET_ATTR_MTIME_NOW |
+                            FUSE_SET_ATTR_CTIME;
+  if (v->kind != NodeKind::kControlFile || (valid & ~kHarmless) != 0) {
+    return (void)fuse_reply_err(req, EPERM);
+  }
+  struct stat st;
+  Stat(v, &st);
+  fuse_reply_attr(req, &st, attr_timeout_);
+}
+
+void ControlDir::Opendir(fuse_req_t req, Inode* v, fuse_file_info* fi) {
+  if (v->kind != NodeKind::kControlDir) return (void)fuse_reply_err(req, ENOTDIR);
+  fi->fh = 0;
+  fuse_reply_open(req, fi);
+}
+
+void ControlDir::Readdir(fuse_req_t req, size_t size, off_t off, ino_t parent_ino) {
+  std::vector<char> buf(size);
+  size_t used = 0;
+  struct stat st;
+  memset(&st, 0, sizeof(st));
+  const char* names[] = {".", "..", kStatsFileName, kControlFileName};
+  const mode_t types[] = {S_IFDIR, S_IFDIR, S_IFREG, S_IFREG};
+  const ino_t inos[] = {kControlDirIno, parent_ino, kStatsFileIno, kControlFileIno};
+  for (off_t k = off; k < 4; ++k) {
+    st.st_ino = inos[k];
+    st.st_mode = types[k];
+    size_t need = fuse_add_direntry(req, buf.data() + used, size - used, names[k], &st, k + 1);
+    if (need > size - used) break;
+    used += need;
+  }
+  fuse_reply_buf(req, buf.data(), used);
+}
+
+// ---- settings and stats -------------------------------------------------------------------------
+
+Status ControlDir::Refuse(const std::string& message) {
+  LogWarning(message);
+  return Status::InvalidArgument(message);
+}
+
+Status ControlDir::ApplyControlText(const std::string& text) {
+  std::lock_guard<std::mutex> lock(settings_mu_);
+  const Options before = cache_->options();
+  Options wanted = before;
+  size_t start = 0;
+  int line_no = 0;
+  while (start <= text.size()) {
+    size_t end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    std::string line = Trim(std::string_view(text).substr(start, end - start));
+    start = end + 1;
+    ++line_no;
+    if (line.empty() || line[0] == '#') continue;
+    size_t eq = line.find('=');
+    std::string source = fmt::format("{}/{}:{}", kControlDirName, kControlFileName, line_no);
+    if (eq == std::string::npos) {
+      return Refuse(fmt::format("{}: \"{}\": expected key=value", source, line));
+    }
+    std::string key = Trim(line.substr(0, eq));
+    std::string value = Trim(line.substr(eq + 1));
+    if (!IsKnownKey(key)) return Refuse(fmt::format("{}: unknown key \"{}\"", source, key));
+    if (!IsLiveKey(key)) {
+      return Refuse(fmt::format("{}: {} cannot change while mounted: needs a remount", source, key));
+    }
+    Status s = ApplyKeyValue(key, value, source, &wanted);
+    if (!s.ok()) return Refuse(s.ToString());
+  }
+  const std::string file = fmt::format("{}/{}", kControlDirName, kControlFileName);
+  Status s = wanted.Validate();
+  if (!s.ok()) return Refuse(fmt::format("{}: {}", file, s.ToString()));
+  s = cache_->Reconfigure(wanted);
+  if (!s.ok()) return Refuse(fmt::format("{}: {}", file, s.ToString()));
+  for (const std::string& key : ChangedKeys(before, wanted)) {
+    LogInfo(fmt::format("{}: {} (was {})", file, DescribeKey(wanted, key), DescribeKey(before, key)));
+  }
+  return Status::Ok();
+}
+
+Status ControlDir::ApplyLiveOptions(const Options& wanted, const std::string& source,
+                                    std::vector<std::string>* needs_remount) {
+  std::lock_guard<std::mutex> lock(settings_mu_);
+  const Options before = cache_->options();
+  for (const std::string& key : ChangedKeys(before, wanted)) {
+    if (!IsLiveKey(key)) {
+      needs_remount->push_back(key);
+      LogWarning(fmt::format("{}: {} needs a remount; still {}", source, DescribeKey(wanted, key),
+                             DescribeKey(before, key)));
+    }
+  }
+  Options next = WithLiveKeys(before, wanted);
+  std::vector<std::string> changed = ChangedKeys(before, next);
+  if (changed.empty()) {
+    LogInfo(fmt::format("{}: no live setting changed", source));
+    return Status::Ok();
+  }
+  Status s = cache_->Reconfigure(next);
+  if (!s.ok()) {
+    LogError(fmt::format("{}: {}", source, s.ToString()));
+    return s;
+  }
+  for (const std::string& key : changed) {
+    LogInfo(fmt::format("{}: {} (was {})", source, DescribeKey(next, key), DescribeKey(before, key)));
+  }
+  return Status::Ok();
+}
+
+std::string ControlDir::RenderStats() const {
+  DaemonIdentity daemon;
+  daemon.pid = getpid();
+  daemon.dataset = dataset_;
+  daemon.mountpoint = mountpoint_;
+  daemon.uptime_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  return RenderMountStatsJson(cache_->Stats(), daemon);
+}
+
+std::string ControlDir::StatsLine() const {
+  CacheStats s = cache_->Stats();
+  HistogramSnapshot all = s.all_latency();
+  return fmt::format(
+      "stats: reads={} hit={:.1f}% raw_hits={} compressed_hits={} misses={} us_per_buffer={:.2f} "
+      "p50={:.1f}us p99={:.1f}us raw={} compressed={} ratio={:.2f} evictions={} compressions={} "
+      "stalls={}",
+      s.reads, 100.0 * s.hit_ratio(), s.raw_hits, s.compressed_hits, s.misses, s.us_per_buffer(),
+      all.PercentileUs(0.5), all.PercentileUs(0.99), FormatSize(s.raw_bytes),
+      FormatSize(s.compressed_bytes), s.compression_ratio(), s.evictions, s.compressions,
+      s.stalls);
+}
+
+}  // namespace ccfs

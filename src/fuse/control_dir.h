@@ -1,0 +1,127 @@
+// ControlDir: the virtual directory MOUNTPOINT/.ccfs, the mount's own door for stats and settings.
+//
+// It holds two files, and is not listed by readdir of the root (it shadows a real ".ccfs"):
+//   stats.json  read-only: the engine's counters and a "daemon" object, rendered by
+//               RenderMountStatsJson (stats/stats_json.h) once per open, so one open reads one
+//               consistent snapshot. Reading it is not a cache read.
+//   control     mode 0600, writable by the daemon's user (and root): live settings.
+//
+// The control protocol. A client opens control (O_WRONLY, or O_RDWR to read the outcome back) and
+// writes one or more "key=value" lines in one write(2). Blank lines and lines starting with '#'
+// are skipped; every line is checked before any is applied, so a write is applied whole or not at
+// all. An unknown key, a bad value, or a key that needs a remount refuses the write:
+//   - write(2) fails with EINVAL;
+//   - a following read(2) from offset 0 on the SAME open file returns one line,
+//       "error: <message>\n"
+//     where <message> is the daemon's own message naming the key (and the line, as
+//     ".ccfs/control:N") and the reason: the same text the daemon logs. After an accepted write the
+//     read returns "ok\n"; on an open file with no write yet it returns nothing (end of file).
+// Each open file keeps its own last outcome: concurrent clients never see each other's. Truncation
+// (O_TRUNC, or `echo k=v > control`) is accepted and does nothing; nothing is stored but the outcome.
+// Example: `exec 3<>MNT/.ccfs/control; echo bogus=1 >&3; head -1 <&3` prints
+//   error: .ccfs/control:1: unknown key "bogus"
+// A refused write leaves the file offset at 0; an accepted one moves it past what was written, so
+// a client that wants the outcome in both cases reads it with pread(fd, buf, n, 0).
+//
+// The daemon's other doors to the same settings and counters also live here: SIGHUP's
+// ApplyLiveOptions and SIGUSR1's StatsLine.
+//
+// Ownership: owns the three virtual Inodes (the kernel names them by address; the InodeTable never
+// counts or frees them) and every handle it gives the kernel for them; borrows the PageCache, which
+// must outlive it. Destroy it only once no handler can run.
+//
+// Thread-safety: every method may run on any number of request threads at once. settings_mu_
+// serializes settings changes (control writes and SIGHUP); it, each control handle's own mutex and
+// the handle registries' mutexes are each taken with no other lock held.
+#ifndef CCFS_FUSE_CONTROL_DIR_H_
+#define CCFS_FUSE_CONTROL_DIR_H_
+
+#include <sys/stat.h>
+
+#include <chrono>
+#include <cstddef>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "ccfs/options.h"
+#include "ccfs/page_cache.h"
+#include "ccfs/status.h"
+#include "fuse/fuse_api.h"
+#include "fuse/inode_table.h"
+#include "fuse/open_handles.h"
+
+namespace ccfs {
+
+class ControlDir {
+ public:
+  // `cache` is borrowed. `dataset` and `mountpoint` are only reported in stats.json; attributes of
+  // the virtual nodes are given with `attr_timeout`.
+  ControlDir(PageCache* cache, const std::string& dataset, const std::string& mountpoint,
+             double attr_timeout);
+  ControlDir(const ControlDir&) = delete;
+  ControlDir& operator=(const ControlDir&) = delete;
+
+  // ---- the nodes --------------------------------------------------------------------------------
+
+  Inode* dir() { return &dir_; }
+  // The node `name` names inside .ccfs ("stats.json" or "control"), or null.
+  Inode* Child(const char* name);
+  // Attributes of a virtual node (stats.json's size is the size of a fresh rendering).
+  void Stat(const Inode* v, struct stat* st) const;
+  // The entry of a virtual node for a LOOKUP reply.
+  void Entry(Inode* v, fuse_entry_param* e) const;
+  // How many stats.json and control files are still open (for the closing log line).
+  size_t open_files();
+
+  // ---- handlers for the virtual nodes: each ends in exactly one fuse_reply_* ---------------------
+
+  // REQUIRES (all): `v` is one of this directory's nodes (kind != NodeKind::kReal).
+  void Open(fuse_req_t req, Inode* v, fuse_file_info* fi);
+  void Read(fuse_req_t req, Inode* v, size_t size, off_t off, fuse_file_info* fi);
+  void Write(fuse_req_t req, Inode* v, const char* buf, size_t size, fuse_file_info* fi);
+  void Release(fuse_req_t req, Inode* v, fuse_file_info* fi);
+  // Only control may be "changed", and only by truncation and new times, which change nothing.
+  void Setattr(fuse_req_t req, Inode* v, int valid);
+  void Opendir(fuse_req_t req, Inode* v, fuse_file_info* fi);
+  // Lists .ccfs; `parent_ino` is what ".." reports (the root's inode number).
+  void Readdir(fuse_req_t req, size_t size, off_t off, ino_t parent_ino);
+
+  // ---- settings and stats -----------------------------------------------------------------------
+  // Filesystem's methods of the same names forward here; their contracts are in filesystem.h. A
+  // refusal by ApplyControlText is logged, and its message is what a read of control returns.
+
+  Status ApplyControlText(const std::string& text);
+  Status ApplyLiveOptions(const Options& wanted, const std::string& source,
+                          std::vector<std::string>* needs_remount);
+  std::string RenderStats() const;
+  std::string StatsLine() const;
+
+ private:
+  // One open control file: the outcome of its last write, as a read returns it.
+  struct ControlHandle {
+    std::mutex mu;
+    std::string outcome;  // guarded by mu: "", "ok\n" or "error: <message>\n"
+  };
+
+  Status Refuse(const std::string& message);
+
+  PageCache* const cache_;
+  const std::string dataset_;
+  const std::string mountpoint_;
+  const double attr_timeout_;
+  const std::chrono::steady_clock::time_point start_;
+
+  Inode dir_;
+  Inode stats_file_;
+  Inode control_file_;
+
+  OpenHandles<std::string> stats_docs_;  // stats.json as rendered at its OPEN
+  OpenHandles<ControlHandle> controls_;
+
+  std::mutex settings_mu_;  // one settings change at a time (control writes, SIGHUP)
+};
+
+}  // namespace ccfs
+
+#endif  // CCFS_FUSE_CONTROL_DIR_H_

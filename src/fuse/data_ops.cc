@@ -1,0 +1,182 @@
+// Handlers for open files (see ops.h): where a page read reaches the PageCache and a write goes
+// through it to the backing file.
+//
+// Data files are opened with direct_io and keep_cache off, so every read reaches the engine: the
+// kernel page cache never answers a repeat, and the engine's hit ratio is the reader's hit ratio.
+// Each read first asks the ChangeDetector whether the backing file changed underneath; writes,
+// truncations and fallocates hold an OwnChange across check, change and record.
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <memory>
+#include <vector>
+
+#include "fuse/log.h"
+#include "fuse/ops.h"
+
+namespace ccfs::ops {
+
+namespace {
+
+// Wraps an open descriptor of a data file in a FileHandle, registered in fs->files and named by
+// fi->fh. Takes `fd` (closed on failure). Returns 0 or the errno.
+int AttachHandle(FsContext* fs, Inode* i, int fd, fuse_file_info* fi) {
+  auto h = std::make_unique<FileHandle>();
+  h->inode = i;
+  h->fd = fd;
+  h->append = (fi->flags & O_APPEND) != 0;
+  int dup_fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+  if (dup_fd < 0) return errno;  // h closes fd
+  Status s = NewPosixBackingFile(dup_fd, &h->backing);
+  if (!s.ok()) {
+    LogWarning(fmt::format("open inode {}: {}", i->ino, s.ToString()));
+    return s.ToErrno();
+  }
+  fi->direct_io = 1;
+  fi->keep_cache = 0;
+  fi->fh = fs->files.Add(std::move(h));
+  return 0;
+}
+
+void DetachHandle(FsContext* fs, fuse_file_info* fi) {
+  fs->files.Remove(fi->fh);
+  fi->fh = 0;
+}
+
+}  // namespace
+
+void Open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
+  FsContext* fs = ContextOf(req);
+  Inode* i = fs->inodes.Get(ino);
+  if (i->kind != NodeKind::kReal) return fs->control.Open(req, i, fi);
+  if (i->type == S_IFDIR) return (void)fuse_reply_err(req, EISDIR);
+  if (i->type != S_IFREG) return (void)fuse_reply_err(req, ELOOP);
+  int flags = fi->flags & ~(O_NOFOLLOW | O_CREAT | O_EXCL);
+  int fd = open(ProcPath(i->fd).c_str(), flags | O_CLOEXEC);
+  if (fd < 0) return (void)fuse_reply_err(req, errno);
+  if (flags & O_TRUNC) fs->changes.TruncatedByOpen(i, fd);
+  int err = AttachHandle(fs, i, fd, fi);
+  if (err != 0) return (void)fuse_reply_err(req, err);
+  if (fuse_reply_open(req, fi) == -ENOENT) DetachHandle(fs, fi);  // the caller was interrupted
+}
+
+void Create(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode, fuse_file_info* fi) {
+  FsContext* fs = ContextOf(req);
+  Inode* p = fs->inodes.Get(parent);
+  if (p->kind != NodeKind::kReal) return (void)fuse_reply_err(req, EACCES);
+  if (IsVirtualName(fs, p, name)) return (void)fuse_reply_err(req, EEXIST);
+  int flags = (fi->flags | O_CREAT) & ~O_NOFOLLOW;
+  int fd = openat(p->fd, name, flags | O_CLOEXEC, mode);
+  if (fd < 0) return (void)fuse_reply_err(req, errno);
+  ChownToCaller(req, p->fd, name);
+  fuse_entry_param e;
+  int err = LookupEntry(fs, p, name, &e);
+  if (err != 0) {
+    close(fd);
+    return (void)fuse_reply_err(req, err);
+  }
+  Inode* i = fs->inodes.Get(e.ino);
+  if (flags & O_TRUNC) fs->changes.TruncatedByOpen(i, fd);
+  err = AttachHandle(fs, i, fd, fi);
+  if (err != 0) {
+    fs->inodes.Unref(i, 1);
+    return (void)fuse_reply_err(req, err);
+  }
+  if (fuse_reply_create(req, &e, fi) == -ENOENT) {
+    DetachHandle(fs, fi);
+    fs->inodes.Unref(i, 1);
+  }
+}
+
+void Read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info* fi) {
+  FsContext* fs = ContextOf(req);
+  Inode* i = fs->inodes.Get(ino);
+  if (i->kind != NodeKind::kReal) return fs->control.Read(req, i, size, off, fi);
+  FileHandle* h = FileOf(fi);
+  fs->changes.CheckBeforeRead(i, h->fd);
+  // One buffer per request thread, grown to the largest read seen; the reply copies out of it
+  // before the thread takes its next request.
+  thread_local std::vector<char> buffer;
+  if (buffer.size() < size) buffer.resize(size);
+  size_t n = 0;
+  Status s = fs->cache->Read(i->file_id, h->backing.get(), static_cast<uint64_t>(off), size,
+                             buffer.data(), &n);
+  if (!s.ok()) return (void)fuse_reply_err(req, s.ToErrno());
+  fuse_reply_buf(req, buffer.data(), n);
+}
+
+void Write(fuse_req_t req, fuse_ino_t ino, const char* buf, size_t size, off_t off,
+           fuse_file_info* fi) {
+  FsContext* fs = ContextOf(req);
+  Inode* i = fs->inodes.Get(ino);
+  if (i->kind != NodeKind::kReal) return fs->control.Write(req, i, buf, size, fi);
+  FileHandle* h = FileOf(fi);
+  Status s;
+  {
+    ChangeDetector::OwnChange change(&fs->changes, i, h->fd);
+    const uint64_t end_before = change.size_before();
+    s = fs->cache->Write(i->file_id, h->backing.get(), static_cast<uint64_t>(off), buf, size);
+    if (h->append) {
+      // The bytes landed at the end of the file, not at `off`: drop what the engine did not.
+      change.DropFrom(std::min<uint64_t>(end_before, static_cast<uint64_t>(off)));
+    }
+    change.Record(h->fd);
+  }
+  if (!s.ok()) return (void)fuse_reply_err(req, s.ToErrno());
+  fuse_reply_write(req, size);
+}
+
+void Flush(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
+  Inode* i = ContextOf(req)->inodes.Get(ino);
+  if (i->kind != NodeKind::kReal) return (void)fuse_reply_err(req, 0);
+  // close() of a duplicate reports deferred write errors (NFS and the like) and drops POSIX
+  // locks, as the caller's close() would on the backing file.
+  int res = close(dup(FileOf(fi)->fd));
+  fuse_reply_err(req, res == 0 ? 0 : errno);
+}
+
+void Fsync(fuse_req_t req, fuse_ino_t ino, int datasync, fuse_file_info* fi) {
+  Inode* i = ContextOf(req)->inodes.Get(ino);
+  if (i->kind != NodeKind::kReal) return (void)fuse_reply_err(req, 0);
+  int fd = FileOf(fi)->fd;
+  int res = datasync ? fdatasync(fd) : fsync(fd);
+  fuse_reply_err(req, res == 0 ? 0 : errno);
+}
+
+void Release(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
+  FsContext* fs = ContextOf(req);
+  Inode* i = fs->inodes.Get(ino);
+  if (i->kind != NodeKind::kReal) return fs->control.Release(req, i, fi);
+  DetachHandle(fs, fi);
+  fuse_reply_err(req, 0);
+}
+
+void Fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t offset, off_t length,
+               fuse_file_info* fi) {
+  FsContext* fs = ContextOf(req);
+  Inode* i = fs->inodes.Get(ino);
+  if (i->kind != NodeKind::kReal) return (void)fuse_reply_err(req, EOPNOTSUPP);
+  FileHandle* h = FileOf(fi);
+  ChangeDetector::OwnChange change(&fs->changes, i, h->fd);
+  const uint64_t old_size = change.size_before();
+  if (fallocate(h->fd, mode, offset, length) != 0) return (void)fuse_reply_err(req, errno);
+  // Punching, zeroing, collapsing or inserting a range changes the bytes from `offset` on; an
+  // allocation past the end grows the file, so the page that held the old end (cached short)
+  // goes too.
+  change.DropFrom(std::min<uint64_t>(old_size, static_cast<uint64_t>(offset)));
+  change.Record(h->fd);
+  fuse_reply_err(req, 0);
+}
+
+void Lseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence, fuse_file_info* fi) {
+  Inode* i = ContextOf(req)->inodes.Get(ino);
+  if (i->kind != NodeKind::kReal) return (void)fuse_reply_err(req, ESPIPE);
+  off_t res = lseek(FileOf(fi)->fd, off, whence);
+  if (res < 0) return (void)fuse_reply_err(req, errno);
+  fuse_reply_lseek(req, res);
+}
+
+}  // namespace ccfs::ops

@@ -1,0 +1,90 @@
+// Handlers for directories (see ops.h). Readdir of the root hides a real ".ccfs": the name is the
+// control directory's.
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <memory>
+#include <vector>
+
+#include "fuse/ops.h"
+
+namespace ccfs::ops {
+
+void Opendir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
+  FsContext* fs = ContextOf(req);
+  Inode* i = fs->inodes.Get(ino);
+  if (i->kind != NodeKind::kReal) return fs->control.Opendir(req, i, fi);
+  int fd = openat(i->fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return (void)fuse_reply_err(req, errno);
+  auto d = std::make_unique<DirHandle>();
+  d->dp = fdopendir(fd);
+  if (d->dp == nullptr) {
+    int err = errno;
+    close(fd);
+    return (void)fuse_reply_err(req, err);
+  }
+  fi->fh = fs->dirs.Add(std::move(d));
+  if (fuse_reply_open(req, fi) != 0) fs->dirs.Remove(fi->fh);
+}
+
+void Readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info* fi) {
+  FsContext* fs = ContextOf(req);
+  Inode* i = fs->inodes.Get(ino);
+  if (i->kind == NodeKind::kControlDir) {
+    return fs->control.Readdir(req, size, off, fs->inodes.root()->ino);
+  }
+  std::vector<char> buf(size);
+  size_t used = 0;
+  struct stat st;
+  memset(&st, 0, sizeof(st));
+  DirHandle* d = OpenHandles<DirHandle>::Of(fi->fh);
+  if (off != d->offset) {
+    seekdir(d->dp, off);
+    d->entry = nullptr;
+    d->offset = off;
+  }
+  int err = 0;
+  while (true) {
+    if (d->entry == nullptr) {
+      errno = 0;
+      d->entry = readdir(d->dp);
+      if (d->entry == nullptr) {
+        err = errno;
+        break;
+      }
+    }
+    const char* name = d->entry->d_name;
+    if (!(i == fs->inodes.root() && strcmp(name, kControlDirName) == 0)) {
+      st.st_ino = d->entry->d_ino;
+      st.st_mode = static_cast<mode_t>(d->entry->d_type) << 12;
+      size_t need =
+          fuse_add_direntry(req, buf.data() + used, size - used, name, &st, d->entry->d_off);
+      if (need > size - used) break;  // keep the entry for the next call
+      used += need;
+    }
+    d->offset = d->entry->d_off;
+    d->entry = nullptr;
+  }
+  // An error after some entries is reported by the next call (it starts at the failed one).
+  if (err != 0 && used == 0) return (void)fuse_reply_err(req, err);
+  fuse_reply_buf(req, buf.data(), used);
+}
+
+void Releasedir(fuse_req_t req, fuse_ino_t /*ino*/, fuse_file_info* fi) {
+  ContextOf(req)->dirs.Remove(fi->fh);  // 0 for .ccfs
+  fuse_reply_err(req, 0);
+}
+
+void Fsyncdir(fuse_req_t req, fuse_ino_t /*ino*/, int datasync, fuse_file_info* fi) {
+  DirHandle* d = OpenHandles<DirHandle>::Of(fi->fh);
+  if (d == nullptr) return (void)fuse_reply_err(req, 0);
+  int fd = dirfd(d->dp);
+  int res = datasync ? fdatasync(fd) : fsync(fd);
+  fuse_reply_err(req, res == 0 ? 0 : errno);
+}
+
+}  // namespace ccfs::ops

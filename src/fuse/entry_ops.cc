@@ -1,0 +1,296 @@
+// Handlers for names and attributes (see ops.h), and the helpers every handler group shares.
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include "fuse/ops.h"
+
+namespace ccfs::ops {
+
+// ---- shared helpers -----------------------------------------------------------------------------
+
+int StatOf(FsContext* fs, Inode* i, struct stat* st) {
+  if (i->kind != NodeKind::kReal) {
+    fs->control.Stat(i, st);
+    return 0;
+  }
+  memset(st, 0, sizeof(*st));
+  if (fstatat(i->fd, "", st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) != 0) return errno;
+  return 0;
+}
+
+bool IsVirtualName(FsContext* fs, Inode* parent, const char* name) {
+  return parent->kind != NodeKind::kReal ||
+         (parent == fs->inodes.root() && strcmp(name, kControlDirName) == 0);
+}
+
+int LookupEntry(FsContext* fs, Inode* parent, const char* name, fuse_entry_param* e) {
+  memset(e, 0, sizeof(*e));
+  e->attr_timeout = fs->config.attr_timeout;
+  e->entry_timeout = fs->config.attr_timeout;
+  Inode* found = nullptr;
+  int err = fs->inodes.Lookup(parent, name, &e->attr, &found);
+  if (err != 0) return err;
+  e->ino = fs->inodes.InoOf(found);
+  return 0;
+}
+
+void ReplyEntryOrErr(FsContext* fs, fuse_req_t req, int err, fuse_entry_param* e) {
+  if (err != 0) return (void)fuse_reply_err(req, err);
+  if (fuse_reply_entry(req, e) == -ENOENT) {
+    fs->inodes.Unref(fs->inodes.Get(e->ino), 1);  // the caller was interrupted
+  }
+}
+
+// Only reachable with allow_other, where the kernel checks permissions (default_permissions).
+void ChownToCaller(fuse_req_t req, int dirfd, const char* name) {
+  if (geteuid() != 0) return;
+  const fuse_ctx* ctx = fuse_req_ctx(req);
+  if (ctx->uid == 0 && ctx->gid == 0) return;
+  [[maybe_unused]] int res = fchownat(dirfd, name, ctx->uid, ctx->gid, AT_SYMLINK_NOFOLLOW);
+}
+
+namespace {
+
+void ReplyAttr(FsContext* fs, fuse_req_t req, Inode* i) {
+  struct stat st;
+  int err = StatOf(fs, i, &st);
+  if (err != 0) return (void)fuse_reply_err(req, err);
+  fuse_reply_attr(req, &st, fs->config.attr_timeout);
+}
+
+// Runs `make(parent_fd)` (mkdir, mknod, symlink, link), gives the new node to the caller and
+// replies with its entry.
+template <typename Make>
+void MakeNode(fuse_req_t req, fuse_ino_t parent, const char* name, Make make) {
+  FsContext* fs = ContextOf(req);
+  Inode* p = fs->inodes.Get(parent);
+  if (IsVirtualName(fs, p, name)) {
+    return (void)fuse_reply_err(req, p->kind == NodeKind::kReal ? EEXIST : EACCES);
+  }
+  if (make(p->fd) != 0) return (void)fuse_reply_err(req, errno);
+  ChownToCaller(req, p->fd, name);
+  fuse_entry_param e;
+  ReplyEntryOrErr(fs, req, LookupEntry(fs, p, name, &e), &e);
+}
+
+// A link to the file `st` describes is gone (unlink, or replaced by rename). When it was the last
+// one the file's pages can never be read again: drop them now rather than wait for CLOCK.
+void DroppedLink(FsContext* fs, const struct stat& st) {
+  if (!S_ISREG(st.st_mode) || st.st_nlink > 1) return;
+  uint64_t id = fs->inodes.FileIdOf(st);
+  fs->cache->InvalidateFile(id);
+  fs->inodes.ForgetSignature(id);
+}
+
+void RemoveEntry(fuse_req_t req, fuse_ino_t parent, const char* name, int flags) {
+  FsContext* fs = ContextOf(req);
+  Inode* p = fs->inodes.Get(parent);
+  if (IsVirtualName(fs, p, name)) return (void)fuse_reply_err(req, EPERM);
+  struct stat st;
+  bool known = fstatat(p->fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0;
+  if (unlinkat(p->fd, name, flags) != 0) return (void)fuse_reply_err(req, errno);
+  if (known) DroppedLink(fs, st);
+  fuse_reply_err(req, 0);
+}
+
+// ---- the steps of SETATTR, in the order they run; each returns 0 or the errno ------------------
+
+int SetMode(Inode* i, FileHandle* h, mode_t mode) {
+  int res = h != nullptr ? fchmod(h->fd, mode)
+                         : fchmodat(AT_FDCWD, ProcPath(i->fd).c_str(), mode, 0);
+  return res == 0 ? 0 : errno;
+}
+
+int SetOwner(Inode* i, const struct stat* attr, int valid) {
+  uid_t uid = (valid & FUSE_SET_ATTR_UID) ? attr->st_uid : static_cast<uid_t>(-1);
+  gid_t gid = (valid & FUSE_SET_ATTR_GID) ? attr->st_gid : static_cast<gid_t>(-1);
+  if (fchownat(i->fd, "", uid, gid, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) != 0) return errno;
+  return 0;
+}
+
+int SetSize(FsContext* fs, Inode* i, FileHandle* h, off_t size) {
+  if (i->type != S_IFREG) return i->type == S_IFDIR ? EISDIR : EINVAL;
+  int fd = h != nullptr ? h->fd : -1;
+  int own_fd = -1;
+  if (fd < 0) {
+    own_fd = open(ProcPath(i->fd).c_str(), O_WRONLY | O_CLOEXEC);
+    if (own_fd < 0) return errno;
+    fd = own_fd;
+  }
+  int err = 0;
+  {
+    ChangeDetector::OwnChange change(&fs->changes, i, fd);
+    const uint64_t old_size = change.size_before();
+    if (ftruncate(fd, size) != 0) {
+      err = errno;
+    } else {
+      // Shrinking: the page holding the new end keeps bytes beyond it; drop it too so a later
+      // extension reads zeros there. Growing: the page that held the old end is cached short
+      // (it ended the file); drop it so reads go on past the old end.
+      change.DropFrom(std::min<uint64_t>(old_size, static_cast<uint64_t>(size)));
+      change.Record(fd);
+    }
+  }
+  if (own_fd >= 0) close(own_fd);
+  return err;
+}
+
+int SetTimes(FsContext* fs, Inode* i, FileHandle* h, const struct stat* attr, int valid) {
+  struct timespec tv[2];
+  tv[0].tv_sec = tv[1].tv_sec = 0;
+  tv[0].tv_nsec = tv[1].tv_nsec = UTIME_OMIT;
+  if (valid & FUSE_SET_ATTR_ATIME_NOW) tv[0].tv_nsec = UTIME_NOW;
+  else if (valid & FUSE_SET_ATTR_ATIME) tv[0] = attr->st_atim;
+  if (valid & FUSE_SET_ATTR_MTIME_NOW) tv[1].tv_nsec = UTIME_NOW;
+  else if (valid & FUSE_SET_ATTR_MTIME) tv[1] = attr->st_mtim;
+  int res = h != nullptr ? futimens(h->fd, tv)
+                         : utimensat(i->fd, "", tv, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW);
+  if (res != 0 && errno == EINVAL && i->type != S_IFLNK) {
+    // Kernels without AT_EMPTY_PATH for utimensat: the /proc link names the inode itself.
+    res = utimensat(AT_FDCWD, ProcPath(i->fd).c_str(), tv, 0);
+  }
+  if (res != 0) return errno;
+  if (i->type == S_IFREG) fs->changes.RecordNewTimes(i, h != nullptr ? h->fd : -1);
+  return 0;
+}
+
+}  // namespace
+
+// ---- handlers -----------------------------------------------------------------------------------
+
+void Lookup(fuse_req_t req, fuse_ino_t parent, const char* name) {
+  FsContext* fs = ContextOf(req);
+  Inode* p = fs->inodes.Get(parent);
+  fuse_entry_param e;
+  if (p->kind == NodeKind::kControlDir) {
+    if (strcmp(name, "..") == 0) {
+      return ReplyEntryOrErr(fs, req, LookupEntry(fs, fs->inodes.root(), ".", &e), &e);
+    }
+    Inode* v = fs->control.Child(name);
+    if (v == nullptr) return (void)fuse_reply_err(req, ENOENT);
+    fs->control.Entry(v, &e);
+    return (void)fuse_reply_entry(req, &e);
+  }
+  if (p->kind != NodeKind::kReal) return (void)fuse_reply_err(req, ENOTDIR);
+  if (p == fs->inodes.root() && strcmp(name, kControlDirName) == 0) {
+    fs->control.Entry(fs->control.dir(), &e);
+    return (void)fuse_reply_entry(req, &e);
+  }
+  ReplyEntryOrErr(fs, req, LookupEntry(fs, p, name, &e), &e);
+}
+
+void Forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup) {
+  FsContext* fs = ContextOf(req);
+  fs->inodes.Unref(fs->inodes.Get(ino), nlookup);
+  fuse_reply_none(req);
+}
+
+void ForgetMulti(fuse_req_t req, size_t count, fuse_forget_data* forgets) {
+  FsContext* fs = ContextOf(req);
+  for (size_t k = 0; k < count; ++k) {
+    fs->inodes.Unref(fs->inodes.Get(forgets[k].ino), forgets[k].nlookup);
+  }
+  fuse_reply_none(req);
+}
+
+void Getattr(fuse_req_t req, fuse_ino_t ino, fuse_file_info* /*fi*/) {
+  FsContext* fs = ContextOf(req);
+  ReplyAttr(fs, req, fs->inodes.Get(ino));
+}
+
+void Setattr(fuse_req_t req, fuse_ino_t ino, struct stat* attr, int valid, fuse_file_info* fi) {
+  FsContext* fs = ContextOf(req);
+  Inode* i = fs->inodes.Get(ino);
+  if (i->kind != NodeKind::kReal) return fs->control.Setattr(req, i, valid);
+  FileHandle* h = (fi != nullptr && i->type == S_IFREG) ? FileOf(fi) : nullptr;
+  int err = 0;
+  if (err == 0 && (valid & FUSE_SET_ATTR_MODE)) err = SetMode(i, h, attr->st_mode);
+  if (err == 0 && (valid & (FUSE_SET_ATTR_UID | FUSE_SET_ATTR_GID))) err = SetOwner(i, attr, valid);
+  if (err == 0 && (valid & FUSE_SET_ATTR_SIZE)) err = SetSize(fs, i, h, attr->st_size);
+  if (err == 0 && (valid & (FUSE_SET_ATTR_ATIME | FUSE_SET_ATTR_MTIME))) {
+    err = SetTimes(fs, i, h, attr, valid);
+  }
+  if (err != 0) return (void)fuse_reply_err(req, err);
+  ReplyAttr(fs, req, i);
+}
+
+void Readlink(fuse_req_t req, fuse_ino_t ino) {
+  Inode* i = ContextOf(req)->inodes.Get(ino);
+  if (i->kind != NodeKind::kReal) return (void)fuse_reply_err(req, EINVAL);
+  char buf[PATH_MAX + 1];
+  ssize_t n = readlinkat(i->fd, "", buf, sizeof(buf));
+  if (n < 0) return (void)fuse_reply_err(req, errno);
+  if (n >= static_cast<ssize_t>(sizeof(buf))) return (void)fuse_reply_err(req, ENAMETOOLONG);
+  buf[n] = '\0';
+  fuse_reply_readlink(req, buf);
+}
+
+void Mknod(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode, dev_t rdev) {
+  MakeNode(req, parent, name, [&](int dirfd) {
+    return S_ISDIR(mode) ? mkdirat(dirfd, name, mode) : mknodat(dirfd, name, mode, rdev);
+  });
+}
+
+void Mkdir(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode) {
+  MakeNode(req, parent, name, [&](int dirfd) { return mkdirat(dirfd, name, mode); });
+}
+
+void Symlink(fuse_req_t req, const char* link, fuse_ino_t parent, const char* name) {
+  MakeNode(req, parent, name, [&](int dirfd) { return symlinkat(link, dirfd, name); });
+}
+
+void Link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const char* newname) {
+  Inode* i = ContextOf(req)->inodes.Get(ino);
+  if (i->kind != NodeKind::kReal) return (void)fuse_reply_err(req, EPERM);
+  MakeNode(req, newparent, newname, [&](int dirfd) {
+    int res = linkat(i->fd, "", dirfd, newname, AT_EMPTY_PATH);
+    if (res != 0 && (errno == EPERM || errno == ENOENT) && i->type != S_IFLNK) {
+      // AT_EMPTY_PATH needs CAP_DAC_READ_SEARCH; the /proc link works for everyone.
+      res = linkat(AT_FDCWD, ProcPath(i->fd).c_str(), dirfd, newname, AT_SYMLINK_FOLLOW);
+    }
+    return res;
+  });
+}
+
+void Unlink(fuse_req_t req, fuse_ino_t parent, const char* name) {
+  RemoveEntry(req, parent, name, 0);
+}
+
+void Rmdir(fuse_req_t req, fuse_ino_t parent, const char* name) {
+  RemoveEntry(req, parent, name, AT_REMOVEDIR);
+}
+
+void Rename(fuse_req_t req, fuse_ino_t parent, const char* name, fuse_ino_t newparent,
+            const char* newname, unsigned int flags) {
+  FsContext* fs = ContextOf(req);
+  Inode* p = fs->inodes.Get(parent);
+  Inode* np = fs->inodes.Get(newparent);
+  if (IsVirtualName(fs, p, name) || IsVirtualName(fs, np, newname)) {
+    return (void)fuse_reply_err(req, EPERM);
+  }
+  struct stat victim;
+  bool replaces = fstatat(np->fd, newname, &victim, AT_SYMLINK_NOFOLLOW) == 0;
+  if (renameat2(p->fd, name, np->fd, newname, flags) != 0) return (void)fuse_reply_err(req, errno);
+  if (replaces && !(flags & RENAME_EXCHANGE)) DroppedLink(fs, victim);
+  fuse_reply_err(req, 0);
+}
+
+void Statfs(fuse_req_t req, fuse_ino_t ino) {
+  FsContext* fs = ContextOf(req);
+  Inode* i = fs->inodes.Get(ino);
+  struct statvfs sv;
+  if (fstatvfs(i->kind == NodeKind::kReal ? i->fd : fs->inodes.root()->fd, &sv) != 0) {
+    return (void)fuse_reply_err(req, errno);
+  }
+  fuse_reply_statfs(req, &sv);
+}
+
+}  // namespace ccfs::ops

@@ -1,0 +1,98 @@
+// The inode table: see inode_table.h for what an Inode pins and why lookups never follow links.
+#include "fuse/inode_table.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+namespace ccfs {
+
+Inode::~Inode() {
+  if (fd >= 0) close(fd);
+}
+
+Status InodeTable::Open(const std::string& dataset) {
+  root_.fd = open(dataset.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (root_.fd < 0) return Status::FromErrno(errno, "dataset " + dataset);
+  struct stat st;
+  if (fstatat(root_.fd, "", &st, AT_EMPTY_PATH) != 0) {
+    return Status::FromErrno(errno, "dataset " + dataset);
+  }
+  root_.dev = st.st_dev;
+  root_.ino = st.st_ino;
+  root_.type = S_IFDIR;
+  root_.file_id = st.st_ino;
+  return Status::Ok();
+}
+
+int InodeTable::Lookup(Inode* parent, const char* name, struct stat* st, Inode** found) {
+  if (parent == &root_ && strcmp(name, "..") == 0) name = ".";  // never above the dataset
+  int fd = openat(parent->fd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) return errno;
+  if (fstatat(fd, "", st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) != 0) {
+    int err = errno;
+    close(fd);
+    return err;
+  }
+  *found = FindOrInsert(fd, *st);
+  return 0;
+}
+
+Inode* InodeTable::FindOrInsert(int fd, const struct stat& st) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (st.st_dev == root_.dev && st.st_ino == root_.ino) {
+    close(fd);
+    return &root_;
+  }
+  auto key = std::make_pair(st.st_dev, st.st_ino);
+  auto it = table_.find(key);
+  if (it != table_.end()) {
+    close(fd);
+    ++it->second->nlookup;
+    return it->second.get();
+  }
+  auto inode = std::make_unique<Inode>();
+  inode->fd = fd;
+  inode->dev = st.st_dev;
+  inode->ino = st.st_ino;
+  inode->type = st.st_mode & S_IFMT;
+  inode->file_id = FileIdOf(st);
+  inode->nlookup = 1;
+  auto saved = saved_signatures_.find(inode->file_id);
+  if (saved != saved_signatures_.end()) {
+    inode->sig_known = true;
+    inode->sig = saved->second;
+    saved_signatures_.erase(saved);
+  }
+  Inode* raw = inode.get();
+  table_.emplace(key, std::move(inode));
+  return raw;
+}
+
+void InodeTable::Unref(Inode* i, uint64_t n) {
+  if (i->kind != NodeKind::kReal || i == &root_) return;
+  std::lock_guard<std::mutex> lock(mu_);
+  i->nlookup -= std::min(n, i->nlookup);
+  if (i->nlookup > 0) return;
+  {
+    std::lock_guard<std::mutex> sig_lock(i->sig_mu);
+    if (i->sig_known) saved_signatures_[i->file_id] = i->sig;
+  }
+  table_.erase(std::make_pair(i->dev, i->ino));
+}
+
+void InodeTable::ForgetSignature(uint64_t id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  saved_signatures_.erase(id);
+}
+
+uint64_t InodeTable::FileIdOf(const struct stat& st) const {
+  if (st.st_dev == root_.dev) return st.st_ino;
+  // A file on a file system mounted inside the dataset: mix the device in.
+  return st.st_ino ^ (static_cast<uint64_t>(st.st_dev) * 0x9E3779B97F4A7C15ull);
+}
+
+}  // namespace ccfs

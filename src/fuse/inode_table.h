@@ -1,0 +1,112 @@
+// InodeTable: the inodes the kernel may name, each pinned by a descriptor of its backing inode and
+// counted by lookups.
+//
+// A fuse_ino_t is the address of an Inode (FUSE_ROOT_ID names the dataset's root) that holds an
+// O_PATH descriptor of the backing inode, keyed by (st_dev, st_ino). Every LOOKUP that answers with
+// an Inode counts one reference; the kernel's FORGET gives them back (Unref) and the Inode goes
+// when none is left. Holding the descriptor pins the backing inode, so its number cannot be reused
+// while the kernel may still name it, and every op works relative to it: nothing is looked up by
+// path and the daemon never follows a symlink (lookups use O_NOFOLLOW; data files are reopened
+// through /proc/self/fd only once they are known to be regular files).
+//
+// The table also keeps the signatures (change_detector.h) of the files whose Inodes the kernel
+// forgot, and gives each back to the next Inode of the same file id.
+//
+// The virtual nodes of the .ccfs directory are Inodes too (kind != kReal); ControlDir owns them
+// and the table never counts or frees them.
+//
+// Ownership: the table owns the root Inode and every Inode it inserted, and with them their
+// descriptors. An Inode lives until its last reference is given back or the table is destroyed;
+// destroy the table only once no handler can run (Filesystem's contract).
+//
+// Thread-safety: every method may run on any number of request threads at once. One mutex guards
+// the map, the lookup counts and the saved signatures. Lock order: the table's mutex, then an
+// Inode's sig_mu, never the reverse.
+#ifndef CCFS_FUSE_INODE_TABLE_H_
+#define CCFS_FUSE_INODE_TABLE_H_
+
+#include <sys/stat.h>
+#include <sys/types.h>
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <utility>
+
+#include "ccfs/status.h"
+#include "fuse/change_detector.h"
+#include "fuse/fuse_api.h"
+
+namespace ccfs {
+
+enum class NodeKind { kReal, kControlDir, kStatsFile, kControlFile };
+
+struct Inode {
+  Inode() = default;
+  Inode(const Inode&) = delete;
+  Inode& operator=(const Inode&) = delete;
+  ~Inode();
+
+  NodeKind kind = NodeKind::kReal;
+  int fd = -1;  // O_PATH descriptor of the backing inode
+  dev_t dev = 0;
+  ino_t ino = 0;
+  mode_t type = 0;       // S_IFMT bits
+  uint64_t file_id = 0;  // the engine's name for the file
+  uint64_t nlookup = 0;  // guarded by the InodeTable's mutex
+
+  // Last signature seen of the backing file; guarded by sig_mu (see ChangeDetector).
+  std::mutex sig_mu;
+  bool sig_known = false;
+  FileSignature sig;
+};
+
+class InodeTable {
+ public:
+  InodeTable() = default;
+  InodeTable(const InodeTable&) = delete;
+  InodeTable& operator=(const InodeTable&) = delete;
+
+  // Opens the dataset directory as the root. Errors name the path.
+  Status Open(const std::string& dataset);
+
+  Inode* root() { return &root_; }
+
+  // The Inode the kernel's number names, and back.
+  Inode* Get(fuse_ino_t ino) { return ino == FUSE_ROOT_ID ? &root_ : reinterpret_cast<Inode*>(ino); }
+  fuse_ino_t InoOf(Inode* i) const {
+    return i == &root_ ? FUSE_ROOT_ID : reinterpret_cast<fuse_ino_t>(i);
+  }
+
+  // Looks `name` up in the real directory `parent` without following a symlink, fills *st, and
+  // counts one kernel reference to the result, *found. ".." of the root is the root (never above
+  // the dataset). Returns 0 or the errno.
+  int Lookup(Inode* parent, const char* name, struct stat* st, Inode** found);
+
+  // Gives back `n` kernel references to `i`; the last one frees it (its signature is kept).
+  // Virtual nodes and the root are never freed.
+  void Unref(Inode* i, uint64_t n);
+
+  // The file `id` names is gone for good (its last link was removed): forget its kept signature.
+  void ForgetSignature(uint64_t id);
+
+  // The engine's name for the file `st` describes.
+  uint64_t FileIdOf(const struct stat& st) const;
+
+ private:
+  // Takes `fd`: keeps it in a new Inode or closes it when the inode is already known.
+  Inode* FindOrInsert(int fd, const struct stat& st);
+
+  Inode root_;  // written once by Open, before any handler runs
+
+  std::mutex mu_;
+  std::map<std::pair<dev_t, ino_t>, std::unique_ptr<Inode>> table_;  // guarded by mu_
+  std::unordered_map<uint64_t, FileSignature> saved_signatures_;      // guarded by mu_
+};
+
+}  // namespace ccfs
+
+#endif  // CCFS_FUSE_INODE_TABLE_H_

@@ -1,0 +1,100 @@
+// Open handles: what a fi->fh names from OPEN until RELEASE, and the registries that own them.
+//
+// Each fi->fh the layer gives the kernel (a FileHandle, a DirHandle, a .ccfs file's state) is the
+// address of a handle owned by a registry of its kind (OpenHandles). The registries are what frees
+// the handles the kernel never gives back: a daemon stopped by SIGTERM, or whose connection ends,
+// while files are still open gets no RELEASE for them, and destroying the registry closes them then.
+//
+// Ownership: a registry owns its handles; a FileHandle borrows its Inode (the kernel holds a lookup
+// reference on an inode while it has it open, so the Inode outlives the handle), and owns its
+// descriptors.
+//
+// Thread-safety: Add, Remove and size take the registry's mutex (taken with no other lock held)
+// and may run on any request threads at once. A handle itself is used without that lock: the
+// kernel sends no request on an fh once its RELEASE is under way, and a registry is destroyed only
+// after the request loop has stopped.
+#ifndef CCFS_FUSE_OPEN_HANDLES_H_
+#define CCFS_FUSE_OPEN_HANDLES_H_
+
+#include <dirent.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <unordered_map>
+#include <utility>
+
+#include "ccfs/backing_store.h"
+
+namespace ccfs {
+
+struct Inode;
+
+// An open data file.
+struct FileHandle {
+  ~FileHandle() {
+    backing.reset();
+    if (fd >= 0) close(fd);
+  }
+  Inode* inode = nullptr;
+  int fd = -1;                           // opened with the caller's flags
+  std::unique_ptr<BackingFile> backing;  // a dup of fd, plus an O_DIRECT fd for page reads
+  bool append = false;                   // O_APPEND: pwrite lands at the end, not at `off`
+};
+
+// An open real directory, and where the kernel's readdir stands in it.
+struct DirHandle {
+  ~DirHandle() {
+    if (dp != nullptr) closedir(dp);
+  }
+  DIR* dp = nullptr;
+  off_t offset = 0;
+  struct dirent* entry = nullptr;  // read but not yet returned (the reply was full)
+};
+
+// The handles of one kind that the kernel holds open, each named by its fi->fh (its address): Add
+// at OPEN, Remove at RELEASE; whatever is left when the registry is destroyed is freed with it.
+template <typename Handle>
+class OpenHandles {
+ public:
+  OpenHandles() = default;
+  OpenHandles(const OpenHandles&) = delete;
+  OpenHandles& operator=(const OpenHandles&) = delete;
+
+  // Takes `h`; returns the fi->fh that names it.
+  uint64_t Add(std::unique_ptr<Handle> h) {
+    Handle* raw = h.get();
+    std::lock_guard<std::mutex> lock(mu_);
+    handles_.emplace(raw, std::move(h));
+    return reinterpret_cast<uint64_t>(raw);
+  }
+
+  // Closes and frees the handle `fh` names; 0 (no handle) is ignored.
+  void Remove(uint64_t fh) {
+    typename Map::node_type node;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      node = handles_.extract(reinterpret_cast<Handle*>(fh));
+    }
+    // The handle goes with `node`, outside the lock: closing a descriptor may take a while.
+  }
+
+  size_t size() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return handles_.size();
+  }
+
+  // The handle `fh` names. REQUIRES: fh came from Add and was not removed.
+  static Handle* Of(uint64_t fh) { return reinterpret_cast<Handle*>(fh); }
+
+ private:
+  using Map = std::unordered_map<Handle*, std::unique_ptr<Handle>>;
+  std::mutex mu_;
+  Map handles_;  // guarded by mu_
+};
+
+}  // namespace ccfs
+
+#endif  // CCFS_FUSE_OPEN_HANDLES_H_

@@ -1,0 +1,131 @@
+// The FUSE handlers of Filesystem, grouped by kind, and the per-mount state they share (FsContext).
+//
+// Shape (libfuse's example/passthrough_hp.cc is the model): one thin handler per op, with exactly
+// the signature of its fuse_lowlevel_ops slot, all registered in one table (filesystem.cc,
+// kOpTable); every handler ends in exactly one fuse_reply_* (fuse_reply_none for FORGET). A handler
+// performs the same system call on the backing directory, relative to the descriptor of a backing
+// inode, and answers with the errno the backing file system gave. Nodes of the .ccfs directory
+// (Inode::kind != NodeKind::kReal) are handed to ControlDir, whose handlers reply for them.
+//
+//   entry_ops.cc  names and attributes: lookup, forget, getattr, setattr, readlink, mknod, mkdir,
+//                 symlink, link, unlink, rmdir, rename, statfs
+//   data_ops.cc   open files: open, create, read, write, flush, fsync, release, fallocate, lseek
+//   dir_ops.cc    directories: opendir, readdir, releasedir, fsyncdir
+//   xattr_ops.cc  extended attributes: setxattr, getxattr, listxattr, removexattr
+//
+// A new op is a handler here plus one line in kOpTable. A new kind of node gets its own unit, as
+// the .ccfs directory has (control_dir.h).
+//
+// Ownership: the Filesystem owns its FsContext; a handler borrows it through fuse_req_userdata for
+// the length of one request. Thread-safety: handlers run on any number of request threads at once;
+// the parts of FsContext say how each is guarded.
+#ifndef CCFS_FUSE_OPS_H_
+#define CCFS_FUSE_OPS_H_
+
+#include <sys/stat.h>
+
+#include <string>
+
+#include "ccfs/page_cache.h"
+#include "fuse/change_detector.h"
+#include "fuse/control_dir.h"
+#include "fuse/filesystem.h"
+#include "fuse/fuse_api.h"
+#include "fuse/inode_table.h"
+#include "fuse/open_handles.h"
+
+namespace ccfs {
+
+// Everything one mounted Filesystem's handlers share.
+struct FsContext {
+  FsContext(const Filesystem::Config& config, PageCache* cache);
+  // Runs after the request loop has stopped (Filesystem's contract), so no handler holds a handle;
+  // the registries then close what the kernel never released.
+  ~FsContext();
+
+  const Filesystem::Config config;
+  PageCache* const cache;  // borrowed
+
+  // Declared before the registries, so it outlives them: a FileHandle points at its Inode.
+  InodeTable inodes;
+  ChangeDetector changes;
+  ControlDir control;
+  OpenHandles<FileHandle> files;  // what fi->fh names for an open data file
+  OpenHandles<DirHandle> dirs;    // ... for an open real directory (0 for .ccfs)
+};
+
+namespace ops {
+
+// ---- shared by the handlers (entry_ops.cc) ------------------------------------------------------
+
+inline FsContext* ContextOf(fuse_req_t req) {
+  return static_cast<FsContext*>(fuse_req_userdata(req));
+}
+inline FileHandle* FileOf(fuse_file_info* fi) { return OpenHandles<FileHandle>::Of(fi->fh); }
+// A path naming the inode `fd` holds (for calls that take no descriptor).
+inline std::string ProcPath(int fd) { return "/proc/self/fd/" + std::to_string(fd); }
+
+// Attributes of `i`, real or virtual. Returns 0 or the errno.
+int StatOf(FsContext* fs, Inode* i, struct stat* st);
+// Whether `name` in `parent` is (or is inside) the .ccfs directory, which no real op may touch.
+bool IsVirtualName(FsContext* fs, Inode* parent, const char* name);
+// Looks `name` up in the real directory `parent`, counts one kernel reference to it and fills *e.
+// Returns 0 or the errno.
+int LookupEntry(FsContext* fs, Inode* parent, const char* name, fuse_entry_param* e);
+// Replies with *e, or with `err` when it is not 0. Gives the reference back if the caller was
+// interrupted before it got the entry.
+void ReplyEntryOrErr(FsContext* fs, fuse_req_t req, int err, fuse_entry_param* e);
+// A daemon running as root creates files as root; gives `name` in `dirfd` to the user who asked.
+void ChownToCaller(fuse_req_t req, int dirfd, const char* name);
+
+// ---- entry_ops.cc --------------------------------------------------------------------------------
+
+void Lookup(fuse_req_t req, fuse_ino_t parent, const char* name);
+void Forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup);
+void ForgetMulti(fuse_req_t req, size_t count, fuse_forget_data* forgets);
+void Getattr(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi);
+void Setattr(fuse_req_t req, fuse_ino_t ino, struct stat* attr, int valid, fuse_file_info* fi);
+void Readlink(fuse_req_t req, fuse_ino_t ino);
+void Mknod(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode, dev_t rdev);
+void Mkdir(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode);
+void Symlink(fuse_req_t req, const char* link, fuse_ino_t parent, const char* name);
+void Link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const char* newname);
+void Unlink(fuse_req_t req, fuse_ino_t parent, const char* name);
+void Rmdir(fuse_req_t req, fuse_ino_t parent, const char* name);
+void Rename(fuse_req_t req, fuse_ino_t parent, const char* name, fuse_ino_t newparent,
+            const char* newname, unsigned int flags);
+void Statfs(fuse_req_t req, fuse_ino_t ino);
+
+// ---- data_ops.cc ---------------------------------------------------------------------------------
+
+void Open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi);
+void Create(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode, fuse_file_info* fi);
+void Read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info* fi);
+void Write(fuse_req_t req, fuse_ino_t ino, const char* buf, size_t size, off_t off,
+           fuse_file_info* fi);
+void Flush(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi);
+void Fsync(fuse_req_t req, fuse_ino_t ino, int datasync, fuse_file_info* fi);
+void Release(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi);
+void Fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t offset, off_t length,
+               fuse_file_info* fi);
+void Lseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence, fuse_file_info* fi);
+
+// ---- dir_ops.cc ----------------------------------------------------------------------------------
+
+void Opendir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi);
+void Readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info* fi);
+void Releasedir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi);
+void Fsyncdir(fuse_req_t req, fuse_ino_t ino, int datasync, fuse_file_info* fi);
+
+// ---- xattr_ops.cc --------------------------------------------------------------------------------
+
+void Setxattr(fuse_req_t req, fuse_ino_t ino, const char* name, const char* value, size_t size,
+              int flags);
+void Getxattr(fuse_req_t req, fuse_ino_t ino, const char* name, size_t size);
+void Listxattr(fuse_req_t req, fuse_ino_t ino, size_t size);
+void Removexattr(fuse_req_t req, fuse_ino_t ino, const char* name);
+
+}  // namespace ops
+}  // namespace ccfs
+
+#endif  // CCFS_FUSE_OPS_H_

@@ -1,0 +1,77 @@
+// Handlers for extended attributes (see ops.h).
+//
+// Extended attributes need a path or a real descriptor; an O_PATH descriptor of a symlink would
+// name the link's target through /proc, so symlinks (and the virtual nodes) have none here.
+#include <sys/xattr.h>
+
+#include <cerrno>
+#include <string>
+#include <vector>
+
+#include "fuse/ops.h"
+
+namespace ccfs::ops {
+
+namespace {
+
+// The path to reach `i`'s attributes by, or ENOTSUP.
+int XattrPath(Inode* i, std::string* path) {
+  if (i->kind != NodeKind::kReal || i->type == S_IFLNK) return ENOTSUP;
+  *path = ProcPath(i->fd);
+  return 0;
+}
+
+}  // namespace
+
+void Setxattr(fuse_req_t req, fuse_ino_t ino, const char* name, const char* value, size_t size,
+              int flags) {
+  std::string path;
+  int err = XattrPath(ContextOf(req)->inodes.Get(ino), &path);
+  if (err != 0) return (void)fuse_reply_err(req, err);
+  int res = setxattr(path.c_str(), name, value, size, flags);
+  fuse_reply_err(req, res == 0 ? 0 : errno);
+}
+
+void Getxattr(fuse_req_t req, fuse_ino_t ino, const char* name, size_t size) {
+  std::string path;
+  int err = XattrPath(ContextOf(req)->inodes.Get(ino), &path);
+  if (err != 0) return (void)fuse_reply_err(req, err == ENOTSUP ? ENODATA : err);
+  if (size == 0) {
+    ssize_t n = getxattr(path.c_str(), name, nullptr, 0);
+    if (n < 0) return (void)fuse_reply_err(req, errno);
+    return (void)fuse_reply_xattr(req, static_cast<size_t>(n));
+  }
+  std::vector<char> buf(size);
+  ssize_t n = getxattr(path.c_str(), name, buf.data(), size);
+  if (n < 0) return (void)fuse_reply_err(req, errno);
+  fuse_reply_buf(req, buf.data(), static_cast<size_t>(n));
+}
+
+void Listxattr(fuse_req_t req, fuse_ino_t ino, size_t size) {
+  std::string path;
+  int err = XattrPath(ContextOf(req)->inodes.Get(ino), &path);
+  if (err == ENOTSUP) {
+    // Virtual nodes and symlinks have no attributes to list.
+    return (void)(size == 0 ? fuse_reply_xattr(req, 0) : fuse_reply_buf(req, nullptr, 0));
+  }
+  if (err != 0) return (void)fuse_reply_err(req, err);
+  if (size == 0) {
+    ssize_t n = listxattr(path.c_str(), nullptr, 0);
+    if (n < 0) return (void)fuse_reply_err(req, errno);
+    return (void)fuse_reply_xattr(req, static_cast<size_t>(n));
+  }
+  std::vector<char> buf(size);
+  ssize_t n = listxattr(path.c_str(), buf.data(), size);
+  if (n < 0) return (void)fuse_reply_err(req, errno);
+  fuse_reply_buf(req, buf.data(), static_cast<size_t>(n));
+}
+
+void Removexattr(fuse_req_t req, fuse_ino_t ino, const char* name) {
+  std::string path;
+  int err = XattrPath(ContextOf(req)->inodes.Get(ino), &path);
+  if (err != 0) return (void)fuse_reply_err(req, err);
+  int res = removexattr(path.c_str(), name);
+  fuse_reply_err(req, res == 0 ? 0 : errno);
+}
+
+}  // namespace ccfs::ops
