@@ -49,7 +49,7 @@
 #include <vector>
 
 #include "ccfs/config.h"
-#include "fuse/live_options.h"
+#include "config/live_options.h"
 #include "fuse/log.h"
 #include "stats/stats_json.h"
 

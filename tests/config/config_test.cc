@@ -413,6 +413,39 @@ TEST(ApplyKeyValueTest, AppliesOneKeyAndValidates) {
   EXPECT_THAT(s.message(), HasSubstr("did you mean 'compressed_percent'"));
 }
 
+TEST(ApplyControlTextTest, AppliesLiveLinesSkippingBlanksAndComments) {
+  Options o;
+  Status s = ApplyControlText("# a comment\n\n  compressed_percent = 40 \ncompressor=zstd\ncompression_level=19\n",
+                              ".ccfs/control", &o);
+  ASSERT_TRUE(s.ok()) << s.message();
+  EXPECT_EQ(o.compressed_percent, 40);
+  EXPECT_EQ(o.compressor, CodecKind::kZstd);
+  EXPECT_EQ(o.compression_level, 19);
+  ASSERT_TRUE(ApplyControlText("", ".ccfs/control", &o).ok());
+}
+
+TEST(ApplyControlTextTest, EachRefusalNamesFileLineAndKeyAndChangesNothing) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"compressed_percent=40\nnonsense\n", "c:2: \"nonsense\": expected key=value"},
+      {"\nbogus=1\n", "c:2: unknown key \"bogus\""},
+      {"compressed_percent=40\nmemory=1GiB\n", "c:2: memory cannot change while mounted: needs a remount"},
+      {"compressed_percent=500\n", "c:1: compressed_percent = 500: must be between 0 and 95"},
+      {"compression_level=19\n", "c:1: compression_level = 19: must be between 1 and 12 for compressor lz4"},
+      {"probation=maybe\n", "c:1: probation = maybe: expected true/false, yes/no, on/off or 1/0"},
+  };
+  for (const auto& [text, message] : cases) {
+    Options o = AllNonDefault();
+    o.compressor = CodecKind::kLz4;
+    o.compression_level = 1;
+    const Options before = o;
+    Status s = ApplyControlText(text, "c", &o);
+    ASSERT_FALSE(s.ok()) << text;
+    EXPECT_EQ(s.code(), Status::Code::kInvalidArgument);
+    EXPECT_EQ(s.message(), message) << text;
+    EXPECT_EQ(o, before) << text;
+  }
+}
+
 TEST(ConfigKeyTest, LiveAndKnownKeys) {
   for (const char* key : {"compressed_percent", "compressor", "compression_level", "min_savings_percent",
                           "admission_filter", "evict_batch_percent", "low_watermark_percent",
