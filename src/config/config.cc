@@ -597,7 +597,7 @@ std::string RenderConfig(const Options& o) {
       table = key.table;
       out += fmt::format("\n[{}]\n", table);
     }
-    out += fmt::format("# {}\n{} = {}\n", key.doc, key.name, config::TomlValue(key, o));
+    out += fmt::format("# {}\n{} = {}\n", key.doc, key.name, config::FormatValue(key, o, config::ValueStyle::kToml));
   }
   return out;
 }

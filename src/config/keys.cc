@@ -134,30 +134,23 @@ bool SameField(const KeySpec& key, const Options& a, const Options& b) {
   return std::visit([&](auto member) { return a.*member == b.*member; }, key.field);
 }
 
-std::string TomlValue(const KeySpec& key, const Options& o) {
+std::string FormatValue(const KeySpec& key, const Options& o, ValueStyle style) {
+  const bool toml = style == ValueStyle::kToml;
   return std::visit(
       [&](auto member) -> std::string {
         const auto& v = o.*member;
         using T = std::remove_cvref_t<decltype(v)>;
-        if constexpr (std::is_same_v<T, bool>) return v ? "true" : "false";
-        else if constexpr (std::is_same_v<T, CodecKind>) return fmt::format("\"{}\"", CodecName(v));
-        else if constexpr (std::is_same_v<T, double>) return TomlFloat(v);
-        else if constexpr (std::is_same_v<T, int>) return std::to_string(v);
-        else return "\"" + ExactSize(v) + "\"";
-      },
-      key.field);
-}
-
-std::string DisplayValue(const KeySpec& key, const Options& o) {
-  return std::visit(
-      [&](auto member) -> std::string {
-        const auto& v = o.*member;
-        using T = std::remove_cvref_t<decltype(v)>;
-        if constexpr (std::is_same_v<T, bool>) return v ? "true" : "false";
-        else if constexpr (std::is_same_v<T, CodecKind>) return CodecName(v);
-        else if constexpr (std::is_same_v<T, double>) return Number(v);
-        else if constexpr (std::is_same_v<T, int>) return std::to_string(v);
-        else return FormatSize(v);
+        if constexpr (std::is_same_v<T, bool>) {
+          return v ? "true" : "false";
+        } else if constexpr (std::is_same_v<T, CodecKind>) {
+          return toml ? fmt::format("\"{}\"", CodecName(v)) : CodecName(v);
+        } else if constexpr (std::is_same_v<T, double>) {
+          return toml ? TomlFloat(v) : Number(v);
+        } else if constexpr (std::is_same_v<T, int>) {
+          return std::to_string(v);
+        } else {
+          return toml ? "\"" + ExactSize(v) + "\"" : FormatSize(v);
+        }
       },
       key.field);
 }

@@ -77,11 +77,12 @@ void CopyField(const KeySpec& key, const Options& from, Options* to);
 // True when `key`'s field is equal in `a` and `b`.
 bool SameField(const KeySpec& key, const Options& a, const Options& b);
 
-// The value as RenderConfig writes it: TOML that parses back to the same value ("256MiB" in
-// quotes, 2.0, true, "lz4").
-std::string TomlValue(const KeySpec& key, const Options& options);
-// The value for people, as log lines show it (256MiB, 2, true, lz4).
-std::string DisplayValue(const KeySpec& key, const Options& options);
+enum class ValueStyle {
+  kToml,     // as RenderConfig writes it: TOML that parses back to the same value ("256MiB" in
+             // quotes, 2.0, true, "lz4")
+  kDisplay,  // for people, as log lines show it (256MiB, 2, true, lz4); sizes are rounded
+};
+std::string FormatValue(const KeySpec& key, const Options& options, ValueStyle style);
 
 // The codec names as a choice: "lz4 or zstd", or quoted: "\"lz4\" or \"zstd\"".
 std::string CodecChoices(bool quoted);

@@ -35,7 +35,7 @@ Options WithLiveKeys(const Options& current, const Options& wanted) {
 std::string DescribeKey(const Options& options, const std::string& key) {
   const config::KeySpec* spec = config::FindKey(key);
   if (spec == nullptr) return key;
-  return fmt::format("{} = {}", key, config::DisplayValue(*spec, options));
+  return fmt::format("{} = {}", key, config::FormatValue(*spec, options, config::ValueStyle::kDisplay));
 }
 
 }  // namespace ccfs

@@ -15,6 +15,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "config/config_test_util.h"
+
 namespace ccfs {
 namespace {
 
@@ -22,27 +24,6 @@ using ::testing::AllOf;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
-
-// Options with every field away from its default, so a test can tell whether a key was applied.
-Options AllNonDefault() {
-  Options o;
-  o.memory = 64ull << 20;
-  o.compressed_percent = 40;
-  o.page_size = 16384;
-  o.compressor = CodecKind::kZstd;
-  o.compression_level = 3;
-  o.compress_threads = 3;
-  o.min_savings_percent = 20.25;
-  o.admission_filter = false;
-  o.evict_batch_percent = 5.5;
-  o.low_watermark_percent = 7;
-  o.probation = false;
-  o.request_threads = 4;
-  o.pin_threads = true;
-  o.allow_other = true;
-  o.attr_timeout = 2.5;
-  return o;
-}
 
 // Expects `text` to be refused, with a message starting "t.toml:<line>: " and naming each part,
 // and expects the options to be exactly as they were.

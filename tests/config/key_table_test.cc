@@ -13,6 +13,7 @@
 #include <gtest/gtest.h>
 
 #include "ccfs/config.h"
+#include "config/config_test_util.h"
 
 namespace ccfs {
 namespace {
@@ -87,35 +88,32 @@ std::map<std::string, DocumentedKey> KeysInReadme() {
   return keys;
 }
 
-TEST(KeyTableTest, EveryKeyIsInTheShippedConfInItsTableWithItsLiveMarking) {
-  std::map<std::string, DocumentedKey> documented = KeysInShippedConf();
-  ASSERT_FALSE(documented.empty()) << "conf/ccfs.toml not found or empty";
+// Expects `documented` (read from `where`) to hold exactly the table's keys, each with the
+// table's live flag and, when `check_table`, in the table's TOML table.
+void ExpectExactlyTheTablesKeys(const std::map<std::string, DocumentedKey>& documented,
+                                const std::string& where, bool check_table) {
+  ASSERT_FALSE(documented.empty()) << where << ": no keys found";
   for (const config::KeySpec& key : config::AllKeys()) {
     SCOPED_TRACE(std::string(key.name));
     auto it = documented.find(std::string(key.name));
-    ASSERT_NE(it, documented.end()) << "not documented in conf/ccfs.toml";
-    EXPECT_EQ(it->second.table, key.table);
-    EXPECT_EQ(it->second.live, key.live) << "the paragraph must say \"Live.\" exactly for live keys:\n"
+    ASSERT_NE(it, documented.end()) << "not documented in " << where;
+    if (check_table) EXPECT_EQ(it->second.table, key.table);
+    EXPECT_EQ(it->second.live, key.live) << where << " must mark exactly the live keys live:\n"
                                          << it->second.comment;
     EXPECT_FALSE(it->second.comment.empty()) << "set without a comment saying what it means";
   }
   for (const auto& [name, doc] : documented) {
-    EXPECT_NE(config::FindKey(name), nullptr) << name << " is in conf/ccfs.toml but not a key";
+    EXPECT_NE(config::FindKey(name), nullptr) << name << " is in " << where << " but not a key";
   }
 }
 
+TEST(KeyTableTest, EveryKeyIsInTheShippedConfInItsTableWithItsLiveMarking) {
+  // A live key's paragraph says "Live."; the others do not.
+  ExpectExactlyTheTablesKeys(KeysInShippedConf(), "conf/ccfs.toml", true);
+}
+
 TEST(KeyTableTest, EveryKeyIsInTheReadmeKeyTableWithItsLiveColumn) {
-  std::map<std::string, DocumentedKey> documented = KeysInReadme();
-  ASSERT_FALSE(documented.empty()) << "README.md has no \"| key | default | live |\" table";
-  for (const config::KeySpec& key : config::AllKeys()) {
-    SCOPED_TRACE(std::string(key.name));
-    auto it = documented.find(std::string(key.name));
-    ASSERT_NE(it, documented.end()) << "missing from the README's key table";
-    EXPECT_EQ(it->second.live, key.live) << it->second.comment;
-  }
-  for (const auto& [name, doc] : documented) {
-    EXPECT_NE(config::FindKey(name), nullptr) << name << " is in the README's key table but not a key";
-  }
+  ExpectExactlyTheTablesKeys(KeysInReadme(), "README.md's key table", false);
 }
 
 TEST(KeyTableTest, NamesAreUniqueAndEveryKeyIsKnownAndRendered) {
@@ -132,22 +130,7 @@ TEST(KeyTableTest, NamesAreUniqueAndEveryKeyIsKnownAndRendered) {
 
 // Each key's field is its own: writing one key through the table changes that field only.
 TEST(KeyTableTest, EachKeyOwnsOneField) {
-  Options other;
-  other.memory = 64ull << 20;
-  other.compressed_percent = 40;
-  other.page_size = 16384;
-  other.compressor = CodecKind::kZstd;
-  other.compression_level = 3;
-  other.compress_threads = 3;
-  other.min_savings_percent = 20.25;
-  other.admission_filter = false;
-  other.evict_batch_percent = 5.5;
-  other.low_watermark_percent = 7;
-  other.probation = false;
-  other.request_threads = 4;
-  other.pin_threads = true;
-  other.allow_other = true;
-  other.attr_timeout = 2.5;
+  const Options other = AllNonDefault();
   Options all_copied;
   for (const config::KeySpec& key : config::AllKeys()) {
     Options one;
