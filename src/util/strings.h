@@ -5,6 +5,7 @@
 #define CCFS_UTIL_STRINGS_H_
 
 #include <cctype>
+#include <string>
 #include <string_view>
 
 namespace ccfs {
@@ -17,6 +18,12 @@ inline std::string_view Trim(std::string_view s) {
   while (b < e && std::isspace(static_cast<unsigned char>(s[b]))) ++b;
   while (e > b && std::isspace(static_cast<unsigned char>(s[e - 1]))) --e;
   return s.substr(b, e - b);
+}
+
+// `s` with ASCII letters in lower case.
+inline std::string Lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
 }
 
 }  // namespace ccfs
