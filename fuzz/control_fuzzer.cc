@@ -15,7 +15,7 @@
 #include "ccfs/options.h"
 #include "ccfs/page_cache.h"
 #include "fuse/filesystem.h"
-#include "fuse/live_options.h"
+#include "config/live_options.h"
 
 namespace {
 

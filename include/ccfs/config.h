@@ -1,10 +1,16 @@
 // Config: turns a TOML file, `-o key=value` lists and .ccfs/control lines into Options.
 //
-// Every key of Options has the same name everywhere. Sizes accept units: a plain integer is bytes;
-// suffixes K/KiB/M/MiB/G/GiB/T/TiB are powers of 1024, KB/MB/GB/TB powers of 1000. Booleans accept
-// true/false/yes/no/on/off/1/0. Errors name the source, the line (for files) and the key, e.g.
+// Every key of Options has the same name everywhere; the keys, their tables, types, ranges and
+// which are live are listed once, in the key table (src/config/keys.cc), which drives every
+// function here. Sizes accept units: a plain integer is bytes; suffixes K/KiB/M/MiB/G/GiB/T/TiB
+// are powers of 1024, KB/MB/GB/TB powers of 1000. Booleans accept true/false/yes/no/on/off/1/0.
+//
+// Errors name the source, the line (for files) and the key, with the value and the reason, e.g.
 //   conf/ccfs.toml:7: compressed_percent = 120: must be between 0 and 95
-// and leave *options unchanged.
+// and leave *options unchanged. Every entry point validates the whole result (Options::Validate)
+// before assigning it, so options that come out of here need no second check.
+//
+// Pure functions over their arguments; thread-safe.
 #ifndef CCFS_CONFIG_H_
 #define CCFS_CONFIG_H_
 
@@ -17,12 +23,9 @@
 
 namespace ccfs {
 
-// File layout (documented in conf/ccfs.toml): every key lives in exactly one table --
-//   [cache] memory, compressed_percent, page_size
-//   [compression] compressor, compression_level, compress_threads, min_savings_percent
-//   [eviction] evict_batch_percent, low_watermark_percent
-//   [daemon] request_threads, allow_other, attr_timeout
-// A key at top level or in another table is an error naming the right table. Keys the file does
+// File layout: every key lives in exactly one of the tables [cache], [compression], [eviction] and
+// [daemon]; conf/ccfs.toml shows which (it sets every key, in table order, to its default; the
+// key table is where that is decided, and a test keeps the two in step). A key at top level or in another table is an error naming the right table. Keys the file does
 // not mention keep their value in *options. An empty file changes nothing.
 
 // Reads the TOML file at `path` over *options. A missing or unreadable file, a syntax error, an
@@ -33,7 +36,7 @@ Status LoadConfigFile(const std::string& path, Options* options);
 Status ParseConfigText(std::string_view text, const std::string& source, Options* options);
 
 // Applies one key=value (value as text, as in -o and .ccfs/control), then validates the whole of
-// *options. `source` prefixes errors.
+// *options. `source` prefixes errors ("" = no prefix).
 Status ApplyKeyValue(const std::string& key, const std::string& value, const std::string& source,
                      Options* options);
 
@@ -47,14 +50,26 @@ Status ApplyKeyValue(const std::string& key, const std::string& value, const std
 Status ApplyOptionList(const std::string& list, const std::string& source, Options* options,
                        std::vector<std::string>* passthrough);
 
-// True for keys PageCache::Reconfigure can change without a remount.
+// Applies the text written to a running mount's control file: `key=value` lines, blank lines and
+// `#` comments. Only live keys (IsLiveKey) are accepted; every line is checked before any is
+// applied, then the whole is validated. `file` names the control file in messages, which read
+//   FILE:LINE: "text": expected key=value
+//   FILE:LINE: unknown key "k"
+//   FILE:LINE: k cannot change while mounted: needs a remount
+//   FILE:LINE: k = v: reason          (a bad value; see ApplyKeyValue)
+//   FILE: k = v: reason               (a rule between keys broken by the lines as a whole)
+Status ApplyControlText(std::string_view text, const std::string& file, Options* options);
+
+// True for keys PageCache::Reconfigure changes without a remount (the "live" keys of
+// conf/ccfs.toml).
 bool IsLiveKey(const std::string& key);
 // True for any ccfs key.
 bool IsKnownKey(const std::string& key);
 
 // Parses a size with optional unit ("512MiB", "8K", "1073741824").
 Status ParseSize(const std::string& text, uint64_t* bytes);
-// Formats bytes with a binary unit ("512MiB", "8KiB", "1.5GiB").
+// Formats bytes with a binary unit ("512MiB", "8KiB", "1.5GiB"): for people, it rounds to two
+// decimals; RenderConfig writes exact sizes.
 std::string FormatSize(uint64_t bytes);
 
 // Renders options as TOML that LoadConfigFile accepts back (every key, with comments).

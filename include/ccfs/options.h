@@ -1,74 +1,74 @@
 // Options: every setting of ccfs, in one struct.
 //
 // Filled from defaults, then the TOML config file, then `-o key=value` (see config.h); the engine
-// and the daemon read it. Each field's key is the same in the file, in -o and in .ccfs/control.
-// conf/ccfs.toml documents every key with its unit and default; keep the two in step.
+// and the daemon read it. Each field is one key, named like the field, spelled the same in the
+// file, in -o and in .ccfs/control. The keys are listed once, in the key table in
+// src/config/keys.cc (TOML table, type, range, live or not, one-line meaning, which field): it
+// drives parsing, validation, rendering and "is this key live". conf/ccfs.toml documents every
+// key with its unit, range and default; a test holds the table, that file and the README's key
+// table in step.
 //
-// Validate() checks ranges and names the offending key. Options is a plain value: copy freely.
+// Adding a key: a field here, one entry in the key table, its paragraph in conf/ccfs.toml and its
+// row in the README. Nothing else lists keys.
+//
+// Options is a plain value: copy freely; no internal synchronization.
 #ifndef CCFS_OPTIONS_H_
 #define CCFS_OPTIONS_H_
 
 #include <cstdint>
 #include <string>
 
+#include "ccfs/codec.h"
 #include "ccfs/status.h"
 
 namespace ccfs {
 
-enum class CodecKind { kLz4 = 0, kZstd = 1 };
-
-// "lz4" / "zstd"; nullptr-free: unknown kinds print as "?".
-const char* CodecName(CodecKind kind);
-// Parses "lz4" or "zstd" (case-sensitive).
-bool ParseCodecKind(const std::string& name, CodecKind* kind);
-
 struct Options {
-  // --- engine ---------------------------------------------------------------------------------
-  // Total RAM for cached pages (raw frames + compressed blobs), bytes. Key: memory.
+  // --- engine (PageCache) -----------------------------------------------------------------------
+  // Total RAM for cached pages (raw frames + compressed blobs), bytes.
   uint64_t memory = 256ull << 20;
-  // Share of `memory` given to the compressed tier, 0..95. Key: compressed_percent.
+  // Share of `memory` given to the compressed tier, percent.
   int compressed_percent = 25;
-  // Bytes per cached page: a power of two in [4 KiB, 128 KiB]. Key: page_size.
+  // Bytes per cached page: a power of two.
   uint32_t page_size = 8192;
-  // Codec for the compressed tier. Key: compressor.
-  CodecKind compressor = CodecKind::kLz4;
-  // Codec level: zstd 1..19 (negative = fast levels); lz4 1 = fast, 2..12 = LZ4HC. Key:
-  // compression_level.
-  int compression_level = 1;
+  // Codec of the compressed tier and its level (ranges: codec.h CodecLevelRange).
+  CodecKind compressor = kDefaultCodec;
+  int compression_level = kDefaultCodecLevel;
   // Threads compressing eviction victims; 0 = one per online CPU but one (at least one), leaving
-  // a CPU to the readers. Key: compress_threads.
+  // a CPU to the readers.
   int compress_threads = 0;
-  // A page is kept compressed only if it saves at least this much, percent. Key:
-  // min_savings_percent.
+  // A page is kept compressed only if it saves at least this much, percent.
   double min_savings_percent = 12.5;
   // Compress a raw victim only when it has shown reuse: it was read again after it was loaded,
   // or it comes back after an earlier eviction (or the compressed tier still has room). false =
-  // compress every victim. Key: admission_filter.
+  // compress every victim.
   bool admission_filter = true;
   // Victims taken in one sweep of the raw tier, percent of raw frames (at least one page).
-  // Key: evict_batch_percent.
   double evict_batch_percent = 2.0;
   // The evictor starts when free raw frames fall below this, percent of raw frames (at least one
-  // page). Key: low_watermark_percent.
+  // page).
   double low_watermark_percent = 2.0;
   // A page loaded by a miss that had not been read lately (by the frequency sketch) is evicted
   // first, before the CLOCK hand moves, unless it is read again meanwhile (TinyLFU's doorkeeper;
-  // src/cache/raw_tier.h). false = plain GCLOCK. Key: probation.
+  // src/cache/raw_tier.h). false = plain GCLOCK.
   bool probation = true;
 
-  // --- daemon ---------------------------------------------------------------------------------
-  // Threads serving FUSE requests. Key: request_threads.
+  // --- daemon -----------------------------------------------------------------------------------
+  // Threads serving FUSE requests.
   int request_threads = 2;
-  // Let other users reach the mount (FUSE allow_other). Key: allow_other.
+  // Let other users reach the mount (FUSE allow_other).
   bool allow_other = false;
   // Keep the request threads on the first CPUs and the compression workers on the last ones (see
-  // src/util/cpus.h); run the application on the request CPUs for same-CPU round trips. Key:
-  // pin_threads.
+  // src/util/cpus.h); run the application on the request CPUs for same-CPU round trips.
   bool pin_threads = false;
-  // Seconds the kernel may cache names and attributes. Key: attr_timeout.
+  // Seconds the kernel may cache names and attributes.
   double attr_timeout = 1.0;
 
-  // Checks every field; the message names the key, the value and the allowed range.
+  // The one place the rules of every key are checked (ranges, and the rules between keys: the raw
+  // tier must hold 16 pages; compression_level must suit compressor). The message reads
+  // "key = value: rule", e.g. "compressed_percent = 120: must be between 0 and 95". The config
+  // entry points (config.h) return only validated options, so the daemon does not check again;
+  // PageCache::Create and Reconfigure call this at the engine's door.
   Status Validate() const;
 
   // Field-by-field equality (e.g. to tell whether a reload changed anything).

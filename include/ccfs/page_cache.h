@@ -56,9 +56,9 @@ class PageCache {
   // flight for those pages are not published.
   void InvalidateFile(uint64_t file_id, uint64_t from = 0);
 
-  // Applies the keys that can change live: compressed_percent, compressor, compression_level,
-  // min_savings_percent, evict_batch_percent, low_watermark_percent. Shrinking a tier evicts or
-  // compresses in bulk. A change to memory or page_size returns NotSupported naming the key
+  // Applies the keys that can change live (config.h IsLiveKey; "Live" in conf/ccfs.toml), after
+  // Options::Validate. Shrinking a tier evicts or compresses in bulk. A change to any other key
+  // (memory, page_size, compress_threads, the daemon's keys) returns NotSupported naming the key
   // ("needs a remount"); nothing is changed then.
   Status Reconfigure(const Options& options);
 

@@ -31,6 +31,7 @@
 #include "cache/raw_tier.h"
 #include "cache/rcu.h"
 #include "compress/compression_pool.h"
+#include "config/live_options.h"
 #include "util/cpus.h"
 
 namespace ccfs {
@@ -819,14 +820,9 @@ Status PageCache::Impl::Reconfigure(const Options& o) {
   Status st = o.Validate();
   if (!st.ok()) return st;
   Options cur = options();
-  if (o.memory != cur.memory) {
-    return Status::NotSupported("memory: cannot change while mounted (needs a remount)");
-  }
-  if (o.page_size != cur.page_size) {
-    return Status::NotSupported("page_size: cannot change while mounted (needs a remount)");
-  }
-  if (o.compress_threads != cur.compress_threads) {
-    return Status::NotSupported("compress_threads: cannot change while mounted (needs a remount)");
+  std::vector<std::string> remount = RemountKeys(cur, o);  // the key table's non-live keys
+  if (!remount.empty()) {
+    return Status::NotSupported(remount[0] + ": cannot change while mounted (needs a remount)");
   }
   {
     std::lock_guard<std::mutex> lock(options_mu_);

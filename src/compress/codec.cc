@@ -183,6 +183,38 @@ class ZstdCodec final : public Codec {
 
 }  // namespace
 
+const std::vector<CodecKind>& AllCodecKinds() {
+  static const std::vector<CodecKind> kKinds = {CodecKind::kLz4, CodecKind::kZstd};
+  return kKinds;
+}
+
+const char* CodecName(CodecKind kind) {
+  switch (kind) {
+    case CodecKind::kLz4:
+      return "lz4";
+    case CodecKind::kZstd:
+      return "zstd";
+  }
+  return "?";
+}
+
+bool ParseCodecKind(const std::string& name, CodecKind* kind) {
+  for (CodecKind k : AllCodecKinds()) {
+    if (name == CodecName(k)) {
+      *kind = k;
+      return true;
+    }
+  }
+  return false;
+}
+
+// lz4: level 1 is the fast compressor, 2..LZ4HC_CLEVEL_MAX (12) select LZ4HC. Lz4Codec also takes
+// levels below 1 (more acceleration), but configuration offers only the documented range.
+CodecLevels CodecLevelRange(CodecKind kind) {
+  if (kind == CodecKind::kZstd) return {ZSTD_minCLevel(), ZSTD_maxCLevel()};
+  return {1, LZ4HC_CLEVEL_MAX};
+}
+
 std::unique_ptr<Codec> NewCodec(CodecKind kind, int level) {
   switch (kind) {
     case CodecKind::kZstd:

@@ -1,11 +1,13 @@
-// Config: TOML files, -o lists and control lines into Options.
+// Config: TOML files, -o lists and control lines into Options, all driven by the key table
+// (config/keys.h): this file knows value syntax (TOML types, sizes with units, booleans as words),
+// never a particular key.
 //
 // Every entry point works on a copy of the caller's Options and assigns it back only after every
 // value has been converted and the whole struct validated, so an error never leaves a half-applied
 // configuration behind (the daemon may be running on the old one).
 //
 // The file layout is fixed (see conf/ccfs.toml): each key lives in exactly one of the tables
-// [cache], [compression], [eviction], [daemon]. Accepting a key anywhere would let two spellings of
+// [cache], [compression], [eviction], [daemon] (the key table says which). Accepting a key anywhere would let two spellings of
 // the same file disagree silently, so a key in the wrong place is an error that names the right
 // table.
 //
@@ -25,29 +27,28 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
-#include <optional>
 #include <string>
+#include <type_traits>
+#include <variant>
 #include <vector>
 
 #include <fmt/format.h>
 #include <toml++/toml.h>
 
-#include "config/options_internal.h"
+#include "config/keys.h"
+#include "util/strings.h"
 
 namespace ccfs {
 
 namespace {
 
-using config_internal::AllKeys;
-using config_internal::FindKey;
-using config_internal::KeyInfo;
-using config_internal::KeyType;
+using config::AllKeys;
+using config::FindKey;
+using config::KeySpec;
 
 // A config file is a few hundred bytes; anything this large is not one (and reading it whole
 // would be a way to exhaust memory).
 constexpr size_t kMaxConfigFileBytes = 1 << 20;
-
-const char* const kTables[] = {"cache", "compression", "eviction", "daemon"};
 
 // Standard mount options the -o list hands on to FUSE / mount rather than to ccfs.
 const char* const kFlagMountOptions[] = {
@@ -59,17 +60,9 @@ const char* const kFlagMountOptions[] = {
 };
 const char* const kValueMountOptions[] = {"fsname", "subtype"};
 
-std::string Trim(std::string_view s) {
-  size_t b = 0, e = s.size();
-  while (b < e && std::isspace(static_cast<unsigned char>(s[b]))) ++b;
-  while (e > b && std::isspace(static_cast<unsigned char>(s[e - 1]))) --e;
-  return std::string(s.substr(b, e - b));
-}
-
-std::string Lower(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
+// The C++ type of the field a pointer-to-member names.
+template <typename Member>
+using FieldType = std::remove_cvref_t<decltype(Options{}.*Member{})>;
 
 std::string WithSource(const std::string& source, const std::string& msg) {
   return source.empty() ? msg : source + ": " + msg;
@@ -109,7 +102,7 @@ std::string Suggestion(std::string_view name, const std::vector<std::string>& ca
 
 std::vector<std::string> KeyNames() {
   std::vector<std::string> names;
-  for (const KeyInfo& info : AllKeys()) names.push_back(info.name);
+  for (const KeySpec& key : AllKeys()) names.emplace_back(key.name);
   return names;
 }
 
@@ -127,107 +120,75 @@ bool IsValueMountOption(std::string_view name) {
          std::end(kValueMountOptions);
 }
 
-// Sizes for page_size are judged as a whole number of bytes before narrowing to uint32_t, so a
-// huge value is reported as itself rather than as its truncation.
-Status SetSize(const KeyInfo& info, uint64_t bytes, const std::string& shown, Options* o) {
-  if (info.name == "memory") {
-    o->memory = bytes;
-    return Status::Ok();
-  }
-  if (bytes > std::numeric_limits<uint32_t>::max()) {
-    return Status::InvalidArgument(
-        fmt::format("{} = {}: must be a power of two between 4096 and 131072", info.name, shown));
-  }
-  o->page_size = static_cast<uint32_t>(bytes);
+// Sizes are judged as a whole number of bytes before narrowing to the field (page_size is
+// uint32_t), so a huge value is reported as itself rather than as its truncation.
+template <typename T>
+Status StoreSize(const KeySpec& key, T Options::*member, uint64_t bytes, const std::string& shown,
+                 Options* o) {
+  if (bytes > std::numeric_limits<T>::max()) return config::OutOfRange(*o, key, shown);
+  o->*member = static_cast<T>(bytes);
   return Status::Ok();
 }
 
-int* IntField(const std::string& key, Options* o) {
-  if (key == "compressed_percent") return &o->compressed_percent;
-  if (key == "compression_level") return &o->compression_level;
-  if (key == "compress_threads") return &o->compress_threads;
-  if (key == "request_threads") return &o->request_threads;
-  return nullptr;
-}
-
-double* DoubleField(const std::string& key, Options* o) {
-  if (key == "min_savings_percent") return &o->min_savings_percent;
-  if (key == "evict_batch_percent") return &o->evict_batch_percent;
-  if (key == "low_watermark_percent") return &o->low_watermark_percent;
-  if (key == "attr_timeout") return &o->attr_timeout;
-  return nullptr;
-}
-
-bool* BoolField(const std::string& key, Options* o) {
-  if (key == "allow_other") return &o->allow_other;
-  if (key == "admission_filter") return &o->admission_filter;
-  if (key == "pin_threads") return &o->pin_threads;
-  if (key == "probation") return &o->probation;
-  return nullptr;
-}
-
-Status SetInt(const KeyInfo& info, long long value, Options* o) {
-  if (value < INT_MIN || value > INT_MAX) {
-    long long lo = 0, hi = 0;
-    config_internal::IntKeyRange(*o, info.name, &lo, &hi);
-    return Status::InvalidArgument(fmt::format("{} = {}: must be between {} and {}", info.name, value, lo, hi));
-  }
-  *IntField(info.name, o) = static_cast<int>(value);
+Status StoreInt(const KeySpec& key, int Options::*member, long long value, Options* o) {
+  if (value < INT_MIN || value > INT_MAX) return config::OutOfRange(*o, key, std::to_string(value));
+  o->*member = static_cast<int>(value);
   return Status::Ok();
 }
 
-Status SetCodec(const KeyInfo& info, const std::string& text, Options* o) {
-  if (!ParseCodecKind(text, &o->compressor)) {
-    return Status::InvalidArgument(fmt::format("{} = \"{}\": must be \"lz4\" or \"zstd\"", info.name, text));
+Status StoreCodec(const KeySpec& key, CodecKind Options::*member, const std::string& text, Options* o) {
+  if (!ParseCodecKind(text, &(o->*member))) {
+    return Status::InvalidArgument(fmt::format("{} = \"{}\": must be {}", key.name, text, config::CodecChoices(true)));
   }
   return Status::Ok();
 }
 
 // Applies a value given as text (-o, control lines). Messages read "key = value: problem".
-Status SetFromText(const KeyInfo& info, const std::string& raw, Options* o) {
-  const std::string text = Trim(raw);
+Status SetFromText(const KeySpec& key, const std::string& raw, Options* o) {
+  const std::string text(Trim(raw));
   auto bad = [&](const std::string& what) {
-    return Status::InvalidArgument(fmt::format("{} = {}: {}", info.name, raw, what));
+    return Status::InvalidArgument(fmt::format("{} = {}: {}", key.name, raw, what));
   };
   if (text.empty()) return bad("empty value");
-  switch (info.type) {
-    case KeyType::kSize: {
-      uint64_t bytes = 0;
-      Status s = ParseSize(text, &bytes);
-      if (!s.ok()) return bad(s.message());
-      return SetSize(info, bytes, text, o);
-    }
-    case KeyType::kInt: {
-      long long value = 0;
-      auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-      if (ec == std::errc::result_out_of_range) return SetInt(info, text[0] == '-' ? LLONG_MIN : LLONG_MAX, o);
-      if (ec != std::errc() || end != text.data() + text.size()) return bad("expected an integer");
-      return SetInt(info, value, o);
-    }
-    case KeyType::kDouble: {
-      double value = 0;
-      auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-      if (ec != std::errc() || end != text.data() + text.size() || !std::isfinite(value)) {
-        return bad("expected a finite number");
-      }
-      *DoubleField(info.name, o) = value;
-      return Status::Ok();
-    }
-    case KeyType::kBool: {
-      std::string v = Lower(text);
-      if (v == "true" || v == "yes" || v == "on" || v == "1") {
-        *BoolField(info.name, o) = true;
-      } else if (v == "false" || v == "no" || v == "off" || v == "0") {
-        *BoolField(info.name, o) = false;
-      } else {
-        return bad("expected true/false, yes/no, on/off or 1/0");
-      }
-      return Status::Ok();
-    }
-    case KeyType::kCodec:
-      return SetCodec(info, text, o);
-  }
-  return bad("unsupported key type");
+  return std::visit(
+      [&](auto member) -> Status {
+        using T = FieldType<decltype(member)>;
+        if constexpr (std::is_same_v<T, bool>) {
+          std::string v = Lower(text);
+          if (v == "true" || v == "yes" || v == "on" || v == "1") {
+            o->*member = true;
+          } else if (v == "false" || v == "no" || v == "off" || v == "0") {
+            o->*member = false;
+          } else {
+            return bad("expected true/false, yes/no, on/off or 1/0");
+          }
+          return Status::Ok();
+        } else if constexpr (std::is_same_v<T, CodecKind>) {
+          return StoreCodec(key, member, text, o);
+        } else if constexpr (std::is_same_v<T, double>) {
+          double value = 0;
+          auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+          if (ec != std::errc() || end != text.data() + text.size() || !std::isfinite(value)) {
+            return bad("expected a finite number");
+          }
+          o->*member = value;
+          return Status::Ok();
+        } else if constexpr (std::is_same_v<T, int>) {
+          long long value = 0;
+          auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+          if (ec == std::errc::result_out_of_range) {
+            return StoreInt(key, member, text[0] == '-' ? LLONG_MIN : LLONG_MAX, o);
+          }
+          if (ec != std::errc() || end != text.data() + text.size()) return bad("expected an integer");
+          return StoreInt(key, member, value, o);
+        } else {
+          uint64_t bytes = 0;
+          Status s = ParseSize(text, &bytes);
+          if (!s.ok()) return bad(s.message());
+          return StoreSize(key, member, bytes, text, o);
+        }
+      },
+      key.field);
 }
 
 const char* TomlTypeName(const toml::node& node) {
@@ -246,52 +207,54 @@ const char* TomlTypeName(const toml::node& node) {
 }
 
 // Applies a TOML value. Messages read "key = value: problem" or "key: expected X, got Y".
-Status SetFromToml(const KeyInfo& info, const toml::node& node, Options* o) {
-  auto wrong_type = [&](const char* expected) {
+Status SetFromToml(const KeySpec& key, const toml::node& node, Options* o) {
+  auto wrong_type = [&](const std::string& expected) {
     return Status::InvalidArgument(
-        fmt::format("{}: expected {}, got {}", info.name, expected, TomlTypeName(node)));
+        fmt::format("{}: expected {}, got {}", key.name, expected, TomlTypeName(node)));
   };
-  switch (info.type) {
-    case KeyType::kSize: {
-      if (const auto* i = node.as_integer()) {
-        int64_t v = i->get();
-        if (v < 0) return Status::InvalidArgument(fmt::format("{} = {}: must not be negative", info.name, v));
-        return SetSize(info, static_cast<uint64_t>(v), std::to_string(v), o);
-      }
-      if (const auto* s = node.as_string()) {
-        uint64_t bytes = 0;
-        Status st = ParseSize(s->get(), &bytes);
-        if (!st.ok()) {
-          return Status::InvalidArgument(fmt::format("{} = \"{}\": {}", info.name, s->get(), st.message()));
+  return std::visit(
+      [&](auto member) -> Status {
+        using T = FieldType<decltype(member)>;
+        if constexpr (std::is_same_v<T, bool>) {
+          if (const auto* b = node.as_boolean()) {
+            o->*member = b->get();
+            return Status::Ok();
+          }
+          return wrong_type("a boolean (true or false)");
+        } else if constexpr (std::is_same_v<T, CodecKind>) {
+          if (const auto* s = node.as_string()) return StoreCodec(key, member, s->get(), o);
+          return wrong_type("a string (" + config::CodecChoices(true) + ")");
+        } else if constexpr (std::is_same_v<T, double>) {
+          if (const auto* f = node.as_floating_point()) {
+            o->*member = f->get();
+            return Status::Ok();
+          }
+          if (const auto* i = node.as_integer()) {
+            o->*member = static_cast<double>(i->get());
+            return Status::Ok();
+          }
+          return wrong_type("a number");
+        } else if constexpr (std::is_same_v<T, int>) {
+          if (const auto* i = node.as_integer()) return StoreInt(key, member, i->get(), o);
+          return wrong_type("an integer");
+        } else {
+          if (const auto* i = node.as_integer()) {
+            int64_t v = i->get();
+            if (v < 0) return Status::InvalidArgument(fmt::format("{} = {}: must not be negative", key.name, v));
+            return StoreSize(key, member, static_cast<uint64_t>(v), std::to_string(v), o);
+          }
+          if (const auto* s = node.as_string()) {
+            uint64_t bytes = 0;
+            Status st = ParseSize(s->get(), &bytes);
+            if (!st.ok()) {
+              return Status::InvalidArgument(fmt::format("{} = \"{}\": {}", key.name, s->get(), st.message()));
+            }
+            return StoreSize(key, member, bytes, "\"" + s->get() + "\"", o);
+          }
+          return wrong_type("a size (integer bytes or a string such as \"256MiB\")");
         }
-        return SetSize(info, bytes, "\"" + s->get() + "\"", o);
-      }
-      return wrong_type("a size (integer bytes or a string such as \"256MiB\")");
-    }
-    case KeyType::kInt:
-      if (const auto* i = node.as_integer()) return SetInt(info, i->get(), o);
-      return wrong_type("an integer");
-    case KeyType::kDouble:
-      if (const auto* f = node.as_floating_point()) {
-        *DoubleField(info.name, o) = f->get();
-        return Status::Ok();
-      }
-      if (const auto* i = node.as_integer()) {
-        *DoubleField(info.name, o) = static_cast<double>(i->get());
-        return Status::Ok();
-      }
-      return wrong_type("a number");
-    case KeyType::kBool:
-      if (const auto* b = node.as_boolean()) {
-        *BoolField(info.name, o) = b->get();
-        return Status::Ok();
-      }
-      return wrong_type("a boolean (true or false)");
-    case KeyType::kCodec:
-      if (const auto* s = node.as_string()) return SetCodec(info, s->get(), o);
-      return wrong_type("a string (\"lz4\" or \"zstd\")");
-  }
-  return wrong_type("a supported type");
+      },
+      key.field);
 }
 
 // One key=value found in the file, with where it was.
@@ -302,19 +265,25 @@ struct FileEntry {
   const toml::node* node;
 };
 
+// "[cache], [compression], [eviction], [daemon]"
+std::string TableList() {
+  std::string out;
+  for (const std::string& table : config::Tables()) out += (out.empty() ? "[" : ", [") + table + "]";
+  return out;
+}
+
 Status UnknownTopLevel(const std::string& key) {
-  std::vector<std::string> tables(std::begin(kTables), std::end(kTables));
-  if (const KeyInfo* info = FindKey(key)) {
+  if (const KeySpec* spec = FindKey(key)) {
     return Status::InvalidArgument(
-        fmt::format("{}: belongs in table [{}] (see conf/ccfs.toml for the layout)", key, info->table));
+        fmt::format("{}: belongs in table [{}] (see conf/ccfs.toml for the layout)", key, spec->table));
   }
-  return Status::InvalidArgument("unknown table '" + key + "'" + Suggestion(key, tables) +
-                                 "; the tables are [cache], [compression], [eviction], [daemon]");
+  return Status::InvalidArgument("unknown table '" + key + "'" + Suggestion(key, config::Tables()) +
+                                 "; the tables are " + TableList());
 }
 
 Status UnknownInTable(const std::string& table, const std::string& key) {
-  if (const KeyInfo* info = FindKey(key)) {
-    return Status::InvalidArgument(fmt::format("{}: belongs in table [{}], not [{}]", key, info->table, table));
+  if (const KeySpec* spec = FindKey(key)) {
+    return Status::InvalidArgument(fmt::format("{}: belongs in table [{}], not [{}]", key, spec->table, table));
   }
   return Status::InvalidArgument(fmt::format("unknown key '{}' in [{}]{}", key, table, Suggestion(key, KeyNames())));
 }
@@ -326,111 +295,11 @@ size_t LineOfNul(std::string_view text) {
   return 1 + static_cast<size_t>(std::count(text.begin(), text.begin() + pos, '\n'));
 }
 
-std::string FormatDouble(double v) {
-  std::string s = fmt::format("{}", v);
-  if (std::isfinite(v) && s.find_first_of(".eE") == std::string::npos) s += ".0";
-  return s;
-}
-
-// A size in the largest binary unit that holds it exactly, so it reads well and parses back to
-// the same number of bytes.
-std::string FormatSizeExact(uint64_t bytes) {
-  static const struct { uint64_t unit; const char* name; } kUnits[] = {
-      {1ull << 40, "TiB"}, {1ull << 30, "GiB"}, {1ull << 20, "MiB"}, {1ull << 10, "KiB"}};
-  if (bytes == 0) return "0B";
-  for (const auto& u : kUnits) {
-    if (bytes % u.unit == 0) return fmt::format("{}{}", bytes / u.unit, u.name);
-  }
-  return fmt::format("{}B", bytes);
-}
-
 }  // namespace
 
-Status ParseSize(const std::string& raw, uint64_t* bytes) {
-  const std::string text = Trim(raw);
-  if (text.empty()) return Status::InvalidArgument("empty size");
-  if (text[0] == '-') return Status::InvalidArgument("size '" + raw + "' must not be negative");
-  size_t pos = 0;
-  auto digits = [&] {
-    size_t start = pos;
-    while (pos < text.size() && std::isdigit(static_cast<unsigned char>(text[pos]))) ++pos;
-    return text.substr(start, pos - start);
-  };
-  const std::string whole = digits();
-  std::string fraction;
-  if (pos < text.size() && text[pos] == '.') {
-    ++pos;
-    fraction = digits();
-    if (fraction.empty()) {
-      return Status::InvalidArgument("'" + raw + "' is not a size (expected digits after the '.')");
-    }
-  }
-  if (whole.empty() && fraction.empty()) {
-    return Status::InvalidArgument("'" + raw + "' is not a size (expected a number with an optional unit, e.g. 512MiB)");
-  }
-  while (pos < text.size() && text[pos] == ' ') ++pos;
-  const std::string unit = text.substr(pos);
-  if (!std::all_of(unit.begin(), unit.end(), [](char c) { return std::isalpha(static_cast<unsigned char>(c)); })) {
-    return Status::InvalidArgument("unexpected '" + unit + "' after the number in size '" + raw + "'");
-  }
-  // Binary units (K, KiB) are powers of 1024, decimal ones (KB) powers of 1000; case is ignored.
-  static const struct { const char* name; uint64_t multiplier; } kUnits[] = {
-      {"", 1}, {"b", 1},
-      {"k", 1ull << 10}, {"kib", 1ull << 10}, {"kb", 1000ull},
-      {"m", 1ull << 20}, {"mib", 1ull << 20}, {"mb", 1000ull * 1000},
-      {"g", 1ull << 30}, {"gib", 1ull << 30}, {"gb", 1000ull * 1000 * 1000},
-      {"t", 1ull << 40}, {"tib", 1ull << 40}, {"tb", 1000ull * 1000 * 1000 * 1000},
-  };
-  std::optional<uint64_t> multiplier;
-  const std::string lower_unit = Lower(unit);
-  for (const auto& u : kUnits) {
-    if (lower_unit == u.name) multiplier = u.multiplier;
-  }
-  if (!multiplier) {
-    return Status::InvalidArgument("unknown unit '" + unit + "' in size '" + raw +
-                                   "' (use B, K/KiB, M/MiB, G/GiB, T/TiB = powers of 1024 or KB, MB, GB, TB = "
-                                   "powers of 1000)");
-  }
-  // Exact arithmetic: whole * m + fraction * m / 10^digits, which must come out whole.
-  auto too_large = [&] { return Status::InvalidArgument("size '" + raw + "' is too large"); };
-  unsigned __int128 value = 0;
-  for (char c : whole) {
-    value = value * 10 + static_cast<unsigned>(c - '0');
-    if (value > std::numeric_limits<uint64_t>::max()) return too_large();
-  }
-  value *= *multiplier;
-  if (value > std::numeric_limits<uint64_t>::max()) return too_large();
-  if (!fraction.empty()) {
-    if (fraction.size() > 18) return Status::InvalidArgument("size '" + raw + "' has too many decimals");
-    unsigned __int128 frac = 0, scale = 1;
-    for (char c : fraction) frac = frac * 10 + static_cast<unsigned>(c - '0'), scale *= 10;
-    frac *= *multiplier;
-    if (frac % scale != 0) return Status::InvalidArgument("size '" + raw + "' is not a whole number of bytes");
-    value += frac / scale;
-    if (value > std::numeric_limits<uint64_t>::max()) return too_large();
-  }
-  *bytes = static_cast<uint64_t>(value);
-  return Status::Ok();
-}
-
-// For people, not for parsing back: non-exact values are rounded to two decimals ("1.33GiB").
-std::string FormatSize(uint64_t bytes) {
-  static const struct { uint64_t unit; const char* name; } kUnits[] = {
-      {1ull << 40, "TiB"}, {1ull << 30, "GiB"}, {1ull << 20, "MiB"}, {1ull << 10, "KiB"}};
-  for (const auto& u : kUnits) {
-    if (bytes < u.unit) continue;
-    if (bytes % u.unit == 0) return fmt::format("{}{}", bytes / u.unit, u.name);
-    std::string s = fmt::format("{:.2f}", static_cast<double>(bytes) / static_cast<double>(u.unit));
-    while (s.back() == '0') s.pop_back();
-    if (s.back() == '.') s.pop_back();
-    return s + u.name;
-  }
-  return fmt::format("{}B", bytes);
-}
-
 bool IsLiveKey(const std::string& key) {
-  const KeyInfo* info = FindKey(key);
-  return info != nullptr && info->live;
+  const KeySpec* spec = FindKey(key);
+  return spec != nullptr && spec->live;
 }
 
 bool IsKnownKey(const std::string& key) { return FindKey(key) != nullptr; }
@@ -451,7 +320,8 @@ Status ParseConfigText(std::string_view text, const std::string& source, Options
   for (auto&& [name, node] : root) {
     const std::string key(name.str());
     size_t line = name.source().begin.line;
-    bool is_table_name = std::find(std::begin(kTables), std::end(kTables), key) != std::end(kTables);
+    const std::vector<std::string>& tables = config::Tables();
+    bool is_table_name = std::find(tables.begin(), tables.end(), key) != tables.end();
     if (!is_table_name) {
       errors.emplace_back(line, UnknownTopLevel(key));
       continue;
@@ -471,9 +341,9 @@ Status ParseConfigText(std::string_view text, const std::string& source, Options
 
   Options copy = *options;
   for (const FileEntry& e : entries) {
-    const KeyInfo* info = FindKey(e.key);
-    Status s = (info == nullptr || info->table != e.table) ? UnknownInTable(e.table, e.key)
-                                                            : SetFromToml(*info, *e.node, &copy);
+    const KeySpec* spec = FindKey(e.key);
+    Status s = (spec == nullptr || spec->table != e.table) ? UnknownInTable(e.table, e.key)
+                                                            : SetFromToml(*spec, *e.node, &copy);
     if (!s.ok()) errors.emplace_back(e.line, s);
   }
   if (!errors.empty()) {
@@ -484,18 +354,18 @@ Status ParseConfigText(std::string_view text, const std::string& source, Options
 
   // Values are well-typed; now the rules, blaming the line of the key the reader wrote.
   for (const FileEntry& e : entries) {
-    Status s = config_internal::ValidateOptionKey(copy, e.key);
+    Status s = config::CheckKey(copy, *FindKey(e.key));
     if (!s.ok()) return Status::InvalidArgument(WithLine(source, e.line, s.message()));
   }
-  std::string failed_key;
-  Status s = config_internal::ValidateAllKeys(copy, &failed_key);
-  if (!s.ok()) {
+  for (const KeySpec& key : AllKeys()) {
+    Status s = config::CheckKey(copy, key);
+    if (s.ok()) continue;
     // A key the file did not set fails because of one it did (e.g. page_size leaves no room in the
-    // default memory): point at the last related key in the file, if any.
+    // default memory): point at the last key in the file that the rule reads, if any.
     size_t line = 0;
-    for (const std::string& related : config_internal::RelatedKeys(failed_key)) {
+    for (std::string_view read : config::RuleReads(key)) {
       for (const FileEntry& e : entries) {
-        if (e.key == related) line = std::max(line, e.line);
+        if (e.key == read) line = std::max(line, e.line);
       }
     }
     return Status::InvalidArgument(line ? WithLine(source, line, s.message()) : WithSource(source, s.message()));
@@ -541,10 +411,11 @@ Status LoadConfigFile(const std::string& path, Options* options) {
 
 Status ApplyKeyValue(const std::string& key, const std::string& value, const std::string& source,
                      Options* options) {
-  const KeyInfo* info = FindKey(Trim(key));
-  if (info == nullptr) return Status::InvalidArgument(WithSource(source, UnknownKeyMessage(Trim(key))));
+  const std::string name(Trim(key));
+  const KeySpec* spec = FindKey(name);
+  if (spec == nullptr) return Status::InvalidArgument(WithSource(source, UnknownKeyMessage(name)));
   Options copy = *options;
-  Status s = SetFromText(*info, value, &copy);
+  Status s = SetFromText(*spec, value, &copy);
   if (s.ok()) s = copy.Validate();
   if (!s.ok()) return Status::InvalidArgument(WithSource(source, s.message()));
   *options = copy;
@@ -560,14 +431,14 @@ Status ApplyOptionList(const std::string& list, const std::string& source, Optio
   while (start <= list.size()) {
     size_t comma = list.find(',', start);
     if (comma == std::string::npos) comma = list.size();
-    const std::string item = Trim(std::string_view(list).substr(start, comma - start));
+    const std::string item(Trim(std::string_view(list).substr(start, comma - start)));
     start = comma + 1;
     if (item.empty()) continue;
 
     size_t eq = item.find('=');
-    const std::string name = Trim(item.substr(0, eq));
+    const std::string name(Trim(std::string_view(item).substr(0, eq)));
     const bool has_value = eq != std::string::npos;
-    if (const KeyInfo* info = FindKey(name)) {
+    if (const KeySpec* spec = FindKey(name)) {
       if (!has_value) {
         // A bare allow_other is the FUSE mount option; it also means what the ccfs key says.
         if (name != "allow_other") return fail(fmt::format("{}: needs a value ({}=...)", name, name));
@@ -575,14 +446,14 @@ Status ApplyOptionList(const std::string& list, const std::string& source, Optio
         handed_on.push_back(name);
         continue;
       }
-      Status s = SetFromText(*info, item.substr(eq + 1), &copy);
+      Status s = SetFromText(*spec, item.substr(eq + 1), &copy);
       if (!s.ok()) return fail(s.message());
       continue;
     }
     if (IsFlagMountOption(name) || IsValueMountOption(name)) {
       if (passthrough == nullptr) return fail("'" + item + "' is a mount option, not a ccfs key");
       if (IsFlagMountOption(name) && has_value) return fail("mount option '" + name + "' takes no value");
-      if (IsValueMountOption(name) && (!has_value || Trim(item.substr(eq + 1)).empty())) {
+      if (IsValueMountOption(name) && (!has_value || Trim(std::string_view(item).substr(eq + 1)).empty())) {
         return fail(fmt::format("mount option '{}' needs a value ({}=...)", name, name));
       }
       handed_on.push_back(item);
@@ -597,33 +468,48 @@ Status ApplyOptionList(const std::string& list, const std::string& source, Optio
   return Status::Ok();
 }
 
+Status ApplyControlText(std::string_view text, const std::string& file, Options* options) {
+  Options wanted = *options;
+  size_t start = 0;
+  int line_no = 0;
+  while (start <= text.size()) {
+    size_t end = text.find('\n', start);
+    if (end == std::string_view::npos) end = text.size();
+    const std::string line(Trim(text.substr(start, end - start)));
+    start = end + 1;
+    ++line_no;
+    if (line.empty() || line[0] == '#') continue;
+    const std::string source = fmt::format("{}:{}", file, line_no);
+    const size_t eq = line.find('=');
+    if (eq == std::string::npos) {
+      return Status::InvalidArgument(fmt::format("{}: \"{}\": expected key=value", source, line));
+    }
+    const std::string key(Trim(std::string_view(line).substr(0, eq)));
+    const std::string value(Trim(std::string_view(line).substr(eq + 1)));
+    if (!IsKnownKey(key)) return Status::InvalidArgument(fmt::format("{}: unknown key \"{}\"", source, key));
+    if (!IsLiveKey(key)) {
+      return Status::InvalidArgument(
+          fmt::format("{}: {} cannot change while mounted: needs a remount", source, key));
+    }
+    Status s = ApplyKeyValue(key, value, source, &wanted);
+    if (!s.ok()) return s;
+  }
+  Status s = wanted.Validate();
+  if (!s.ok()) return Status::InvalidArgument(WithSource(file, s.message()));
+  *options = wanted;
+  return Status::Ok();
+}
+
 std::string RenderConfig(const Options& o) {
   std::string out =
       "# ccfs configuration. Every key is documented with its default in conf/ccfs.toml.\n";
-  std::string table;
-  for (const KeyInfo& info : AllKeys()) {
-    if (info.table != table) {
-      table = info.table;
+  std::string_view table;
+  for (const KeySpec& key : AllKeys()) {
+    if (key.table != table) {
+      table = key.table;
       out += fmt::format("\n[{}]\n", table);
     }
-    std::string value;
-    if (info.name == "memory") {
-      value = "\"" + FormatSizeExact(o.memory) + "\"";
-    } else if (info.name == "page_size") {
-      value = "\"" + FormatSizeExact(o.page_size) + "\"";
-    } else if (info.name == "compressor") {
-      value = fmt::format("\"{}\"", CodecName(o.compressor));
-    } else if (info.type == KeyType::kBool) {
-      Options copy = o;
-      value = *BoolField(info.name, &copy) ? "true" : "false";
-    } else if (info.type == KeyType::kInt) {
-      Options copy = o;
-      value = std::to_string(*IntField(info.name, &copy));
-    } else {
-      Options copy = o;
-      value = FormatDouble(*DoubleField(info.name, &copy));
-    }
-    out += fmt::format("# {}\n{} = {}\n", info.doc, info.name, value);
+    out += fmt::format("# {}\n{} = {}\n", key.doc, key.name, config::FormatValue(key, o, config::ValueStyle::kToml));
   }
   return out;
 }

@@ -10,11 +10,10 @@
 #include <cerrno>
 #include <cstring>
 #include <memory>
-#include <string_view>
 
 #include "ccfs/config.h"
 #include "fuse/filesystem.h"
-#include "fuse/live_options.h"
+#include "config/live_options.h"
 #include "fuse/log.h"
 #include "stats/stats_json.h"
 
@@ -26,13 +25,6 @@ namespace {
 constexpr ino_t kControlDirIno = 0xCCF5000000000001ull;
 constexpr ino_t kStatsFileIno = 0xCCF5000000000002ull;
 constexpr ino_t kControlFileIno = 0xCCF5000000000003ull;
-
-std::string Trim(std::string_view s) {
-  size_t b = s.find_first_not_of(" \t\r");
-  if (b == std::string_view::npos) return "";
-  size_t e = s.find_last_not_of(" \t\r");
-  return std::string(s.substr(b, e - b + 1));
-}
 
 // Replies with bytes [off, off + size) of `text` from a copy this thread owns: once the kernel has
 // the reply, the reader may close and the RELEASE (another request thread) frees `text` while
@@ -222,32 +214,9 @@ Status ControlDir::ApplyControlText(const std::string& text) {
   std::lock_guard<std::mutex> lock(settings_mu_);
   const Options before = cache_->options();
   Options wanted = before;
-  size_t start = 0;
-  int line_no = 0;
-  while (start <= text.size()) {
-    size_t end = text.find('\n', start);
-    if (end == std::string::npos) end = text.size();
-    std::string line = Trim(std::string_view(text).substr(start, end - start));
-    start = end + 1;
-    ++line_no;
-    if (line.empty() || line[0] == '#') continue;
-    size_t eq = line.find('=');
-    std::string source = fmt::format("{}/{}:{}", kControlDirName, kControlFileName, line_no);
-    if (eq == std::string::npos) {
-      return Refuse(fmt::format("{}: \"{}\": expected key=value", source, line));
-    }
-    std::string key = Trim(line.substr(0, eq));
-    std::string value = Trim(line.substr(eq + 1));
-    if (!IsKnownKey(key)) return Refuse(fmt::format("{}: unknown key \"{}\"", source, key));
-    if (!IsLiveKey(key)) {
-      return Refuse(fmt::format("{}: {} cannot change while mounted: needs a remount", source, key));
-    }
-    Status s = ApplyKeyValue(key, value, source, &wanted);
-    if (!s.ok()) return Refuse(s.ToString());
-  }
   const std::string file = fmt::format("{}/{}", kControlDirName, kControlFileName);
-  Status s = wanted.Validate();
-  if (!s.ok()) return Refuse(fmt::format("{}: {}", file, s.ToString()));
+  Status s = ccfs::ApplyControlText(text, file, &wanted);
+  if (!s.ok()) return Refuse(s.ToString());
   s = cache_->Reconfigure(wanted);
   if (!s.ok()) return Refuse(fmt::format("{}: {}", file, s.ToString()));
   for (const std::string& key : ChangedKeys(before, wanted)) {

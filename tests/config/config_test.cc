@@ -15,6 +15,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "config/config_test_util.h"
+
 namespace ccfs {
 namespace {
 
@@ -22,27 +24,6 @@ using ::testing::AllOf;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
-
-// Options with every field away from its default, so a test can tell whether a key was applied.
-Options AllNonDefault() {
-  Options o;
-  o.memory = 64ull << 20;
-  o.compressed_percent = 40;
-  o.page_size = 16384;
-  o.compressor = CodecKind::kZstd;
-  o.compression_level = 3;
-  o.compress_threads = 3;
-  o.min_savings_percent = 20.25;
-  o.admission_filter = false;
-  o.evict_batch_percent = 5.5;
-  o.low_watermark_percent = 7;
-  o.probation = false;
-  o.request_threads = 4;
-  o.pin_threads = true;
-  o.allow_other = true;
-  o.attr_timeout = 2.5;
-  return o;
-}
 
 // Expects `text` to be refused, with a message starting "t.toml:<line>: " and naming each part,
 // and expects the options to be exactly as they were.
@@ -411,6 +392,39 @@ TEST(ApplyKeyValueTest, AppliesOneKeyAndValidates) {
   EXPECT_EQ(o.compressed_percent, 50);
   s = ApplyKeyValue("compresed_percent", "5", "control", &o);
   EXPECT_THAT(s.message(), HasSubstr("did you mean 'compressed_percent'"));
+}
+
+TEST(ApplyControlTextTest, AppliesLiveLinesSkippingBlanksAndComments) {
+  Options o;
+  Status s = ApplyControlText("# a comment\n\n  compressed_percent = 40 \ncompressor=zstd\ncompression_level=19\n",
+                              ".ccfs/control", &o);
+  ASSERT_TRUE(s.ok()) << s.message();
+  EXPECT_EQ(o.compressed_percent, 40);
+  EXPECT_EQ(o.compressor, CodecKind::kZstd);
+  EXPECT_EQ(o.compression_level, 19);
+  ASSERT_TRUE(ApplyControlText("", ".ccfs/control", &o).ok());
+}
+
+TEST(ApplyControlTextTest, EachRefusalNamesFileLineAndKeyAndChangesNothing) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"compressed_percent=40\nnonsense\n", "c:2: \"nonsense\": expected key=value"},
+      {"\nbogus=1\n", "c:2: unknown key \"bogus\""},
+      {"compressed_percent=40\nmemory=1GiB\n", "c:2: memory cannot change while mounted: needs a remount"},
+      {"compressed_percent=500\n", "c:1: compressed_percent = 500: must be between 0 and 95"},
+      {"compression_level=19\n", "c:1: compression_level = 19: must be between 1 and 12 for compressor lz4"},
+      {"probation=maybe\n", "c:1: probation = maybe: expected true/false, yes/no, on/off or 1/0"},
+  };
+  for (const auto& [text, message] : cases) {
+    Options o = AllNonDefault();
+    o.compressor = CodecKind::kLz4;
+    o.compression_level = 1;
+    const Options before = o;
+    Status s = ApplyControlText(text, "c", &o);
+    ASSERT_FALSE(s.ok()) << text;
+    EXPECT_EQ(s.code(), Status::Code::kInvalidArgument);
+    EXPECT_EQ(s.message(), message) << text;
+    EXPECT_EQ(o, before) << text;
+  }
 }
 
 TEST(ConfigKeyTest, LiveAndKnownKeys) {

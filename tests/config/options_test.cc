@@ -36,6 +36,29 @@ TEST(CodecNameTest, ParseRejectsOtherSpellingsAndLeavesKindAlone) {
   }
 }
 
+TEST(CodecLevelRangeTest, ComesFromTheLibrariesAndBoundsCompressionLevel) {
+  EXPECT_EQ(CodecLevelRange(CodecKind::kLz4).min, 1);
+  EXPECT_EQ(CodecLevelRange(CodecKind::kLz4).max, 12);
+  EXPECT_EQ(CodecLevelRange(CodecKind::kZstd).min, ZSTD_minCLevel());
+  EXPECT_EQ(CodecLevelRange(CodecKind::kZstd).max, ZSTD_maxCLevel());
+  for (CodecKind kind : AllCodecKinds()) {
+    const CodecLevels levels = CodecLevelRange(kind);
+    Options o;
+    o.compressor = kind;
+    for (int level : {levels.min, levels.max}) {
+      o.compression_level = level;
+      EXPECT_TRUE(o.Validate().ok()) << CodecName(kind) << " " << level;
+    }
+    for (int level : {levels.min - 1, levels.max + 1}) {
+      o.compression_level = level;
+      EXPECT_FALSE(o.Validate().ok()) << CodecName(kind) << " " << level;
+    }
+  }
+  Options defaults;
+  EXPECT_EQ(defaults.compressor, kDefaultCodec);
+  EXPECT_EQ(defaults.compression_level, kDefaultCodecLevel);
+}
+
 TEST(OptionsValidateTest, DefaultsAreValid) { EXPECT_TRUE(Options{}.Validate().ok()); }
 
 struct BadCase {

@@ -1,0 +1,168 @@
+// The key table, and what can be done with a key's field without knowing which key it is.
+//
+// The table is data so that every consumer walks the same list: a key missing from it is unknown
+// everywhere at once (file, -o, control, render, live), never known in one place and forgotten in
+// another. Per-type behaviour is picked by the type of the field pointer (std::visit), so a new
+// key of an existing type needs no code at all.
+#include "config/keys.h"
+
+#include <cmath>
+#include <string>
+#include <type_traits>
+
+#include <fmt/format.h>
+
+#include "ccfs/config.h"
+
+namespace ccfs::config {
+
+namespace {
+
+constexpr bool kLive = true;
+constexpr bool kRemount = false;
+
+constexpr Rule Any() { return {Rule::kAny, 0, 0}; }
+constexpr Rule IntIn(int lo, int hi) { return {Rule::kIntRange, double(lo), double(hi)}; }
+constexpr Rule PercentIn(double lo, double hi) { return {Rule::kPercent, lo, hi}; }
+constexpr Rule PercentAbove(double lo, double hi) { return {Rule::kAbovePercent, lo, hi}; }
+constexpr Rule Seconds() { return {Rule::kSeconds, 0, 0}; }
+constexpr Rule PowerOfTwoIn(double lo, double hi) { return {Rule::kPowerOfTwo, lo, hi}; }
+constexpr Rule Memory(double at_least) { return {Rule::kMemory, at_least, 0}; }
+constexpr Rule Codec() { return {Rule::kCodec, 0, 0}; }
+constexpr Rule CodecLevel() { return {Rule::kCodecLevel, 0, 0}; }
+
+// A number as people read it: 2, 12.5, 0.333..., inf.
+std::string Number(double v) { return fmt::format("{}", v); }
+
+// A number TOML reads back as a float, not an integer: 2.0, not 2.
+std::string TomlFloat(double v) {
+  std::string s = Number(v);
+  if (std::isfinite(v) && s.find_first_of(".eE") == std::string::npos) s += ".0";
+  return s;
+}
+
+// A size in the largest binary unit that holds it exactly, so it reads well and parses back to
+// the same number of bytes (FormatSize rounds).
+std::string ExactSize(uint64_t bytes) {
+  static const struct { uint64_t unit; const char* name; } kUnits[] = {
+      {1ull << 40, "TiB"}, {1ull << 30, "GiB"}, {1ull << 20, "MiB"}, {1ull << 10, "KiB"}};
+  if (bytes == 0) return "0B";
+  for (const auto& u : kUnits) {
+    if (bytes % u.unit == 0) return fmt::format("{}{}", bytes / u.unit, u.name);
+  }
+  return fmt::format("{}B", bytes);
+}
+
+}  // namespace
+
+const std::vector<KeySpec>& AllKeys() {
+  // Order: as documented in conf/ccfs.toml and rendered by RenderConfig. Tables group the keys by
+  // the part of ccfs that reads them.
+  static const std::vector<KeySpec> kKeys = {
+      {"memory", "cache", &Options::memory, Memory(1 << 20), kRemount,
+       "Total RAM for cached pages (raw frames + compressed blobs); bytes or a size such as \"256MiB\"."},
+      {"compressed_percent", "cache", &Options::compressed_percent, IntIn(0, 95), kLive,
+       "Share of memory given to the compressed tier, percent, 0..95 (0 = raw-only baseline)."},
+      {"page_size", "cache", &Options::page_size, PowerOfTwoIn(4096, 131072), kRemount,
+       "Bytes per cached page: a power of two from 4KiB to 128KiB."},
+      {"compressor", "compression", &Options::compressor, Codec(), kLive,
+       "Codec of the compressed tier: \"lz4\" or \"zstd\"."},
+      {"compression_level", "compression", &Options::compression_level, CodecLevel(), kLive,
+       "Codec level: lz4 1 = fast, 2..12 = LZ4HC; zstd its own range (negative = fast levels)."},
+      {"compress_threads", "compression", &Options::compress_threads, IntIn(0, 256), kRemount,
+       "Threads compressing eviction victims, 0..256; 0 = one per online CPU."},
+      {"min_savings_percent", "compression", &Options::min_savings_percent, PercentIn(0, 99), kLive,
+       "Keep a page compressed only if it saves at least this much, percent, 0..99."},
+      {"admission_filter", "compression", &Options::admission_filter, Any(), kLive,
+       "Compress a raw victim only if it was read again since it was loaded or comes back after an "
+       "earlier eviction (true), or every victim (false)."},
+      {"evict_batch_percent", "eviction", &Options::evict_batch_percent, PercentAbove(0, 50), kLive,
+       "Victims taken per sweep of the raw tier, percent of raw frames, (0, 50] (at least one page)."},
+      {"low_watermark_percent", "eviction", &Options::low_watermark_percent, PercentAbove(0, 50), kLive,
+       "The evictor starts when free raw frames fall below this, percent of raw frames, (0, 50]."},
+      {"probation", "eviction", &Options::probation, Any(), kLive,
+       "Evict first a page loaded by a miss that had not been read lately, unless it is read again "
+       "before the next sweep (true), or leave every page to the CLOCK hand (false)."},
+      {"request_threads", "daemon", &Options::request_threads, IntIn(1, 64), kRemount,
+       "Threads serving FUSE requests, 1..64."},
+      {"pin_threads", "daemon", &Options::pin_threads, Any(), kRemount,
+       "Request threads on the first CPUs, compression workers on the last ones."},
+      {"allow_other", "daemon", &Options::allow_other, Any(), kRemount,
+       "Let other users reach the mount (FUSE allow_other)."},
+      {"attr_timeout", "daemon", &Options::attr_timeout, Seconds(), kRemount,
+       "Seconds the kernel may cache names and attributes, >= 0."},
+  };
+  return kKeys;
+}
+
+const KeySpec* FindKey(std::string_view name) {
+  for (const KeySpec& key : AllKeys()) {
+    if (key.name == name) return &key;
+  }
+  return nullptr;
+}
+
+const std::vector<std::string>& Tables() {
+  static const std::vector<std::string> kTables = [] {
+    std::vector<std::string> tables;
+    for (const KeySpec& key : AllKeys()) {
+      if (tables.empty() || tables.back() != key.table) tables.emplace_back(key.table);
+    }
+    return tables;
+  }();
+  return kTables;
+}
+
+KeyType TypeOf(const KeySpec& key) {
+  return std::visit(
+      [](auto member) {
+        using T = std::remove_cvref_t<decltype(Options{}.*member)>;
+        if constexpr (std::is_same_v<T, bool>) return KeyType::kBool;
+        else if constexpr (std::is_same_v<T, CodecKind>) return KeyType::kCodec;
+        else if constexpr (std::is_same_v<T, double>) return KeyType::kDouble;
+        else if constexpr (std::is_same_v<T, int>) return KeyType::kInt;
+        else return KeyType::kSize;
+      },
+      key.field);
+}
+
+void CopyField(const KeySpec& key, const Options& from, Options* to) {
+  std::visit([&](auto member) { to->*member = from.*member; }, key.field);
+}
+
+bool SameField(const KeySpec& key, const Options& a, const Options& b) {
+  return std::visit([&](auto member) { return a.*member == b.*member; }, key.field);
+}
+
+std::string FormatValue(const KeySpec& key, const Options& o, ValueStyle style) {
+  const bool toml = style == ValueStyle::kToml;
+  return std::visit(
+      [&](auto member) -> std::string {
+        const auto& v = o.*member;
+        using T = std::remove_cvref_t<decltype(v)>;
+        if constexpr (std::is_same_v<T, bool>) {
+          return v ? "true" : "false";
+        } else if constexpr (std::is_same_v<T, CodecKind>) {
+          return toml ? fmt::format("\"{}\"", CodecName(v)) : CodecName(v);
+        } else if constexpr (std::is_same_v<T, double>) {
+          return toml ? TomlFloat(v) : Number(v);
+        } else if constexpr (std::is_same_v<T, int>) {
+          return std::to_string(v);
+        } else {
+          return toml ? "\"" + ExactSize(v) + "\"" : FormatSize(v);
+        }
+      },
+      key.field);
+}
+
+std::string CodecChoices(bool quoted) {
+  std::string out;
+  const std::vector<CodecKind>& kinds = AllCodecKinds();
+  for (size_t i = 0; i < kinds.size(); ++i) {
+    if (i > 0) out += i + 1 == kinds.size() ? " or " : ", ";
+    out += quoted ? fmt::format("\"{}\"", CodecName(kinds[i])) : CodecName(kinds[i]);
+  }
+  return out;
+}
+
+}  // namespace ccfs::config

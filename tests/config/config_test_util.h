@@ -1,0 +1,33 @@
+// Options for config tests.
+#ifndef CCFS_TESTS_CONFIG_CONFIG_TEST_UTIL_H_
+#define CCFS_TESTS_CONFIG_CONFIG_TEST_UTIL_H_
+
+#include "ccfs/options.h"
+
+namespace ccfs {
+
+// Options with every field away from its default and valid, so a test can tell whether a key
+// was applied.
+inline Options AllNonDefault() {
+  Options o;
+  o.memory = 64ull << 20;
+  o.compressed_percent = 40;
+  o.page_size = 16384;
+  o.compressor = CodecKind::kZstd;
+  o.compression_level = 3;
+  o.compress_threads = 3;
+  o.min_savings_percent = 20.25;
+  o.admission_filter = false;
+  o.evict_batch_percent = 5.5;
+  o.low_watermark_percent = 7;
+  o.probation = false;
+  o.request_threads = 4;
+  o.pin_threads = true;
+  o.allow_other = true;
+  o.attr_timeout = 2.5;
+  return o;
+}
+
+}  // namespace ccfs
+
+#endif  // CCFS_TESTS_CONFIG_CONFIG_TEST_UTIL_H_
