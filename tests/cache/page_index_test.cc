@@ -55,25 +55,27 @@ TEST(PageIndexTest, ManyKeysEachFindTheirOwnEntryAndForEachSeesThemAll) {
     for (uint64_t page = 0; page < 500; ++page) entries.push_back(NewEntry(file, page));
   }
   {
-  RcuReadLock rcu;
-  for (PageEntry* e : entries) ASSERT_EQ(index.InsertUnique(e), e);
-  for (PageEntry* e : entries) ASSERT_EQ(index.Lookup(e->key), e);
-  std::set<PageEntry*> seen;
-  index.ForEach([&](PageEntry* e) { EXPECT_TRUE(seen.insert(e).second) << "seen twice"; });
-  EXPECT_EQ(seen.size(), entries.size());
-  // Removing during a walk is allowed (InvalidateFile does it): drop file 3.
-  size_t removed = 0;
-  index.ForEach([&](PageEntry* e) {
-    if (e->key.file_id == 3) removed += index.Remove(e);
-  });
-  EXPECT_EQ(removed, 500u);
-  for (PageEntry* e : entries) {
-    ASSERT_EQ(index.Lookup(e->key), e->key.file_id == 3 ? nullptr : e) << e->key.page_no;
-  }
-  for (PageEntry* e : entries) {
-    if (e->key.file_id != 3) ASSERT_TRUE(index.Remove(e));
-  }
-  for (PageEntry* e : entries) RetireEntry(e);  // freed after the grace period
+    RcuReadLock rcu;
+    for (PageEntry* e : entries) ASSERT_EQ(index.InsertUnique(e), e);
+    for (PageEntry* e : entries) ASSERT_EQ(index.Lookup(e->key), e);
+    std::set<PageEntry*> seen;
+    index.ForEach([&](PageEntry* e) { EXPECT_TRUE(seen.insert(e).second) << "seen twice"; });
+    EXPECT_EQ(seen.size(), entries.size());
+    // Removing during a walk is allowed (InvalidateFile does it): drop file 3.
+    size_t removed = 0;
+    index.ForEach([&](PageEntry* e) {
+      if (e->key.file_id == 3) removed += index.Remove(e);
+    });
+    EXPECT_EQ(removed, 500u);
+    for (PageEntry* e : entries) {
+      ASSERT_EQ(index.Lookup(e->key), e->key.file_id == 3 ? nullptr : e) << e->key.page_no;
+    }
+    for (PageEntry* e : entries) {
+      if (e->key.file_id != 3) {
+        ASSERT_TRUE(index.Remove(e));
+      }
+    }
+    for (PageEntry* e : entries) RetireEntry(e);  // freed after the grace period
   }
   urcu_memb_barrier();
 }
