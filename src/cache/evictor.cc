@@ -73,7 +73,8 @@ void Evictor::Stop() {
 
 void Evictor::Configure(const Options& o) {
   uint32_t frames = static_cast<uint32_t>(o.raw_budget() / page_size_);
-  low_watermark_ = std::max<uint32_t>(1, static_cast<uint32_t>(frames * o.low_watermark_percent / 100));
+  low_watermark_ =
+      std::max<uint32_t>(1, static_cast<uint32_t>(frames * o.low_watermark_percent / 100));
   batch_ = std::max<uint32_t>(1, static_cast<uint32_t>(frames * o.evict_batch_percent / 100));
   min_savings_.store(o.min_savings_percent);
   admission_filter_.store(o.admission_filter);
@@ -148,7 +149,8 @@ void Evictor::Loop() {
     }
     Count(&Shard::evict_sweeps);
     Count(&Shard::evictions, victims.size());
-    const bool compress = mode == Evict::kCompress && compress_enabled_.load(std::memory_order_relaxed);
+    const bool compress =
+        mode == Evict::kCompress && compress_enabled_.load(std::memory_order_relaxed);
     if (mode == Evict::kDrop) Count(&Shard::pressure_drops, victims.size());
     if (compress) Admit(&victims);
     if (compress) {
@@ -188,8 +190,9 @@ void Evictor::Admit(std::vector<PageEntry*>* victims) {
   // nothing. Pages already handed to the pool will take about half a page each. (A full tier is
   // left with less than one blob of room after it drops its coldest, hence "more than a page".)
   CompressedTier::Counts c = parts_.compressed->counts();
+  const int64_t in_flight = in_flight_.load(std::memory_order_relaxed);
   int64_t room = static_cast<int64_t>(c.budget) - static_cast<int64_t>(c.charged) -
-                 static_cast<int64_t>(in_flight_.load(std::memory_order_relaxed)) * (page_size_ / 2);
+                 in_flight * (page_size_ / 2);
   size_t kept = 0;
   for (PageEntry* e : *victims) {
     if (reject_memory_.ShouldSkip(e->key)) {

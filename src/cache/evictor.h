@@ -1,10 +1,10 @@
 // Evictor: keeps free raw frames available, deciding which victims are worth a compression.
 //
 // One background thread watches the raw tier's free frames. Below the low watermark it sweeps a
-// batch of victims (kRaw -> kEvicting: pages on probation first, then the CLOCK hand's; raw_tier.h),
-// runs admission on them (admission.h: victims with no sign of reuse, or from regions that keep
-// failing to compress, are dropped at once), cuts the rest into one chunk per compression worker
-// and submits them to the CompressionPool. A worker compresses each victim of its chunk and
+// batch of victims (kRaw -> kEvicting: pages on probation first, then the CLOCK hand's; see
+// raw_tier.h), runs admission on them (admission.h: victims with no sign of reuse, or from
+// regions that keep failing to compress, are dropped at once), cuts the rest into one chunk per
+// compression worker and submits them to the CompressionPool. A worker compresses each victim of its chunk and
 // publishes it in the compressed tier, or drops it (rejected, zero budget, invalidated meanwhile).
 // With no compressed budget the batch is dropped at once. Compression never runs on a reader's
 // thread: a miss waits only when no frame is free at all, and when the pool falls that far behind
@@ -16,8 +16,9 @@
 // them.
 //
 // Thread-safety: Kick, Configure, EnableCompression, low_watermark and Quiesce may be called from
-// any thread. Stop is called once, by the engine's destructor, before it waits for the pool. The
-// admission state is touched by the evictor thread only; compression workers run CompressChunk.
+// any thread. Stop is called by the engine's destructor before it waits for the pool (again by
+// ~Evictor, which is then a no-op). The admission state is touched by the evictor thread only;
+// compression workers run CompressChunk.
 // Lock order: mu_ is a leaf (the sweep and the pool submissions run with it released).
 #ifndef CCFS_CACHE_EVICTOR_H_
 #define CCFS_CACHE_EVICTOR_H_

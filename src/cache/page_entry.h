@@ -50,44 +50,62 @@
 // "order" is the memory order of the read-modify-write (the CAS's failure order is the same minus
 // release). Kinds are written Loading, Raw, ... ; "+X"/"-X" sets/clears bit X.
 //
-//   transition            from -> to                                   by (where)               order
-//   --------------------  -------------------------------------------  -----------------------  -------
-//   InitLoading           new entry -> Loading                         missing reader (Load),   relaxed
-//                                                                      before the index insert
-//                                                                      that publishes it
-//   TryPin                Raw|Evicting -> same, pins+1, use+1 (max 7), reader (ReadPage)        acquire
-//                         +U
-//   Unpin                 any -> pins-1 (pinned by TryPin/TryPromote)  reader (CopyPinned)      release
-//   TryMarkWaiter         Loading -> Loading +W                        reader (ReadPage)        acquire
-//   FinishLoad            Loading -> Raw, use = sketch's count, -W;    loader (Load)            acq_rel
-//                         Loading +S -> Dead                           (notifies if W was set)
-//   AbandonLoad           Loading -> Dead                              loader (Load: read error acq_rel
-//                                                                      or end of file)
-//   TryMarkStale          Loading|Evicting -> same +S                  invalidator (Invalidate) acq_rel
-//   TryKillRaw            Raw -> Dead (pins drain afterwards)          invalidator (Invalidate) acq_rel
-//   TryTakeUse            Raw, use > 0 -> Raw, use-1                   raw hand (RawTier::Sweep) acq_rel
-//   TryBeginEviction      Raw, use == 0 -> Evicting                    raw hand and probation   acq_rel
-//                                                                      (RawTier::Sweep)
-//   TryDropEvicting       Evicting, pins == 0 -> Dead                  evictor, worker          acq_rel
-//                                                                      (Evictor::DropEvicting)
-//   TryPublishCompressed  Evicting, pins == 0, not S -> Compressed,    worker under the tier's  acq_rel
-//                         -R -H (blob stored first)                    mu_ (CompressedTier::
-//                                                                      Insert)
-//   TryPromote            Compressed -> Raw, pins 1, use 1, +U, -R -H  reader under the tier's  acq_rel
-//                         (frame stored first)                         mu_ (CompressedTier::
-//                                                                      Promote)
-//   MarkCompressedHit     any -> +R +H (meant for Compressed; on       reader (ReadCompressed)  relaxed
-//                         another kind the bits are ignored: R is
-//                         read only in the tier, H is cleared on entry)
-//   ClearRef              Compressed -> -R                             compressed hand under    acq_rel
-//                                                                      mu_ (EvictLocked)
-//   TryKillCompressed     Compressed -> Dead                           invalidator (Kill) and   acq_rel
-//                                                                      compressed hand
-//                                                                      (EvictLocked), under mu_
+// The picture: every arrow is a transition of the table; in parentheses, those that keep the kind.
+//
+//       (new)
+//         | InitLoading
+//         v
+//      Loading     (TryMarkWaiter, TryMarkStale)     ---AbandonLoad, FinishLoad if S---> Dead
+//         | FinishLoad
+//         v
+//        Raw       (TryPin, Unpin, TryTakeUse)  <-+  ---TryKillRaw---------------------> Dead
+//         | TryBeginEviction                      |
+//         v                                       |
+//      Evicting    (TryPin, Unpin, TryMarkStale)  |  ---TryDropEvicting-----------------> Dead
+//         | TryPublishCompressed                  | TryPromote
+//         v                                       |
+//     Compressed   (MarkCompressedHit, ClearRef) -+  ---TryKillCompressed---------------> Dead
+//
+//   transition            from -> to                            by (where)                  order
+//   --------------------  ------------------------------------  --------------------------  -------
+//   InitLoading           new entry -> Loading                  missing reader (Load),      relaxed
+//                                                               before the index insert
+//                                                               that publishes it
+//   TryPin                Raw|Evicting -> same, pins+1, use+1   reader (ReadPage)           acquire
+//                         (max 7), +U
+//   Unpin                 any -> pins-1 (a pin of TryPin or     reader (CopyPinned)         release
+//                         TryPromote)
+//   TryMarkWaiter         Loading -> Loading +W                 reader (ReadPage)           acquire
+//   FinishLoad            Loading -> Raw, use = the sketch's    loader (Load), notifies if  acq_rel
+//                         count, -W; Loading +S -> Dead         W was set
+//   AbandonLoad           Loading -> Dead                       loader (Load: read error,   acq_rel
+//                                                               end of file)
+//   TryMarkStale          Loading|Evicting -> same +S           invalidator (Invalidate)    acq_rel
+//   TryKillRaw            Raw -> Dead (pins drain afterwards)   invalidator (Invalidate)    acq_rel
+//   TryTakeUse            Raw, use > 0 -> Raw, use-1            raw hand (RawTier::Sweep)   acq_rel
+//   TryBeginEviction      Raw, use == 0 -> Evicting             raw hand, probation         acq_rel
+//                                                               (RawTier::Sweep)
+//   TryDropEvicting       Evicting, pins == 0 -> Dead           evictor, worker             acq_rel
+//                                                               (Evictor::DropEvicting)
+//   TryPublishCompressed  Evicting, pins == 0, not S ->         worker, under the tier's    acq_rel
+//                         Compressed, -R -H (blob stored        mu_
+//                         first)                                (CompressedTier::Insert)
+//   TryPromote            Compressed -> Raw, pins 1, use 1,     reader, under the tier's    acq_rel
+//                         +U, -R -H (frame stored first)        mu_
+//                                                               (CompressedTier::Promote)
+//   MarkCompressedHit     any -> +R +H (meant for Compressed;   reader (ReadCompressed)     relaxed
+//                         on another kind the bits are
+//                         ignored: R is read only in the tier,
+//                         H is cleared on entry)
+//   ClearRef              Compressed -> -R                      compressed hand, under mu_  acq_rel
+//                                                               (EvictLocked)
+//   TryKillCompressed     Compressed -> Dead                    invalidator (Kill),         acq_rel
+//                                                               compressed hand
+//                                                               (EvictLocked); under mu_
 //
 // The Try* functions are one compare-and-swap: on failure *s holds the state seen instead, and
-// the caller decides (retry, wait, or give up) as the comment at each call site says. The others
-// always succeed. Acquire on TryPin pairs with the release of FinishLoad/TryPromote (the frame's
+// the caller decides what to do with it (retry, wait for pins, or give up). The others always
+// succeed. Acquire on TryPin pairs with the release of FinishLoad/TryPromote (the frame's
 // bytes are visible to whoever pins); release on Unpin pairs with the acquire loads of a thread
 // waiting for pins == 0 before it frees the frame (its copy is done before the frame is reused).
 #ifndef CCFS_CACHE_PAGE_ENTRY_H_
