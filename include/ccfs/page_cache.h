@@ -10,7 +10,22 @@
 // watermark a background evictor sweeps the raw CLOCK, takes a batch of victims and hands them to
 // the compression pool; with compressed_percent = 0 the same code drops them instead.
 // Compression is never on the read path: a miss waits only when no frame is free at all (a stall,
-// counted with its time).
+// counted with its time); when the compression pool falls that far behind, the evictor drops a
+// few victims uncompressed instead (pressure_drops).
+//
+// Options that shape the policy (ccfs/options.h; conf/ccfs.toml):
+//   admission_filter  once the compressed tier is full, a raw victim is compressed only if it has
+//                     shown reuse (read again after its miss, or evicted before and come back);
+//                     others are dropped uncompressed (admission_drops). Victims from regions whose
+//                     compressions keep being rejected are dropped untried whatever this says
+//                     (incompressible_skips). false = compress every victim.
+//   probation         a page loaded by a miss that had not been read lately (frequency sketch) is
+//                     the first victim of the next sweeps unless it is read again meanwhile;
+//                     false = plain GCLOCK over all raw pages.
+//   pin_threads       the compression workers run only on the last CPUs (util/cpus.h), leaving the
+//                     first ones to the threads that call Read. Read once, at Create.
+// A miss starts the page with as many CLOCK uses as the frequency sketch has seen it read lately,
+// so pages read often come back with credit.
 //
 // Files are named by a caller-chosen 64-bit id (the daemon uses the backing inode number) plus
 // the BackingFile to read misses from. The id must change, or InvalidateFile() must be called,
@@ -36,7 +51,8 @@ namespace ccfs {
 
 class PageCache {
  public:
-  // Validates `options` (the message names a bad key) and starts the evictor and compression pool.
+  // Validates `options` (the message names a bad key) and starts the evictor and compression pool
+  // (compress_threads workers, pinned to CPUs when pin_threads is set).
   static Status Create(const Options& options, std::unique_ptr<PageCache>* cache);
   // Stops the background threads and frees every page.
   ~PageCache();
@@ -57,9 +73,9 @@ class PageCache {
   void InvalidateFile(uint64_t file_id, uint64_t from = 0);
 
   // Applies the keys that can change live (config.h IsLiveKey; "Live" in conf/ccfs.toml), after
-  // Options::Validate. Shrinking a tier evicts or compresses in bulk. A change to any other key
-  // (memory, page_size, compress_threads, the daemon's keys) returns NotSupported naming the key
-  // ("needs a remount"); nothing is changed then.
+  // Options::Validate; they apply to the next sweep and the next miss. Shrinking a tier evicts or
+  // compresses in bulk. A change to any other key (memory, page_size, compress_threads, the
+  // daemon's keys) returns NotSupported naming the key ("needs a remount"); nothing is changed then.
   Status Reconfigure(const Options& options);
 
   // A consistent-enough snapshot of all counters (each counter is exact; they are read one after

@@ -72,45 +72,61 @@ class LatencyHistogram {
   std::unique_ptr<std::atomic<uint64_t>[]> buckets_;
 };
 
+// Every uint64_t counter of CacheStats, listed once, in declaration order, as
+//   X(field, kind, help)
+// with `kind` one of
+//   Outcome   page reads by outcome (the headline: first in stats.json)
+//   Event     other events: counts since the engine started
+//   TierSize  the three sizes stats.json shows next to the headline
+//   Level     other sizes now
+// Outcome and Event fields are counts (the difference of two snapshots is what happened in
+// between); TierSize and Level are values now. The struct below, the engine's counters and
+// snapshot (src/cache), stats JSON both ways, and the table and Minus() of src/stats/counters.h all
+// expand this list, so a new counter is one line here, plus the code that counts it.
+#define CCFS_CACHE_COUNTERS(X)                                                                     \
+  X(reads, Outcome, "page reads; reads == raw_hits + compressed_hits + misses")                    \
+  X(raw_hits, Outcome, "page reads served from a raw frame")                                       \
+  X(compressed_hits, Outcome, "page reads served by decompressing from the compressed tier")       \
+  X(misses, Outcome, "page reads served from the backing file")                                    \
+  X(read_errors, Event, "misses whose backing read failed (not in misses)")                        \
+  X(buffered_misses, Event, "misses served by a file that refused O_DIRECT")                       \
+  X(page_writes, Event, "pages touched by writes through the engine")                              \
+  X(invalidations, Event, "cached pages dropped by writes, truncates, changes underneath")         \
+  X(evictions, Event, "raw pages taken by the raw CLOCK")                                          \
+  X(evict_sweeps, Event, "bulk sweeps (each takes up to one batch)")                               \
+  X(compressions, Event, "victims compressed (kept or not)")                                       \
+  X(compressed_stored, Event, "victims that entered the compressed tier with a blob")              \
+  X(rejects, Event, "victims that did not save min_savings_percent: dropped")                      \
+  X(zero_pages, Event, "victims that were all zero: kept with no blob")                            \
+  X(admission_drops, Event,                                                                        \
+    "victims dropped uncompressed: no sign of reuse (admission_filter)")                           \
+  X(incompressible_skips, Event,                                                                   \
+    "victims dropped uncompressed: their region keeps being rejected")                             \
+  X(pressure_drops, Event, "victims dropped uncompressed: free frames ran out, pool busy")         \
+  X(compressed_evictions, Event, "compressed pages dropped by the compressed CLOCK")               \
+  X(promotions, Event, "compressed hits moved back into a raw frame")                              \
+  X(wasted_compressions, Event, "compressed pages dropped before any hit")                         \
+  X(stalls, Event, "misses that found no free frame and waited")                                   \
+  X(stall_ns, Event, "total time those misses waited")                                             \
+  X(compress_ns, Event, "CPU time spent compressing victims (pool threads)")                       \
+  X(decompress_ns, Event, "time spent decompressing on compressed hits")                           \
+  X(memory_bytes, TierSize, "the whole budget")                                                    \
+  X(raw_budget_bytes, Level, "the raw tier's share of memory_bytes")                               \
+  X(compressed_budget_bytes, Level, "the compressed tier's share of memory_bytes")                 \
+  X(raw_pages, Level, "frames holding a page (including ones being compressed)")                   \
+  X(raw_bytes, TierSize, "raw_pages * page_size")                                                  \
+  X(free_frames, Level, "raw frames free now")                                                     \
+  X(compressed_pages, Level, "pages in the compressed tier (zero pages included)")                 \
+  X(compressed_bytes, TierSize, "allocator bytes charged for blobs")                               \
+  X(compressed_logical_bytes, Level, "bytes the compressed pages hold once decompressed")
+
 struct CacheStats {
-  // Page reads, by outcome. reads == raw_hits + compressed_hits + misses.
-  uint64_t reads = 0;
-  uint64_t raw_hits = 0;
-  uint64_t compressed_hits = 0;
-  uint64_t misses = 0;
-  uint64_t read_errors = 0;        // misses whose backing read failed (not in `misses`)
-  uint64_t buffered_misses = 0;    // misses served by a file that refused O_DIRECT
-  uint64_t page_writes = 0;        // pages touched by writes through the engine
-  uint64_t invalidations = 0;      // cached pages dropped by writes, truncates, changes underneath
+  // The counters (see CCFS_CACHE_COUNTERS for what each means).
+#define CCFS_CACHE_STATS_FIELD(field, kind, help) uint64_t field = 0;
+  CCFS_CACHE_COUNTERS(CCFS_CACHE_STATS_FIELD)
+#undef CCFS_CACHE_STATS_FIELD
 
-  // Eviction and compression.
-  uint64_t evictions = 0;          // raw pages taken by the raw CLOCK
-  uint64_t evict_sweeps = 0;       // bulk sweeps (each takes up to one batch)
-  uint64_t compressions = 0;       // victims compressed (kept or not)
-  uint64_t compressed_stored = 0;  // victims that entered the compressed tier with a blob
-  uint64_t rejects = 0;            // victims that did not save min_savings_percent: dropped
-  uint64_t zero_pages = 0;         // victims that were all zero: kept with no blob
-  uint64_t admission_drops = 0;    // victims dropped uncompressed: no sign of reuse (admission_filter)
-  uint64_t incompressible_skips = 0;  // victims dropped uncompressed: their region keeps being rejected
-  uint64_t pressure_drops = 0;     // victims dropped uncompressed: free frames ran out, pool busy
-  uint64_t compressed_evictions = 0;  // compressed pages dropped by the compressed CLOCK
-  uint64_t promotions = 0;         // compressed hits moved back into a raw frame
-  uint64_t wasted_compressions = 0;   // compressed pages dropped before any hit
-  uint64_t stalls = 0;             // misses that found no free frame and waited
-  uint64_t stall_ns = 0;           // total time those misses waited
-  uint64_t compress_ns = 0;        // CPU time spent compressing victims (pool threads)
-  uint64_t decompress_ns = 0;      // time spent decompressing on compressed hits
-
-  // Tier sizes now.
-  uint64_t memory_bytes = 0;       // the whole budget
-  uint64_t raw_budget_bytes = 0;
-  uint64_t compressed_budget_bytes = 0;
-  uint64_t raw_pages = 0;          // frames holding a page (including ones being compressed)
-  uint64_t raw_bytes = 0;          // raw_pages * page_size
-  uint64_t free_frames = 0;
-  uint64_t compressed_pages = 0;   // pages in the compressed tier (zero pages included)
-  uint64_t compressed_bytes = 0;   // allocator bytes charged for blobs
-  uint64_t compressed_logical_bytes = 0;  // bytes those pages hold once decompressed
+  // Settings now.
   int compressed_percent = 0;
   uint32_t page_size = 0;
   int compressor = 0;              // CodecKind

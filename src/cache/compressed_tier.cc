@@ -33,14 +33,12 @@ void CompressedTier::UnlinkLocked(PageEntry* e) {
 CompressedTier::Publish CompressedTier::Insert(PageEntry* e, Blob* blob, uint32_t charged,
                                                uint32_t logical,
                                                std::vector<PageEntry*>* dropped) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   uint64_t s = e->state.load(std::memory_order_acquire);
   for (;;) {
     if (s & kStaleBit) return Publish::kStale;
     if (PinsOf(s) != 0) return Publish::kPinned;
-    e->blob.store(blob, std::memory_order_relaxed);
-    uint64_t next = WithKind(s & ~(kRefBit | kTierHitBit), kCompressed);
-    if (e->state.compare_exchange_weak(s, next, std::memory_order_acq_rel)) break;
+    if (TryPublishCompressed(e, blob, &s)) break;
   }
   e->charged = charged;
   LinkLocked(e);
@@ -52,13 +50,10 @@ CompressedTier::Publish CompressedTier::Insert(PageEntry* e, Blob* blob, uint32_
 }
 
 bool CompressedTier::Promote(PageEntry* e, uint32_t frame, Blob** old_blob) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   uint64_t s = e->state.load(std::memory_order_acquire);
   while (KindOf(s) == kCompressed) {
-    e->frame.store(frame, std::memory_order_relaxed);
-    uint64_t next = WithKind(s, kRaw) + kPinOne;
-    next = WithUses(next | kSeenBit, 1) & ~(kRefBit | kTierHitBit);
-    if (e->state.compare_exchange_weak(s, next, std::memory_order_acq_rel)) {
+    if (TryPromote(e, frame, &s)) {
       *old_blob = e->blob.load(std::memory_order_relaxed);
       UnlinkLocked(e);
       return true;
@@ -68,10 +63,10 @@ bool CompressedTier::Promote(PageEntry* e, uint32_t frame, Blob** old_blob) {
 }
 
 bool CompressedTier::Kill(PageEntry* e) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   uint64_t s = e->state.load(std::memory_order_acquire);
   while (KindOf(s) == kCompressed) {
-    if (e->state.compare_exchange_weak(s, WithKind(s, kDead), std::memory_order_acq_rel)) {
+    if (TryKillCompressed(e, &s)) {
       UnlinkLocked(e);
       return true;
     }
@@ -80,7 +75,7 @@ bool CompressedTier::Kill(PageEntry* e) {
 }
 
 void CompressedTier::SetBudget(uint64_t budget, std::vector<PageEntry*>* dropped) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   budget_ = budget;
   EvictLocked(dropped);
 }
@@ -92,11 +87,11 @@ void CompressedTier::EvictLocked(std::vector<PageEntry*>* dropped) {
     PageEntry* e = hand_;
     uint64_t s = e->state.load(std::memory_order_acquire);
     if (s & kRefBit) {
-      e->state.fetch_and(~kRefBit, std::memory_order_acq_rel);
+      ClearRef(e);
       hand_ = e->cnext;
       continue;
     }
-    if (!e->state.compare_exchange_strong(s, WithKind(s, kDead), std::memory_order_acq_rel)) {
+    if (!TryKillCompressed(e, &s)) {
       continue;  // a reader set the reference bit meanwhile: look again
     }
     ++evictions_;
@@ -107,7 +102,7 @@ void CompressedTier::EvictLocked(std::vector<PageEntry*>* dropped) {
 }
 
 CompressedTier::Counts CompressedTier::counts() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   return Counts{budget_, charged_, pages_, logical_, evictions_, wasted_};
 }
 

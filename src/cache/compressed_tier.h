@@ -11,14 +11,17 @@
 // from the index and retires them (call_rcu) after mu_ is released.
 //
 // Lock order: mu_ may be taken while inside an RCU read-side section; nothing is locked under mu_.
+// The ring links and `charged` of every PageEntry are guarded by mu_ too (noted at PageEntry: the
+// analysis cannot name a mutex of another object there). The transitions used here are in
+// page_entry.h: TryPublishCompressed, TryPromote, TryKillCompressed, ClearRef.
 #ifndef CCFS_CACHE_COMPRESSED_TIER_H_
 #define CCFS_CACHE_COMPRESSED_TIER_H_
 
 #include <cstdint>
-#include <mutex>
 #include <vector>
 
 #include "cache/page_entry.h"
+#include "util/mutex.h"
 
 namespace ccfs::cache {
 
@@ -32,36 +35,37 @@ class CompressedTier {
   // kPinned: a reader still copies from the frame, try again shortly. kStale: invalidated; the
   // caller drops the page instead.
   Publish Insert(PageEntry* e, Blob* blob, uint32_t charged, uint32_t logical,
-                 std::vector<PageEntry*>* dropped);
+                 std::vector<PageEntry*>* dropped) EXCLUDES(mu_);
 
   // Moves a kCompressed entry to kRaw in `frame`, pinned once and referenced, and unlinks it.
   // Returns the blob to retire through *old_blob. False if it is no longer kCompressed.
-  bool Promote(PageEntry* e, uint32_t frame, Blob** old_blob);
+  bool Promote(PageEntry* e, uint32_t frame, Blob** old_blob) EXCLUDES(mu_);
 
   // kCompressed -> kDead and unlink; false if it is no longer kCompressed.
-  bool Kill(PageEntry* e);
+  bool Kill(PageEntry* e) EXCLUDES(mu_);
 
   // Changes the budget, dropping cold pages into *dropped while over it.
-  void SetBudget(uint64_t budget, std::vector<PageEntry*>* dropped);
+  void SetBudget(uint64_t budget, std::vector<PageEntry*>* dropped) EXCLUDES(mu_);
 
   struct Counts {
     uint64_t budget, charged, pages, logical, evictions, wasted;
   };
-  Counts counts() const;
+  Counts counts() const EXCLUDES(mu_);
 
  private:
-  void LinkLocked(PageEntry* e);
-  void UnlinkLocked(PageEntry* e);
-  void EvictLocked(std::vector<PageEntry*>* dropped);
+  void LinkLocked(PageEntry* e) REQUIRES(mu_);
+  void UnlinkLocked(PageEntry* e) REQUIRES(mu_);
+  void EvictLocked(std::vector<PageEntry*>* dropped) REQUIRES(mu_);
 
-  mutable std::mutex mu_;
-  PageEntry* hand_ = nullptr;  // ring of kCompressed entries; the hand is the next to inspect
-  uint64_t budget_;
-  uint64_t charged_ = 0;
-  uint64_t pages_ = 0;
-  uint64_t logical_ = 0;
-  uint64_t evictions_ = 0;
-  uint64_t wasted_ = 0;
+  mutable Mutex mu_;
+  // Ring of kCompressed entries; the hand is the next to inspect.
+  PageEntry* hand_ GUARDED_BY(mu_) = nullptr;
+  uint64_t budget_ GUARDED_BY(mu_);
+  uint64_t charged_ GUARDED_BY(mu_) = 0;
+  uint64_t pages_ GUARDED_BY(mu_) = 0;
+  uint64_t logical_ GUARDED_BY(mu_) = 0;
+  uint64_t evictions_ GUARDED_BY(mu_) = 0;
+  uint64_t wasted_ GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace ccfs::cache

@@ -1,5 +1,6 @@
 // The engine: PageCache::Impl ties the index, the two tiers, the evictor and the compression pool
-// together. page_entry.h describes the state machine every path below follows.
+// together. page_entry.h describes the state machine every path below follows (its transitions
+// table names each change of state made here); evictor.h is the other half of the engine.
 //
 // Read path, per page (no lock on a raw hit):
 //   lookup under RCU -> kRaw/kEvicting: pin, copy, unpin            (raw hit)
@@ -8,24 +9,21 @@
 //                    -> kLoading:      wait for the loader, then read again  (counted as a miss)
 //                    -> absent:        take a frame (waiting only if none is free: a stall),
 //                                      insert kLoading, read the backing file, publish kRaw (miss)
-// Eviction: a single evictor thread watches free frames; below the low watermark it sweeps a
-// batch of victims (kRaw -> kEvicting: pages on probation first, raw_tier.h, then the CLOCK
-// hand's) and hands them to the compression pool in a few chunks; with no compressed budget it
-// drops them at once. Compression never runs on a reader's thread.
+// Eviction (evictor.h): a single evictor thread watches free frames; below the low watermark it
+// sweeps a batch of victims and hands them to the compression pool in a few chunks; with no
+// compressed budget it drops them at once. Compression never runs on a reader's thread.
 #include "ccfs/page_cache.h"
 
 #include <algorithm>
-#include <chrono>
-#include <condition_variable>
 #include <cstring>
-#include <mutex>
 #include <thread>
 #include <vector>
 
-#include "cache/admission.h"
 #include "cache/blob.h"
-#include "cache/frequency.h"
 #include "cache/compressed_tier.h"
+#include "cache/engine_counters.h"
+#include "cache/evictor.h"
+#include "cache/frequency.h"
 #include "cache/page_entry.h"
 #include "cache/page_index.h"
 #include "cache/raw_tier.h"
@@ -33,14 +31,16 @@
 #include "compress/compression_pool.h"
 #include "config/live_options.h"
 #include "util/cpus.h"
+#include "util/mutex.h"
 
 namespace ccfs {
 
 using cache::Blob;
-using cache::FrequencySketch;
-using cache::GhostSet;
-using cache::RejectMemory;
 using cache::CompressedTier;
+using cache::EngineCounters;
+using cache::Evictor;
+using cache::FrequencySketch;
+using cache::NowNs;
 using cache::PageEntry;
 using cache::PageIndex;
 using cache::PageKey;
@@ -49,64 +49,7 @@ using cache::RcuReadLock;
 
 namespace {
 
-// Counters are sharded by thread so that two readers never write the same cache line.
-enum Counter {
-  kReads,
-  kRawHits,
-  kCompressedHits,
-  kMisses,
-  kReadErrors,
-  kBufferedMisses,
-  kPageWrites,
-  kInvalidations,
-  kEvictions,
-  kEvictSweeps,
-  kCompressions,
-  kCompressedStored,
-  kRejects,
-  kZeroPages,
-  kAdmissionDrops,
-  kIncompressibleSkips,
-  kPressureDrops,
-  kPromotions,
-  kStalls,
-  kStallNs,
-  kCompressNs,
-  kDecompressNs,
-  kNumCounters
-};
-
-constexpr int kShards = 8;
-
-struct alignas(64) CounterShard {
-  std::atomic<uint64_t> v[kNumCounters];
-};
-
-std::atomic<unsigned> next_shard{0};
-unsigned MyShard() {
-  thread_local unsigned shard = next_shard.fetch_add(1, std::memory_order_relaxed) % kShards;
-  return shard;
-}
-
-uint64_t NowNs() {
-  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                   std::chrono::steady_clock::now().time_since_epoch())
-                                   .count());
-}
-
-bool IsAllZero(const char* p, size_t n) {
-  // Pages are 4 KiB-aligned and a multiple of 8 bytes long in practice; handle any length.
-  size_t i = 0;
-  for (; i + 8 <= n; i += 8) {
-    uint64_t w;
-    std::memcpy(&w, p + i, 8);
-    if (w != 0) return false;
-  }
-  for (; i < n; ++i) {
-    if (p[i] != 0) return false;
-  }
-  return true;
-}
+using Shard = EngineCounters::Shard;
 
 // Decompression on reader threads: one codec per kind per thread, made on first use.
 Codec& ReaderCodec(uint8_t kind) {
@@ -143,8 +86,8 @@ class PageCache::Impl {
   Status Reconfigure(const Options& o);
   CacheStats Stats() const;
   void Quiesce();
-  Options options() const {
-    std::lock_guard<std::mutex> lock(options_mu_);
+  Options options() const EXCLUDES(options_mu_) {
+    MutexLock lock(&options_mu_);
     return options_;
   }
 
@@ -167,65 +110,29 @@ class PageCache::Impl {
   // Drops one entry, whatever its state (writes, truncates, changes underneath).
   // REQUIRES: RCU read-side.
   void Invalidate(PageEntry* e);
-  // kEvicting (owned by the caller) -> kDead: unlink, free the frame, retire.
-  void DropEvicting(PageEntry* e);
-  void RetireDropped(std::vector<PageEntry*>* dropped);
-  void CompressChunk(Codec& codec, const std::vector<PageEntry*>& chunk);
 
-  void EvictorLoop();
-  // Splits a sweep's victims into those worth compressing (kept in *victims) and those dropped at
-  // once (admission.h). Evictor thread only.
-  void Admit(std::vector<PageEntry*>* victims);
-  bool NeedEviction() const { return Pressure() != Evict::kNone; }
-  // kCompress: take a batch for the pool. kDrop: the pool is saturated and free frames are nearly
-  // gone; misses would wait for compressions, so a batch is dropped uncompressed instead.
-  enum class Evict { kNone, kCompress, kDrop };
-  Evict Pressure() const;
-  void KickEvictor();
+  void KickEvictor() { evictor_->Kick(); }
+  // The live keys the engine itself uses (probation) and the evictor's (Evictor::Configure).
   void ApplyGeometry(const Options& o);
 
-  void Count(Counter c, uint64_t n = 1) {
-    shards_[MyShard()].v[c].fetch_add(n, std::memory_order_relaxed);
-  }
-  uint64_t Sum(Counter c) const {
-    uint64_t total = 0;
-    for (const auto& s : shards_) total += s.v[c].load(std::memory_order_relaxed);
-    return total;
-  }
+  void Count(EngineCounters::Counter c, uint64_t n = 1) { counters_.Add(c, n); }
 
   const uint32_t page_size_;
   const uint64_t memory_;
-  mutable std::mutex options_mu_;
-  Options options_;  // guarded by options_mu_
+  mutable Mutex options_mu_;
+  Options options_ GUARDED_BY(options_mu_);
 
   PageIndex index_;
   RawTier raw_;
   CompressedTier compressed_;
   std::unique_ptr<CompressionPool> pool_;
 
-  std::atomic<bool> compress_enabled_;
-  std::atomic<bool> admission_filter_;
   std::atomic<bool> probation_;
-  std::atomic<uint64_t> ghost_slots_{0};  // wanted size of ghost_; the evictor applies it
-  GhostSet ghost_;                         // evictor thread only
-  uint64_t ghost_applied_ = 0;             // evictor thread only
-  RejectMemory reject_memory_;
   FrequencySketch frequency_;
-  uint64_t reads_at_last_aging_ = 0;  // evictor thread only
-  std::atomic<uint32_t> low_watermark_{1};
-  std::atomic<uint32_t> batch_{1};
-  std::atomic<double> min_savings_;
-  std::atomic<uint32_t> in_flight_{0};  // victims handed to the pool, not yet done
-
-  std::mutex evict_mu_;
-  std::condition_variable evict_cv_;
-  bool stop_ = false;           // guarded by evict_mu_
-  bool evictor_busy_ = false;   // guarded by evict_mu_
-  std::atomic<bool> evictor_sleeping_{false};  // waiting on evict_cv_ (KickEvictor)
-  std::thread evictor_;
-
-  CounterShard shards_[kShards];
+  EngineCounters counters_;
   LatencyHistogram latency_[3];  // raw hit, compressed hit, miss
+  // Last: it borrows the parts above. Stopped first by the destructor.
+  std::unique_ptr<Evictor> evictor_;
 };
 
 PageCache::Impl::Impl(const Options& o)
@@ -237,17 +144,8 @@ PageCache::Impl::Impl(const Options& o)
       raw_(o.page_size, static_cast<uint32_t>(o.memory / o.page_size),
            static_cast<uint32_t>(o.raw_budget() / o.page_size)),
       compressed_(o.compressed_budget()),
-      compress_enabled_(o.compressed_percent > 0),
-      admission_filter_(o.admission_filter),
       probation_(o.probation),
-      ghost_(std::max<uint64_t>(1024, o.memory / o.page_size * 2)),
-      reject_memory_(o.page_size),
-      frequency_(o.memory / o.page_size * 4, o.memory / o.page_size),
-      min_savings_(o.min_savings_percent) {
-  for (auto& s : shards_) {
-    for (auto& v : s.v) v.store(0, std::memory_order_relaxed);
-  }
-  ApplyGeometry(o);
+      frequency_(o.memory / o.page_size * 4, o.memory / o.page_size) {
   // liburcu starts its reclamation thread on the first call_rcu, from whichever thread makes it,
   // and the new thread inherits that thread's name, scheduling class, nice value and CPUs: made by
   // a compression worker it would run as a pinned, SCHED_BATCH "ccfs-compress". Start it here.
@@ -255,17 +153,13 @@ PageCache::Impl::Impl(const Options& o)
   pool_ = std::make_unique<CompressionPool>(
       o.compress_threads, o.compressor, o.compression_level,
       o.pin_threads ? SplitCpus(o.compress_threads).compress : std::vector<int>{});
-  evictor_ = std::thread([this] { EvictorLoop(); });
+  evictor_ = std::make_unique<Evictor>(
+      Evictor::Parts{&index_, &raw_, &compressed_, pool_.get(), &frequency_, &counters_}, o);
 }
 
 PageCache::Impl::~Impl() {
-  {
-    std::lock_guard<std::mutex> lock(evict_mu_);
-    stop_ = true;
-  }
-  evict_cv_.notify_all();
-  evictor_.join();
-  pool_->Wait();
+  evictor_->Stop();
+  pool_->Wait();  // chunks already submitted call back into the evictor
   pool_.reset();
   {
     RcuReadLock rcu;
@@ -277,14 +171,8 @@ PageCache::Impl::~Impl() {
 }
 
 void PageCache::Impl::ApplyGeometry(const Options& o) {
-  uint32_t frames = static_cast<uint32_t>(o.raw_budget() / page_size_);
-  low_watermark_ = std::max<uint32_t>(1, static_cast<uint32_t>(frames * o.low_watermark_percent / 100));
-  batch_ = std::max<uint32_t>(1, static_cast<uint32_t>(frames * o.evict_batch_percent / 100));
-  min_savings_.store(o.min_savings_percent);
-  admission_filter_.store(o.admission_filter);
   probation_.store(o.probation);
-  // About as many fingerprints as the compressed tier holds pages at a 2:1 ratio.
-  ghost_slots_.store(std::max<uint64_t>(1024, o.compressed_budget() / page_size_ * 2));
+  evictor_->Configure(o);
 }
 
 // ---- reads ------------------------------------------------------------------------------------
@@ -307,8 +195,10 @@ Status PageCache::Impl::Read(uint64_t file_id, BackingFile* file, uint64_t offse
       frequency_.Increment(key);
       uint64_t ns = NowNs() - start;
       latency_[static_cast<int>(path)].Record(ns);
-      Count(kReads);
-      Count(path == Path::kRawHit ? kRawHits : path == Path::kCompressedHit ? kCompressedHits : kMisses);
+      Count(&Shard::reads);
+      Count(path == Path::kRawHit         ? &Shard::raw_hits
+            : path == Path::kCompressedHit ? &Shard::compressed_hits
+                                           : &Shard::misses);
     }
     *n += copied;
     out += copied;
@@ -323,7 +213,7 @@ uint32_t PageCache::Impl::CopyPinned(PageEntry* e, uint32_t in_page, uint32_t wa
   uint32_t length = e->length.load(std::memory_order_relaxed);
   uint32_t copied = in_page >= length ? 0 : std::min(want, length - in_page);
   std::memcpy(dst, raw_.data(e->frame.load(std::memory_order_relaxed)) + in_page, copied);
-  e->state.fetch_sub(cache::kPinOne, std::memory_order_release);
+  cache::Unpin(e);
   return copied;
 }
 
@@ -341,9 +231,7 @@ Status PageCache::Impl::ReadPage(const PageKey& key, BackingFile* file, uint32_t
           uint64_t kind = cache::KindOf(s);
           if (kind == cache::kRaw || kind == cache::kEvicting) {
             // Pin and mark referenced in one CAS; the frame cannot be reused while pinned.
-            uint64_t next = (s + cache::kPinOne) | cache::kSeenBit;
-            if (cache::UsesOf(s) < cache::kUseMax) next += cache::kUseOne;
-            if (e->state.compare_exchange_weak(s, next, std::memory_order_acquire)) {
+            if (cache::TryPin(e, &s)) {
               *copied = CopyPinned(e, in_page, want, dst);
               *path = waited_for_load ? Path::kMiss : Path::kRawHit;
               return Status::Ok();
@@ -361,10 +249,7 @@ Status PageCache::Impl::ReadPage(const PageKey& key, BackingFile* file, uint32_t
           if (kind == cache::kLoading) {
             // Another thread is reading this page from the backing file: wait for it. Waiting
             // inside the read-side section keeps the entry alive; it only delays reclamation.
-            if (!(s & cache::kWaiterBit) &&
-                !e->state.compare_exchange_weak(s, s | cache::kWaiterBit, std::memory_order_acquire)) {
-              continue;
-            }
+            if (!(s & cache::kWaiterBit) && !cache::TryMarkWaiter(e, &s)) continue;
             e->state.wait(s | cache::kWaiterBit, std::memory_order_acquire);
             waited_for_load = true;
             s = e->state.load(std::memory_order_acquire);
@@ -399,7 +284,7 @@ Status PageCache::Impl::ReadCompressed(PageEntry* e, uint64_t s, uint32_t in_pag
   // a scratch copy instead. Promotion is optional: it also leaves the last few free frames to
   // misses, which must have one.
   bool promote = (s & cache::kTierHitBit) != 0 &&
-                 raw_.free_count() > low_watermark_.load(std::memory_order_relaxed) / 4 &&
+                 raw_.free_count() > evictor_->low_watermark() / 4 &&
                  raw_.TryAlloc(&frame);
   char* page = promote ? raw_.data(frame) : ScratchPage(page_size_);
   uint64_t t0 = NowNs();
@@ -415,16 +300,16 @@ Status PageCache::Impl::ReadCompressed(PageEntry* e, uint64_t s, uint32_t in_pag
                                 " page " + std::to_string(e->key.page_no) + ": " + st.message());
     }
   }
-  Count(kDecompressNs, NowNs() - t0);
+  Count(&Shard::decompress_ns, NowNs() - t0);
   if (length < page_size_) std::memset(page + length, 0, page_size_ - length);
   if (promote) {
     Blob* old_blob = nullptr;
     if (compressed_.Promote(e, frame, &old_blob)) {
       raw_.owner(frame).store(e, std::memory_order_release);
       cache::RetireBlob(old_blob);
-      Count(kPromotions);
+      Count(&Shard::promotions);
       *copied = CopyPinned(e, in_page, want, dst);
-      if (raw_.free_count() < low_watermark_.load(std::memory_order_relaxed)) KickEvictor();
+      if (raw_.free_count() < evictor_->low_watermark()) KickEvictor();
       return Status::Ok();
     }
     // Someone else promoted or dropped it meanwhile: the bytes are still right, serve them.
@@ -432,10 +317,10 @@ Status PageCache::Impl::ReadCompressed(PageEntry* e, uint64_t s, uint32_t in_pag
     *retry = true;
     return Status::Ok();
   }
-  e->state.fetch_or(cache::kRefBit | cache::kTierHitBit, std::memory_order_relaxed);
+  cache::MarkCompressedHit(e);
   *copied = in_page >= length ? 0 : std::min(want, length - in_page);
   std::memcpy(dst, page + in_page, *copied);
-  if (raw_.free_count() < low_watermark_.load(std::memory_order_relaxed)) KickEvictor();
+  if (raw_.free_count() < evictor_->low_watermark()) KickEvictor();
   return Status::Ok();
 }
 
@@ -445,15 +330,15 @@ Status PageCache::Impl::Load(const PageKey& key, BackingFile* file, uint32_t in_
   uint64_t waited_ns = 0;
   uint32_t frame = raw_.Alloc(&waited_ns, [this] { KickEvictor(); });
   if (waited_ns > 0) {
-    Count(kStalls);
-    Count(kStallNs, waited_ns);
+    Count(&Shard::stalls);
+    Count(&Shard::stall_ns, waited_ns);
   }
-  if (raw_.free_count() < low_watermark_.load(std::memory_order_relaxed)) KickEvictor();
+  if (raw_.free_count() < evictor_->low_watermark()) KickEvictor();
 
   auto* e = new PageEntry;
   e->key = key;
   e->frame.store(frame, std::memory_order_relaxed);
-  e->state.store(cache::kLoading, std::memory_order_relaxed);
+  cache::InitLoading(e);
   {
     RcuReadLock rcu;
     if (index_.InsertUnique(e) != e) {
@@ -468,7 +353,7 @@ Status PageCache::Impl::Load(const PageKey& key, BackingFile* file, uint32_t in_
   Status st = file->ReadPage(key.page_no * page_size_, page_size_, raw_.data(frame), &got);
   if (st.ok() && got > 0) {
     *path = Path::kMiss;
-    if (!file->direct()) Count(kBufferedMisses);
+    if (!file->direct()) Count(&Shard::buffered_misses);
     if (got < page_size_) std::memset(raw_.data(frame) + got, 0, page_size_ - got);
     e->length.store(static_cast<uint32_t>(got), std::memory_order_relaxed);
     *copied = in_page >= got ? 0 : std::min<uint32_t>(want, static_cast<uint32_t>(got) - in_page);
@@ -476,13 +361,7 @@ Status PageCache::Impl::Load(const PageKey& key, BackingFile* file, uint32_t in_
     raw_.owner(frame).store(e, std::memory_order_release);
     // A page read often lately (though not cached) starts with credit on the raw CLOCK.
     const uint64_t uses = frequency_.Estimate(key);
-    uint64_t s = e->state.load(std::memory_order_relaxed);
-    uint64_t next;
-    do {
-      next = (s & cache::kStaleBit)
-                 ? cache::WithKind(s, cache::kDead)
-                 : cache::WithUses(cache::WithKind(s & ~cache::kWaiterBit, cache::kRaw), uses);
-    } while (!e->state.compare_exchange_weak(s, next, std::memory_order_acq_rel));
+    const uint64_t s = cache::FinishLoad(e, uses);
     if (s & cache::kWaiterBit) e->state.notify_all();
     if (!(s & cache::kStaleBit)) {
       // A page not read at all lately (a one-off, by the sketch) is the first candidate for
@@ -495,11 +374,8 @@ Status PageCache::Impl::Load(const PageKey& key, BackingFile* file, uint32_t in_
     raw_.owner(frame).store(nullptr, std::memory_order_relaxed);
   } else {
     *copied = 0;
-    if (!st.ok()) Count(kReadErrors);
-    uint64_t s = e->state.load(std::memory_order_relaxed);
-    while (!e->state.compare_exchange_weak(s, cache::WithKind(s, cache::kDead),
-                                           std::memory_order_acq_rel)) {
-    }
+    if (!st.ok()) Count(&Shard::read_errors);
+    const uint64_t s = cache::AbandonLoad(e);
     if (s & cache::kWaiterBit) e->state.notify_all();
   }
   {
@@ -531,7 +407,7 @@ Status PageCache::Impl::Write(uint64_t file_id, BackingFile* file, uint64_t offs
   };
   for (uint64_t p = first; p <= last; ++p) drop(p);
   if (offset + len > old_size && old_size / page_size_ < first) drop(old_size / page_size_);
-  Count(kPageWrites, last - first + 1);
+  Count(&Shard::page_writes, last - first + 1);
   return Status::Ok();
 }
 
@@ -552,16 +428,11 @@ void PageCache::Impl::Invalidate(PageEntry* e) {
       case cache::kLoading:
       case cache::kEvicting:
         // The owner (loader or compression worker) finishes and, seeing the stale bit, drops it.
-        if (!e->state.compare_exchange_weak(s, s | cache::kStaleBit, std::memory_order_acq_rel)) {
-          continue;
-        }
-        if (index_.Remove(e)) Count(kInvalidations);
+        if (!cache::TryMarkStale(e, &s)) continue;
+        if (index_.Remove(e)) Count(&Shard::invalidations);
         return;
       case cache::kRaw: {
-        if (!e->state.compare_exchange_weak(s, cache::WithKind(s, cache::kDead),
-                                            std::memory_order_acq_rel)) {
-          continue;
-        }
+        if (!cache::TryKillRaw(e, &s)) continue;
         index_.Remove(e);
         uint32_t frame = e->frame.load(std::memory_order_relaxed);
         // Readers that pinned before the transition finish their copy first.
@@ -570,7 +441,7 @@ void PageCache::Impl::Invalidate(PageEntry* e) {
         raw_.Free(frame);
         e->blob.store(nullptr, std::memory_order_relaxed);
         cache::RetireEntry(e);
-        Count(kInvalidations);
+        Count(&Shard::invalidations);
         return;
       }
       case cache::kCompressed:
@@ -580,7 +451,7 @@ void PageCache::Impl::Invalidate(PageEntry* e) {
         }
         index_.Remove(e);
         cache::RetireEntry(e);
-        Count(kInvalidations);
+        Count(&Shard::invalidations);
         return;
       default:
         return;  // already dead
@@ -588,231 +459,7 @@ void PageCache::Impl::Invalidate(PageEntry* e) {
   }
 }
 
-void PageCache::Impl::DropEvicting(PageEntry* e) {
-  uint64_t s = e->state.load(std::memory_order_acquire);
-  for (;;) {
-    if (cache::PinsOf(s) != 0) {
-      std::this_thread::yield();
-      s = e->state.load(std::memory_order_acquire);
-      continue;
-    }
-    if (e->state.compare_exchange_weak(s, cache::WithKind(s, cache::kDead), std::memory_order_acq_rel)) {
-      break;
-    }
-  }
-  {
-    RcuReadLock rcu;
-    index_.Remove(e);
-  }
-  uint32_t frame = e->frame.load(std::memory_order_relaxed);
-  raw_.owner(frame).store(nullptr, std::memory_order_relaxed);
-  raw_.Free(frame);
-  e->blob.store(nullptr, std::memory_order_relaxed);
-  cache::RetireEntry(e);
-}
-
-void PageCache::Impl::RetireDropped(std::vector<PageEntry*>* dropped) {
-  if (dropped->empty()) return;
-  RcuReadLock rcu;
-  for (PageEntry* e : *dropped) {
-    index_.Remove(e);
-    cache::RetireEntry(e);
-  }
-  dropped->clear();
-}
-
-// ---- eviction ---------------------------------------------------------------------------------
-
-void PageCache::Impl::CompressChunk(Codec& codec, const std::vector<PageEntry*>& chunk) {
-  thread_local std::vector<char> out;
-  std::vector<PageEntry*> dropped;
-  const double min_savings = min_savings_.load(std::memory_order_relaxed);
-  for (PageEntry* e : chunk) {
-    uint32_t frame = e->frame.load(std::memory_order_relaxed);
-    const char* page = raw_.data(frame);
-    uint32_t length = e->length.load(std::memory_order_relaxed);
-    uint64_t t0 = NowNs();
-    Blob* blob = nullptr;
-    size_t charged = 0;
-    bool keep = true;
-    if (IsAllZero(page, length)) {
-      charged = sizeof(PageEntry);  // no blob; charge what the entry itself costs
-      Count(kZeroPages);
-    } else {
-      size_t cap = static_cast<size_t>(length * (1.0 - min_savings / 100.0));
-      if (out.size() < codec.Bound(length)) out.resize(codec.Bound(length));
-      size_t size = cap > 0 ? codec.Compress(page, length, out.data(), cap) : 0;
-      reject_memory_.Record(e->key, size == 0);
-      if (size == 0) {
-        keep = false;
-        Count(kRejects);
-      } else {
-        blob = cache::AllocBlob(out.data(), size, &charged);
-        blob->codec = static_cast<uint8_t>(codec.kind());
-      }
-    }
-    Count(kCompressions);
-    Count(kCompressNs, NowNs() - t0);
-    if (!keep || !compress_enabled_.load(std::memory_order_relaxed)) {
-      if (blob) cache::FreeBlob(blob);
-      DropEvicting(e);
-      continue;
-    }
-    for (;;) {
-      CompressedTier::Publish r =
-          compressed_.Insert(e, blob, static_cast<uint32_t>(charged), length, &dropped);
-      if (r == CompressedTier::Publish::kPublished) {
-        raw_.owner(frame).store(nullptr, std::memory_order_relaxed);
-        raw_.Free(frame);
-        if (blob) Count(kCompressedStored);
-        break;
-      }
-      if (r == CompressedTier::Publish::kStale) {
-        if (blob) cache::FreeBlob(blob);
-        DropEvicting(e);
-        break;
-      }
-      std::this_thread::yield();  // a reader is still copying out of the frame
-    }
-    RetireDropped(&dropped);
-  }
-}
-
-PageCache::Impl::Evict PageCache::Impl::Pressure() const {
-  uint32_t in_flight = in_flight_.load(std::memory_order_relaxed);
-  uint32_t active = raw_.active();
-  uint32_t capacity = raw_.capacity();
-  if (active > capacity + in_flight) return Evict::kCompress;  // the raw tier is shrinking
-  // Below the watermark, keep at most two batches in the pool: enough to keep every worker busy,
-  // not so many that the tier empties faster than misses refill it. A stalled miss (no free frame)
-  // is covered too: zero free frames is always below the watermark.
-  uint32_t batch = batch_.load(std::memory_order_relaxed);
-  uint32_t low = low_watermark_.load(std::memory_order_relaxed);
-  uint32_t free = raw_.free_count();
-  if (free >= low) return Evict::kNone;
-  if (in_flight < 2 * batch) return Evict::kCompress;
-  // The pool is behind (its workers run at background priority and readers have the CPUs):
-  // rather than let a miss wait for it, drop a few victims once a miss finds no free frame.
-  if (compress_enabled_.load(std::memory_order_relaxed) && raw_.waiters() > 0) {
-    return Evict::kDrop;
-  }
-  return Evict::kNone;
-}
-
-void PageCache::Impl::KickEvictor() {
-  // Misses and promotions call this often; a wake-up is a futex call, so make it only when the
-  // evictor is asleep and has work. The fences pair with the evictor's: either it sees our change
-  // to the free frames when it checks before sleeping, or we see it asleep here.
-  std::atomic_thread_fence(std::memory_order_seq_cst);
-  if (!evictor_sleeping_.load(std::memory_order_relaxed) || !NeedEviction()) return;
-  std::lock_guard<std::mutex> lock(evict_mu_);
-  evict_cv_.notify_one();
-}
-
-void PageCache::Impl::EvictorLoop() {
-  pthread_setname_np(pthread_self(), "ccfs-evictor");
-  std::vector<PageEntry*> victims;
-  std::unique_lock<std::mutex> lock(evict_mu_);
-  while (!stop_) {
-    evictor_sleeping_.store(true, std::memory_order_relaxed);
-    std::atomic_thread_fence(std::memory_order_seq_cst);
-    evict_cv_.wait_for(lock, std::chrono::milliseconds(20), [&] { return stop_ || NeedEviction(); });
-    evictor_sleeping_.store(false, std::memory_order_relaxed);
-    if (stop_) break;
-    if (uint64_t reads = Sum(kReads); reads - reads_at_last_aging_ >= frequency_.sample_size()) {
-      frequency_.Age();  // popularity fades: halve every count
-      reads_at_last_aging_ = reads;
-    }
-    const Evict mode = Pressure();
-    if (mode == Evict::kNone) continue;
-    evictor_busy_ = true;
-    lock.unlock();
-    uint32_t want = batch_.load(std::memory_order_relaxed);
-    if (mode == Evict::kDrop) want = std::max<uint32_t>(1, want / 8);
-    uint32_t active = raw_.active(), capacity = raw_.capacity();
-    if (active > capacity) want = std::max(want, active - capacity);
-    victims.clear();
-    {
-      RcuReadLock rcu;
-      raw_.Sweep(want, &victims);
-    }
-    Count(kEvictSweeps);
-    Count(kEvictions, victims.size());
-    const bool compress = mode == Evict::kCompress && compress_enabled_.load(std::memory_order_relaxed);
-    if (mode == Evict::kDrop) Count(kPressureDrops, victims.size());
-    if (compress) Admit(&victims);
-    if (compress) {
-      // Cut the batch into one chunk per worker so the whole pool compresses it at once.
-      size_t workers = static_cast<size_t>(pool_->threads());
-      size_t per = (victims.size() + workers - 1) / std::max<size_t>(workers, 1);
-      in_flight_.fetch_add(static_cast<uint32_t>(victims.size()), std::memory_order_relaxed);
-      for (size_t i = 0; i < victims.size(); i += per) {
-        std::vector<PageEntry*> chunk(victims.begin() + i,
-                                      victims.begin() + std::min(victims.size(), i + per));
-        pool_->Submit([this, chunk = std::move(chunk)](Codec& codec) {
-          CompressChunk(codec, chunk);
-          in_flight_.fetch_sub(static_cast<uint32_t>(chunk.size()), std::memory_order_relaxed);
-          KickEvictor();
-        });
-      }
-    } else {
-      for (PageEntry* e : victims) DropEvicting(e);
-    }
-    lock.lock();
-    evictor_busy_ = false;
-    if (victims.empty()) {
-      // Every page is pinned, loading or being compressed: wait for one to come back.
-      evict_cv_.wait_for(lock, std::chrono::milliseconds(1));
-    }
-  }
-}
-
-void PageCache::Impl::Admit(std::vector<PageEntry*>* victims) {
-  uint64_t slots = ghost_slots_.load(std::memory_order_relaxed);
-  if (slots != ghost_applied_) {
-    ghost_.Resize(slots);
-    ghost_applied_ = slots;
-  }
-  const bool filter = admission_filter_.load(std::memory_order_relaxed);
-  // While the compressed tier has room, every victim is worth keeping: admitting it displaces
-  // nothing. Pages already handed to the pool will take about half a page each. (A full tier is
-  // left with less than one blob of room after it drops its coldest, hence "more than a page".)
-  CompressedTier::Counts c = compressed_.counts();
-  int64_t room = static_cast<int64_t>(c.budget) - static_cast<int64_t>(c.charged) -
-                 static_cast<int64_t>(in_flight_.load(std::memory_order_relaxed)) * (page_size_ / 2);
-  size_t kept = 0;
-  for (PageEntry* e : *victims) {
-    if (reject_memory_.ShouldSkip(e->key)) {
-      Count(kIncompressibleSkips);
-      DropEvicting(e);
-      continue;
-    }
-    if (filter && room <= static_cast<int64_t>(page_size_)) {
-      bool reused = (e->state.load(std::memory_order_relaxed) & cache::kSeenBit) != 0 ||
-                    ghost_.Contains(e->key);
-      if (!reused) {
-        ghost_.Remember(e->key);
-        Count(kAdmissionDrops);
-        DropEvicting(e);
-        continue;
-      }
-    }
-    room -= page_size_ / 2;
-    (*victims)[kept++] = e;
-  }
-  victims->resize(kept);
-}
-
-void PageCache::Impl::Quiesce() {
-  for (;;) {
-    pool_->Wait();
-    {
-      std::lock_guard<std::mutex> lock(evict_mu_);
-      if (!evictor_busy_ && in_flight_.load() == 0 && !NeedEviction()) return;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
-}
+void PageCache::Impl::Quiesce() { evictor_->Quiesce(); }
 
 // ---- configuration and stats ------------------------------------------------------------------
 
@@ -825,18 +472,18 @@ Status PageCache::Impl::Reconfigure(const Options& o) {
     return Status::NotSupported(remount[0] + ": cannot change while mounted (needs a remount)");
   }
   {
-    std::lock_guard<std::mutex> lock(options_mu_);
+    MutexLock lock(&options_mu_);
     options_ = o;
   }
   ApplyGeometry(o);
   pool_->SetCodec(o.compressor, o.compression_level);
-  compress_enabled_.store(o.compressed_percent > 0);
+  evictor_->EnableCompression(o.compressed_percent > 0);
   // Shrink the compressed tier first and give its memory back before the raw tier grows, so that
   // the two never hold more than the budget between them.
   std::vector<PageEntry*> dropped;
   const bool shrink = o.compressed_budget() < cur.compressed_budget();
   compressed_.SetBudget(o.compressed_budget(), &dropped);
-  RetireDropped(&dropped);
+  cache::RetireDropped(&index_, &dropped);
   if (shrink) cache::ReleaseFreedBlobs();
   raw_.SetCapacity(static_cast<uint32_t>(o.raw_budget() / page_size_));
   KickEvictor();
@@ -845,28 +492,7 @@ Status PageCache::Impl::Reconfigure(const Options& o) {
 
 CacheStats PageCache::Impl::Stats() const {
   CacheStats s;
-  s.reads = Sum(kReads);
-  s.raw_hits = Sum(kRawHits);
-  s.compressed_hits = Sum(kCompressedHits);
-  s.misses = Sum(kMisses);
-  s.read_errors = Sum(kReadErrors);
-  s.buffered_misses = Sum(kBufferedMisses);
-  s.page_writes = Sum(kPageWrites);
-  s.invalidations = Sum(kInvalidations);
-  s.evictions = Sum(kEvictions);
-  s.evict_sweeps = Sum(kEvictSweeps);
-  s.compressions = Sum(kCompressions);
-  s.compressed_stored = Sum(kCompressedStored);
-  s.rejects = Sum(kRejects);
-  s.zero_pages = Sum(kZeroPages);
-  s.admission_drops = Sum(kAdmissionDrops);
-  s.incompressible_skips = Sum(kIncompressibleSkips);
-  s.pressure_drops = Sum(kPressureDrops);
-  s.promotions = Sum(kPromotions);
-  s.stalls = Sum(kStalls);
-  s.stall_ns = Sum(kStallNs);
-  s.compress_ns = Sum(kCompressNs);
-  s.decompress_ns = Sum(kDecompressNs);
+  counters_.Snapshot(&s);
   CompressedTier::Counts c = compressed_.counts();
   s.compressed_evictions = c.evictions;
   s.wasted_compressions = c.wasted;

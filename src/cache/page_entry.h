@@ -42,6 +42,72 @@
 // Memory: entries and blobs are freed only through call_rcu, so any pointer obtained inside an RCU
 // read-side section stays valid until that section ends. Frames are never freed while pinned: the
 // thread that takes a frame away (evict, invalidate) waits for pins to drain first.
+//
+// Transitions
+// -----------
+// Every write to `state` is one of the functions at the end of this file, named as in this table
+// (no compare-and-swap on `state` is written anywhere else). "by" is who performs it and where;
+// "order" is the memory order of the read-modify-write (the CAS's failure order is the same minus
+// release). Kinds are written Loading, Raw, ... ; "+X"/"-X" sets/clears bit X.
+//
+// The picture: every arrow is a transition of the table; in parentheses, those that keep the kind.
+//
+//       (new)
+//         | InitLoading
+//         v
+//      Loading     (TryMarkWaiter, TryMarkStale)     ---AbandonLoad, FinishLoad if S---> Dead
+//         | FinishLoad
+//         v
+//        Raw       (TryPin, Unpin, TryTakeUse)  <-+  ---TryKillRaw---------------------> Dead
+//         | TryBeginEviction                      |
+//         v                                       |
+//      Evicting    (TryPin, Unpin, TryMarkStale)  |  ---TryDropEvicting-----------------> Dead
+//         | TryPublishCompressed                  | TryPromote
+//         v                                       |
+//     Compressed   (MarkCompressedHit, ClearRef) -+  ---TryKillCompressed---------------> Dead
+//
+//   transition            from -> to                            by (where)                  order
+//   --------------------  ------------------------------------  --------------------------  -------
+//   InitLoading           new entry -> Loading                  missing reader (Load),      relaxed
+//                                                               before the index insert
+//                                                               that publishes it
+//   TryPin                Raw|Evicting -> same, pins+1, use+1   reader (ReadPage)           acquire
+//                         (max 7), +U
+//   Unpin                 any -> pins-1 (a pin of TryPin or     reader (CopyPinned)         release
+//                         TryPromote)
+//   TryMarkWaiter         Loading -> Loading +W                 reader (ReadPage)           acquire
+//   FinishLoad            Loading -> Raw, use = the sketch's    loader (Load), notifies if  acq_rel
+//                         count, -W; Loading +S -> Dead         W was set
+//   AbandonLoad           Loading -> Dead                       loader (Load: read error,   acq_rel
+//                                                               end of file)
+//   TryMarkStale          Loading|Evicting -> same +S           invalidator (Invalidate)    acq_rel
+//   TryKillRaw            Raw -> Dead (pins drain afterwards)   invalidator (Invalidate)    acq_rel
+//   TryTakeUse            Raw, use > 0 -> Raw, use-1            raw hand (RawTier::Sweep)   acq_rel
+//   TryBeginEviction      Raw, use == 0 -> Evicting             raw hand, probation         acq_rel
+//                                                               (RawTier::Sweep)
+//   TryDropEvicting       Evicting, pins == 0 -> Dead           evictor, worker             acq_rel
+//                                                               (Evictor::DropEvicting)
+//   TryPublishCompressed  Evicting, pins == 0, not S ->         worker, under the tier's    acq_rel
+//                         Compressed, -R -H (blob stored        mu_
+//                         first)                                (CompressedTier::Insert)
+//   TryPromote            Compressed -> Raw, pins 1, use 1,     reader, under the tier's    acq_rel
+//                         +U, -R -H (frame stored first)        mu_
+//                                                               (CompressedTier::Promote)
+//   MarkCompressedHit     any -> +R +H (meant for Compressed;   reader (ReadCompressed)     relaxed
+//                         on another kind the bits are
+//                         ignored: R is read only in the tier,
+//                         H is cleared on entry)
+//   ClearRef              Compressed -> -R                      compressed hand, under mu_  acq_rel
+//                                                               (EvictLocked)
+//   TryKillCompressed     Compressed -> Dead                    invalidator (Kill),         acq_rel
+//                                                               compressed hand
+//                                                               (EvictLocked); under mu_
+//
+// The Try* functions are one compare-and-swap: on failure *s holds the state seen instead, and
+// the caller decides what to do with it (retry, wait for pins, or give up). The others always
+// succeed. Acquire on TryPin pairs with the release of FinishLoad/TryPromote (the frame's
+// bytes are visible to whoever pins); release on Unpin pairs with the acquire loads of a thread
+// waiting for pins == 0 before it frees the frame (its copy is done before the frame is reused).
 #ifndef CCFS_CACHE_PAGE_ENTRY_H_
 #define CCFS_CACHE_PAGE_ENTRY_H_
 
@@ -128,6 +194,107 @@ struct PageEntry {
 
   rcu_head rcu;
 };
+
+// ---- the transitions (see the table above) ------------------------------------------------------
+
+// A new entry, not yet in the index: the index insert publishes it.
+inline void InitLoading(PageEntry* e) { e->state.store(kLoading, std::memory_order_relaxed); }
+
+// Pins a readable page and counts the read on the raw CLOCK. REQUIRES: KindOf(*s) is kRaw or
+// kEvicting.
+inline bool TryPin(PageEntry* e, uint64_t* s) {
+  uint64_t next = (*s + kPinOne) | kSeenBit;
+  if (UsesOf(*s) < kUseMax) next += kUseOne;
+  return e->state.compare_exchange_weak(*s, next, std::memory_order_acquire);
+}
+
+// Releases a pin taken by TryPin or TryPromote, after the copy out of the frame.
+inline void Unpin(PageEntry* e) { e->state.fetch_sub(kPinOne, std::memory_order_release); }
+
+// Announces a reader that will wait for the load to finish. REQUIRES: KindOf(*s) == kLoading.
+inline bool TryMarkWaiter(PageEntry* e, uint64_t* s) {
+  return e->state.compare_exchange_weak(*s, *s | kWaiterBit, std::memory_order_acquire);
+}
+
+// The loader publishes its page as kRaw with `uses` on the CLOCK, or kills it if it was made
+// stale meanwhile. Returns the state before (test kStaleBit, kWaiterBit). Loader only.
+inline uint64_t FinishLoad(PageEntry* e, uint64_t uses) {
+  uint64_t s = e->state.load(std::memory_order_relaxed);
+  uint64_t next;
+  do {
+    next = (s & kStaleBit) ? WithKind(s, kDead) : WithUses(WithKind(s & ~kWaiterBit, kRaw), uses);
+  } while (!e->state.compare_exchange_weak(s, next, std::memory_order_acq_rel));
+  return s;
+}
+
+// The loader found nothing to publish (read error, end of file). Returns the state before.
+inline uint64_t AbandonLoad(PageEntry* e) {
+  uint64_t s = e->state.load(std::memory_order_relaxed);
+  while (!e->state.compare_exchange_weak(s, WithKind(s, kDead), std::memory_order_acq_rel)) {
+  }
+  return s;
+}
+
+// Tells the owner of a kLoading/kEvicting page not to publish it. REQUIRES: KindOf(*s) is kLoading
+// or kEvicting.
+inline bool TryMarkStale(PageEntry* e, uint64_t* s) {
+  return e->state.compare_exchange_weak(*s, *s | kStaleBit, std::memory_order_acq_rel);
+}
+
+// Kills a raw page; the caller then waits for pins to drain before freeing the frame.
+// REQUIRES: KindOf(*s) == kRaw.
+inline bool TryKillRaw(PageEntry* e, uint64_t* s) {
+  return e->state.compare_exchange_weak(*s, WithKind(*s, kDead), std::memory_order_acq_rel);
+}
+
+// The raw hand passes over a page with uses left, taking one away.
+// REQUIRES: KindOf(*s) == kRaw and UsesOf(*s) > 0.
+inline bool TryTakeUse(PageEntry* e, uint64_t* s) {
+  return e->state.compare_exchange_weak(*s, *s - kUseOne, std::memory_order_acq_rel);
+}
+
+// The raw hand (or the probation sweep) takes a victim; the winner owns it as kEvicting.
+// REQUIRES: KindOf(*s) == kRaw and UsesOf(*s) == 0.
+inline bool TryBeginEviction(PageEntry* e, uint64_t* s) {
+  return e->state.compare_exchange_weak(*s, WithKind(*s, kEvicting), std::memory_order_acq_rel);
+}
+
+// The owner of a kEvicting page drops it. REQUIRES: KindOf(*s) == kEvicting, PinsOf(*s) == 0.
+inline bool TryDropEvicting(PageEntry* e, uint64_t* s) {
+  return e->state.compare_exchange_weak(*s, WithKind(*s, kDead), std::memory_order_acq_rel);
+}
+
+// The owner of a kEvicting page publishes it compressed in `blob` (nullptr = zero page).
+// REQUIRES: the compressed tier's mutex; KindOf(*s) == kEvicting, PinsOf(*s) == 0, no kStaleBit.
+inline bool TryPublishCompressed(PageEntry* e, Blob* blob, uint64_t* s) {
+  e->blob.store(blob, std::memory_order_relaxed);
+  uint64_t next = WithKind(*s & ~(kRefBit | kTierHitBit), kCompressed);
+  return e->state.compare_exchange_weak(*s, next, std::memory_order_acq_rel);
+}
+
+// Moves a compressed page back into `frame`, pinned once for the promoting reader's copy.
+// REQUIRES: the compressed tier's mutex; KindOf(*s) == kCompressed; the page's bytes are in frame.
+inline bool TryPromote(PageEntry* e, uint32_t frame, uint64_t* s) {
+  e->frame.store(frame, std::memory_order_relaxed);
+  uint64_t next = WithKind(*s, kRaw) + kPinOne;
+  next = WithUses(next | kSeenBit, 1) & ~(kRefBit | kTierHitBit);
+  return e->state.compare_exchange_weak(*s, next, std::memory_order_acq_rel);
+}
+
+// A read served from the compressed tier without promotion: referenced, and hit while compressed.
+inline void MarkCompressedHit(PageEntry* e) {
+  e->state.fetch_or(kRefBit | kTierHitBit, std::memory_order_relaxed);
+}
+
+// The compressed hand gives a referenced page another turn. REQUIRES: the compressed tier's mutex.
+inline void ClearRef(PageEntry* e) { e->state.fetch_and(~kRefBit, std::memory_order_acq_rel); }
+
+// Kills a compressed page (invalidation, or the compressed hand). Strong: a false return means the
+// state really changed (a reader set kRefBit, or the page left the tier).
+// REQUIRES: the compressed tier's mutex; KindOf(*s) == kCompressed.
+inline bool TryKillCompressed(PageEntry* e, uint64_t* s) {
+  return e->state.compare_exchange_strong(*s, WithKind(*s, kDead), std::memory_order_acq_rel);
+}
 
 }  // namespace ccfs::cache
 

@@ -37,7 +37,7 @@ RawTier::RawTier(uint32_t page_size, uint32_t max_frames, uint32_t capacity)
 RawTier::~RawTier() { munmap(base_, map_bytes_); }
 
 bool RawTier::TryAlloc(uint32_t* frame) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   if (free_.empty()) return false;
   *frame = free_.back();
   free_.pop_back();
@@ -47,16 +47,16 @@ bool RawTier::TryAlloc(uint32_t* frame) {
 
 uint32_t RawTier::Alloc(uint64_t* waited_ns, const std::function<void()>& on_wait) {
   *waited_ns = 0;
-  std::unique_lock<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   if (free_.empty()) {
     auto start = std::chrono::steady_clock::now();
     waiters_.fetch_add(1, std::memory_order_relaxed);
     while (free_.empty()) {
-      lock.unlock();
+      lock.Unlock();
       on_wait();
-      lock.lock();
+      lock.Lock();
       if (!free_.empty()) break;
-      freed_.wait_for(lock, std::chrono::milliseconds(5));
+      freed_.WaitFor(&mu_, std::chrono::milliseconds(5));
     }
     waiters_.fetch_sub(1, std::memory_order_relaxed);
     *waited_ns = static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
@@ -70,16 +70,16 @@ uint32_t RawTier::Alloc(uint64_t* waited_ns, const std::function<void()>& on_wai
 }
 
 void RawTier::Free(uint32_t frame) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   free_.push_back(frame);
   ParkExcessLocked();
   free_count_.store(static_cast<uint32_t>(free_.size()), std::memory_order_relaxed);
-  if (waiters_.load(std::memory_order_relaxed) > 0) freed_.notify_all();
+  if (waiters_.load(std::memory_order_relaxed) > 0) freed_.SignalAll();
 }
 
 void RawTier::SetCapacity(uint32_t frames) {
   if (frames > max_frames_) frames = max_frames_;
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   capacity_.store(frames, std::memory_order_relaxed);
   while (active_.load(std::memory_order_relaxed) < frames && !parked_.empty()) {
     free_.push_back(parked_.back());
@@ -88,7 +88,7 @@ void RawTier::SetCapacity(uint32_t frames) {
   }
   ParkExcessLocked();
   free_count_.store(static_cast<uint32_t>(free_.size()), std::memory_order_relaxed);
-  if (waiters_.load(std::memory_order_relaxed) > 0) freed_.notify_all();
+  if (waiters_.load(std::memory_order_relaxed) > 0) freed_.SignalAll();
 }
 
 void RawTier::ParkExcessLocked() {
@@ -103,7 +103,7 @@ void RawTier::ParkExcessLocked() {
 }
 
 void RawTier::Probation(uint32_t frame, PageEntry* e) {
-  std::lock_guard<std::mutex> lock(probation_mu_);
+  MutexLock lock(&probation_mu_);
   if (probation_.size() >= capacity_.load(std::memory_order_relaxed) / 4) return;
   probation_.emplace_back(frame, e);
 }
@@ -119,7 +119,7 @@ size_t RawTier::Sweep(size_t want, std::vector<PageEntry*>* victims) {
     if (e != pe) continue;
     uint64_t s = e->state.load(std::memory_order_acquire);
     while (KindOf(s) == kRaw && UsesOf(s) == 0 && !(s & kSeenBit)) {
-      if (e->state.compare_exchange_weak(s, WithKind(s, kEvicting), std::memory_order_acq_rel)) {
+      if (TryBeginEviction(e, &s)) {
         victims->push_back(e);
         ++taken;
         break;
@@ -129,7 +129,7 @@ size_t RawTier::Sweep(size_t want, std::vector<PageEntry*>* victims) {
   if (probation_head_ == probation_work_.size()) {
     probation_work_.clear();
     probation_head_ = 0;
-    std::lock_guard<std::mutex> lock(probation_mu_);
+    MutexLock lock(&probation_mu_);
     probation_work_.swap(probation_);
   }
   // A page with use count u survives u passes: in the worst case (every page at the maximum) the
@@ -144,10 +144,10 @@ size_t RawTier::Sweep(size_t want, std::vector<PageEntry*>* victims) {
     while (KindOf(s) == kRaw) {
       if (UsesOf(s) > 0) {
         // Another chance: take one use away and pass over it this turn.
-        if (e->state.compare_exchange_weak(s, s - kUseOne, std::memory_order_acq_rel)) break;
+        if (TryTakeUse(e, &s)) break;
         continue;
       }
-      if (e->state.compare_exchange_weak(s, WithKind(s, kEvicting), std::memory_order_acq_rel)) {
+      if (TryBeginEviction(e, &s)) {
         victims->push_back(e);
         ++taken;
         break;

@@ -16,20 +16,21 @@
 // probation each of them would hold a frame for a whole turn of the hand and push out pages read
 // often. (On the 80/20 trace at C = 0: hit ratio 0.685 -> 0.698.)
 //
-// Thread-safety: Alloc/TryAlloc/Free/SetCapacity take mu_ (lock order: mu_ is a leaf). Sweep is
-// called by the single evictor thread only, inside an RCU read-side section.
+// Thread-safety: Alloc/TryAlloc/Free/SetCapacity take mu_, Probation takes probation_mu_ (both are
+// leaves: nothing is locked under them). Sweep is called by the single evictor thread only, inside
+// an RCU read-side section; it takes probation_mu_ briefly. Entry states change only through the
+// transitions of page_entry.h (TryTakeUse, TryBeginEviction).
 #ifndef CCFS_CACHE_RAW_TIER_H_
 #define CCFS_CACHE_RAW_TIER_H_
 
 #include <atomic>
-#include <condition_variable>
-#include <functional>
 #include <cstdint>
+#include <functional>
 #include <memory>
-#include <mutex>
 #include <vector>
 
 #include "cache/page_entry.h"
+#include "util/mutex.h"
 
 namespace ccfs::cache {
 
@@ -44,23 +45,23 @@ class RawTier {
   std::atomic<PageEntry*>& owner(uint32_t frame) { return owners_[frame]; }
 
   // Takes a free frame without waiting; false if none is free.
-  bool TryAlloc(uint32_t* frame);
+  bool TryAlloc(uint32_t* frame) EXCLUDES(mu_);
   // Takes a free frame, waiting if none is free. Sets *waited_ns (0 when it did not wait).
   // `on_wait` is called (without mu_) before each wait, to wake the evictor.
-  uint32_t Alloc(uint64_t* waited_ns, const std::function<void()>& on_wait);
+  uint32_t Alloc(uint64_t* waited_ns, const std::function<void()>& on_wait) EXCLUDES(mu_);
   // Returns a frame. REQUIRES: no reader pins it and owner(frame) is nullptr.
-  void Free(uint32_t frame);
+  void Free(uint32_t frame) EXCLUDES(mu_);
   // Changes how many frames may be in use; frames beyond it are parked as they come free.
-  void SetCapacity(uint32_t frames);
+  void SetCapacity(uint32_t frames) EXCLUDES(mu_);
 
   // Marks a just-loaded page as the first candidate for eviction: the next sweeps take it before
   // the hand moves unless it has been read again meanwhile. Bounded; when full it is ignored.
-  void Probation(uint32_t frame, PageEntry* e);
+  void Probation(uint32_t frame, PageEntry* e) EXCLUDES(probation_mu_);
 
   // Moves up to `want` kRaw pages to kEvicting and appends them to *victims: pages on probation
   // since before the previous sweep and not read again first, then the hand's (taking uses away
   // on the way). Gives up after kUseMax + 1 turns of the hand. REQUIRES: RCU read-side.
-  size_t Sweep(size_t want, std::vector<PageEntry*>* victims);
+  size_t Sweep(size_t want, std::vector<PageEntry*>* victims) EXCLUDES(probation_mu_);
 
   uint32_t page_size() const { return page_size_; }
   uint32_t max_frames() const { return max_frames_; }
@@ -71,7 +72,7 @@ class RawTier {
   uint32_t waiters() const { return waiters_.load(std::memory_order_relaxed); }
 
  private:
-  void ParkExcessLocked();
+  void ParkExcessLocked() REQUIRES(mu_);
 
   const uint32_t page_size_;
   const uint32_t max_frames_;
@@ -79,18 +80,18 @@ class RawTier {
   size_t map_bytes_ = 0;
   std::unique_ptr<std::atomic<PageEntry*>[]> owners_;
 
-  std::mutex mu_;
-  std::condition_variable freed_;
-  std::vector<uint32_t> free_;    // guarded by mu_
-  std::vector<uint32_t> parked_;  // guarded by mu_
+  Mutex mu_;
+  CondVar freed_;  // with mu_: a frame was freed or the capacity grew (signalled only with waiters)
+  std::vector<uint32_t> free_ GUARDED_BY(mu_);
+  std::vector<uint32_t> parked_ GUARDED_BY(mu_);
   std::atomic<uint32_t> capacity_;
   std::atomic<uint32_t> free_count_{0};
   std::atomic<uint32_t> active_{0};
   std::atomic<uint32_t> waiters_{0};
 
   uint32_t hand_ = 0;  // evictor thread only
-  std::mutex probation_mu_;
-  std::vector<std::pair<uint32_t, PageEntry*>> probation_;  // guarded by probation_mu_
+  Mutex probation_mu_;
+  std::vector<std::pair<uint32_t, PageEntry*>> probation_ GUARDED_BY(probation_mu_);
   std::vector<std::pair<uint32_t, PageEntry*>> probation_work_;  // evictor thread only
   size_t probation_head_ = 0;  // evictor thread only: next in probation_work_
 };

@@ -13,20 +13,19 @@
 // queue is empty and only then exit, so every task submitted before destruction runs.
 #include "compress/compression_pool.h"
 
-#include "util/cpus.h"
-
 #include <pthread.h>
 #include <sched.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
 #include <atomic>
-#include <condition_variable>
 #include <cstdint>
 #include <deque>
-#include <mutex>
 #include <thread>
 #include <vector>
+
+#include "util/cpus.h"
+#include "util/mutex.h"
 
 namespace ccfs {
 
@@ -41,45 +40,45 @@ class CompressionPool::Impl {
 
   ~Impl() {
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(&mu_);
       stopping_ = true;
     }
-    work_ready_.notify_all();
+    work_ready_.SignalAll();
     for (std::thread& t : workers_) t.join();
   }
 
-  void Submit(Task task) {
+  void Submit(Task task) EXCLUDES(mu_) {
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(&mu_);
       queue_.push_back(std::move(task));
     }
-    work_ready_.notify_one();
+    work_ready_.Signal();
   }
 
-  void SetCodec(CodecKind kind, int level) {
-    std::lock_guard<std::mutex> lock(mu_);
+  void SetCodec(CodecKind kind, int level) EXCLUDES(mu_) {
+    MutexLock lock(&mu_);
     if (kind == kind_ && level == level_) return;
     kind_ = kind;
     level_ = level;
     ++codec_generation_;
   }
 
-  void Wait() {
-    std::unique_lock<std::mutex> lock(mu_);
-    idle_.wait(lock, [this] { return queue_.empty() && running_ == 0; });
+  void Wait() EXCLUDES(mu_) {
+    MutexLock lock(&mu_);
+    while (!(queue_.empty() && running_ == 0)) idle_.Wait(&mu_);
   }
 
   int threads() const { return static_cast<int>(workers_.size()); }
 
   uint64_t codecs_built() const { return codecs_built_.load(std::memory_order_relaxed); }
 
-  size_t pending() const {
-    std::lock_guard<std::mutex> lock(mu_);
+  size_t pending() const EXCLUDES(mu_) {
+    MutexLock lock(&mu_);
     return queue_.size() + running_;
   }
 
  private:
-  void WorkerLoop() {
+  void WorkerLoop() EXCLUDES(mu_) {
     pthread_setname_np(pthread_self(), "ccfs-compress");
     // Compression is background work: a reader waiting for its page should get the CPU first.
     // SCHED_BATCH tells the scheduler this thread is not interactive (no wake-up preemption of
@@ -88,11 +87,11 @@ class CompressionPool::Impl {
     pthread_setschedparam(pthread_self(), SCHED_BATCH, &param);
     setpriority(PRIO_PROCESS, static_cast<id_t>(gettid()), 5);
     if (!cpus_.empty()) PinThisThread(cpus_);
-    std::unique_lock<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     uint64_t codec_generation = codec_generation_;
-    std::unique_ptr<Codec> codec = BuildCodec(kind_, level_, lock);
+    std::unique_ptr<Codec> codec = BuildCodec(kind_, level_);
     for (;;) {
-      work_ready_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
+      while (!stopping_ && queue_.empty()) work_ready_.Wait(&mu_);
       if (queue_.empty()) return;  // stopping_ and nothing left to do
       Task task = std::move(queue_.front());
       queue_.pop_front();
@@ -100,39 +99,39 @@ class CompressionPool::Impl {
       if (codec_generation != codec_generation_) {
         codec_generation = codec_generation_;
         codec.reset();  // free the old contexts before allocating the new ones
-        codec = BuildCodec(kind_, level_, lock);
+        codec = BuildCodec(kind_, level_);
       }
-      lock.unlock();
+      lock.Unlock();
 
       task(*codec);
       task = nullptr;  // release what the task captured before reporting it done
 
-      lock.lock();
+      lock.Lock();
       --running_;
-      if (queue_.empty() && running_ == 0) idle_.notify_all();
+      if (queue_.empty() && running_ == 0) idle_.SignalAll();
     }
   }
 
   // Codec construction allocates (zstd contexts are a few hundred KiB): done with mu_ released.
-  std::unique_ptr<Codec> BuildCodec(CodecKind kind, int level, std::unique_lock<std::mutex>& lock) {
-    lock.unlock();
+  std::unique_ptr<Codec> BuildCodec(CodecKind kind, int level) REQUIRES(mu_) {
+    mu_.Unlock();
     std::unique_ptr<Codec> codec = NewCodec(kind, level);
     codecs_built_.fetch_add(1, std::memory_order_relaxed);
-    lock.lock();
+    mu_.Lock();
     return codec;
   }
 
   // Lock order: mu_ is the only lock; tasks run without it.
-  mutable std::mutex mu_;
-  std::condition_variable work_ready_;  // a task was queued, or stopping_ was set
-  std::condition_variable idle_;        // the queue drained and nothing is running
-  std::deque<Task> queue_;              // guarded by mu_
-  size_t running_ = 0;                  // guarded by mu_
-  bool stopping_ = false;               // guarded by mu_
-  CodecKind kind_;                      // guarded by mu_
-  int level_;                           // guarded by mu_
-  const std::vector<int> cpus_;         // where workers run; empty = anywhere
-  uint64_t codec_generation_ = 0;       // guarded by mu_; bumped by SetCodec
+  mutable Mutex mu_;
+  CondVar work_ready_;  // with mu_: a task was queued, or stopping_ was set
+  CondVar idle_;        // with mu_: the queue drained and nothing is running
+  std::deque<Task> queue_ GUARDED_BY(mu_);
+  size_t running_ GUARDED_BY(mu_) = 0;
+  bool stopping_ GUARDED_BY(mu_) = false;
+  CodecKind kind_ GUARDED_BY(mu_);
+  int level_ GUARDED_BY(mu_);
+  const std::vector<int> cpus_;  // where workers run; empty = anywhere
+  uint64_t codec_generation_ GUARDED_BY(mu_) = 0;  // bumped by SetCodec
   std::atomic<uint64_t> codecs_built_{0};
   std::vector<std::thread> workers_;    // fixed after construction
 };

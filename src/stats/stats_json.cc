@@ -1,7 +1,7 @@
 // Stats JSON rendering and parsing (see stats_json.h for the document's shape).
 //
-// The counters are listed once, in kCounters, and both directions walk that table, so a counter
-// added to CacheStats needs one line here to appear in the JSON and to read back.
+// Both directions walk the counter table (stats/counters.h, from CCFS_CACHE_COUNTERS), so a
+// counter added to CacheStats appears in the JSON and reads back with no change here.
 #include "stats/stats_json.h"
 
 #include <fcntl.h>
@@ -18,57 +18,21 @@
 #include <nlohmann/json.hpp>
 
 #include "ccfs/options.h"
+#include "stats/counters.h"
 
 namespace ccfs {
 namespace {
 
 using Json = nlohmann::ordered_json;
 
-struct Counter {
-  const char* name;
-  uint64_t CacheStats::*field;
-};
-
-// The headline counters come first in the document (after hit_ratio), in this order.
-constexpr Counter kHeadline[] = {
-    {"reads", &CacheStats::reads},
-    {"raw_hits", &CacheStats::raw_hits},
-    {"compressed_hits", &CacheStats::compressed_hits},
-    {"misses", &CacheStats::misses},
-};
-constexpr Counter kTierSizes[] = {
-    {"memory_bytes", &CacheStats::memory_bytes},
-    {"raw_bytes", &CacheStats::raw_bytes},
-    {"compressed_bytes", &CacheStats::compressed_bytes},
-};
-constexpr Counter kOthers[] = {
-    {"read_errors", &CacheStats::read_errors},
-    {"buffered_misses", &CacheStats::buffered_misses},
-    {"page_writes", &CacheStats::page_writes},
-    {"invalidations", &CacheStats::invalidations},
-    {"evictions", &CacheStats::evictions},
-    {"evict_sweeps", &CacheStats::evict_sweeps},
-    {"compressions", &CacheStats::compressions},
-    {"compressed_stored", &CacheStats::compressed_stored},
-    {"rejects", &CacheStats::rejects},
-    {"zero_pages", &CacheStats::zero_pages},
-    {"admission_drops", &CacheStats::admission_drops},
-    {"incompressible_skips", &CacheStats::incompressible_skips},
-    {"pressure_drops", &CacheStats::pressure_drops},
-    {"compressed_evictions", &CacheStats::compressed_evictions},
-    {"promotions", &CacheStats::promotions},
-    {"wasted_compressions", &CacheStats::wasted_compressions},
-    {"stalls", &CacheStats::stalls},
-    {"stall_ns", &CacheStats::stall_ns},
-    {"compress_ns", &CacheStats::compress_ns},
-    {"decompress_ns", &CacheStats::decompress_ns},
-    {"raw_budget_bytes", &CacheStats::raw_budget_bytes},
-    {"compressed_budget_bytes", &CacheStats::compressed_budget_bytes},
-    {"raw_pages", &CacheStats::raw_pages},
-    {"free_frames", &CacheStats::free_frames},
-    {"compressed_pages", &CacheStats::compressed_pages},
-    {"compressed_logical_bytes", &CacheStats::compressed_logical_bytes},
-};
+// The counters are written in groups, each in the order of CCFS_CACHE_COUNTERS: the read
+// outcomes first (after hit_ratio), then the derived figures, the three tier sizes, the other
+// events and the other sizes.
+void RenderCounters(const CacheStats& s, CounterKind kind, Json* j) {
+  for (const CounterInfo& c : kCacheCounters) {
+    if (c.kind == kind) (*j)[c.name] = s.*c.field;
+  }
+}
 
 // Latency paths: JSON name and the CacheStats member (null for the merged "all").
 struct Path {
@@ -173,12 +137,13 @@ Status ParseHistogram(const Json& j, const std::string& where, HistogramSnapshot
 std::string RenderStatsJson(const CacheStats& s) {
   Json j;
   j["hit_ratio"] = Round(s.hit_ratio(), 6);
-  for (const Counter& c : kHeadline) j[c.name] = s.*c.field;
+  RenderCounters(s, CounterKind::kOutcome, &j);
   j["us_per_buffer"] = Round3(s.us_per_buffer());
   j["compression_ratio"] = Round3(s.compression_ratio());
   j["compressed_percent"] = s.compressed_percent;
-  for (const Counter& c : kTierSizes) j[c.name] = s.*c.field;
-  for (const Counter& c : kOthers) j[c.name] = s.*c.field;
+  RenderCounters(s, CounterKind::kTierSize, &j);
+  RenderCounters(s, CounterKind::kEvent, &j);
+  RenderCounters(s, CounterKind::kLevel, &j);
   j["compressor"] = CodecName(static_cast<CodecKind>(s.compressor));
   j["compression_level"] = s.compression_level;
   j["page_size"] = s.page_size;
@@ -214,14 +179,9 @@ Status ParseStatsJson(const std::string& text, CacheStats* s) {
 
   CacheStats out;
   Status st;
-  auto read_table = [&](const Counter* begin, const Counter* end) {
-    for (const Counter* c = begin; c != end && st.ok(); ++c) {
-      st = ReadUnsigned(j, "", c->name, &(out.*c->field));
-    }
-  };
-  read_table(std::begin(kHeadline), std::end(kHeadline));
-  read_table(std::begin(kTierSizes), std::end(kTierSizes));
-  read_table(std::begin(kOthers), std::end(kOthers));
+  for (const CounterInfo& c : kCacheCounters) {
+    if (st.ok()) st = ReadUnsigned(j, "", c.name, &(out.*c.field));
+  }
   if (st.ok()) st = ReadInt(j, "compressed_percent", &out.compressed_percent);
   if (st.ok()) st = ReadInt(j, "compression_level", &out.compression_level);
   if (st.ok()) {

@@ -23,6 +23,7 @@
 
 #include "ccfs/backing_store.h"
 #include "ccfs/page_cache.h"
+#include "stats/counters.h"
 #include "stats/stats_json.h"
 #include "trace/dataset.h"
 #include "trace/rng.h"
@@ -38,42 +39,6 @@ using Clock = std::chrono::steady_clock;
 uint64_t NsSince(Clock::time_point start) {
   return static_cast<uint64_t>(
       std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start).count());
-}
-
-// Counters after minus counters before, histograms included. Levels (tier sizes, settings) are
-// taken from `after`.
-CacheStats Diff(const CacheStats& after, const CacheStats& before) {
-  CacheStats d = after;
-#define CCFS_DIFF(field) d.field = after.field - before.field
-  CCFS_DIFF(reads);
-  CCFS_DIFF(raw_hits);
-  CCFS_DIFF(compressed_hits);
-  CCFS_DIFF(misses);
-  CCFS_DIFF(read_errors);
-  CCFS_DIFF(buffered_misses);
-  CCFS_DIFF(page_writes);
-  CCFS_DIFF(invalidations);
-  CCFS_DIFF(evictions);
-  CCFS_DIFF(evict_sweeps);
-  CCFS_DIFF(compressions);
-  CCFS_DIFF(compressed_stored);
-  CCFS_DIFF(rejects);
-  CCFS_DIFF(zero_pages);
-  CCFS_DIFF(admission_drops);
-  CCFS_DIFF(incompressible_skips);
-  CCFS_DIFF(pressure_drops);
-  CCFS_DIFF(compressed_evictions);
-  CCFS_DIFF(promotions);
-  CCFS_DIFF(wasted_compressions);
-  CCFS_DIFF(stalls);
-  CCFS_DIFF(stall_ns);
-  CCFS_DIFF(compress_ns);
-  CCFS_DIFF(decompress_ns);
-#undef CCFS_DIFF
-  d.raw_hit_latency = after.raw_hit_latency.Since(before.raw_hit_latency);
-  d.compressed_hit_latency = after.compressed_hit_latency.Since(before.compressed_hit_latency);
-  d.miss_latency = after.miss_latency.Since(before.miss_latency);
-  return d;
 }
 
 // ---- targets ------------------------------------------------------------------------------------
@@ -561,7 +526,7 @@ Status RunReplay(const ReplayOptions& options, ReplayResult* result) {
           uint64_t misses = now_stats.misses - before.misses;
           p.hit_ratio = page_reads ? 1.0 - std::min<double>(1.0, static_cast<double>(misses) / page_reads) : -1;
         } else {
-          CacheStats d = Diff(now_stats, before);
+          CacheStats d = Minus(now_stats, before);
           p.hit_ratio = d.reads ? d.hit_ratio() : -1;
         }
       }
@@ -602,7 +567,7 @@ Status RunReplay(const ReplayOptions& options, ReplayResult* result) {
     r.hit_ratio = r.reads ? static_cast<double>(r.raw_hits) / r.reads : 0;
     // The kernel's hit and miss costs cannot be told apart per read; the model uses the thesis's.
   } else if (r.have_counters) {
-    CacheStats d = Diff(after, before);
+    CacheStats d = Minus(after, before);
     r.delta = d;
     r.raw_hits = d.raw_hits;
     r.compressed_hits = d.compressed_hits;

@@ -2,12 +2,14 @@
 
 #include <random>
 #include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 #include "ccfs/options.h"
 #include "ccfs/stats.h"
+#include "stats/counters.h"
 
 namespace ccfs {
 namespace {
@@ -16,15 +18,7 @@ namespace {
 CacheStats DistinctStats() {
   CacheStats s;
   uint64_t v = 1;
-  for (uint64_t* p : {&s.read_errors, &s.buffered_misses, &s.page_writes, &s.invalidations,
-                      &s.evictions, &s.evict_sweeps, &s.compressions, &s.compressed_stored,
-                      &s.rejects, &s.zero_pages, &s.admission_drops, &s.incompressible_skips, &s.pressure_drops, &s.compressed_evictions, &s.promotions,
-                      &s.wasted_compressions, &s.stalls, &s.stall_ns, &s.compress_ns,
-                      &s.decompress_ns, &s.memory_bytes, &s.raw_budget_bytes,
-                      &s.compressed_budget_bytes, &s.raw_pages, &s.raw_bytes, &s.free_frames,
-                      &s.compressed_pages, &s.compressed_bytes, &s.compressed_logical_bytes}) {
-    *p = 1000 + v++;
-  }
+  for (const CounterInfo& c : kCacheCounters) s.*c.field = 1000 + v++;
   s.raw_hits = 700;
   s.compressed_hits = 200;
   s.misses = 100;
@@ -97,6 +91,27 @@ TEST(StatsJsonTest, DocumentHasTheHeadlineKeysAUserReads) {
   EXPECT_EQ(j["latency"]["miss"]["count"], 100);
   EXPECT_NEAR(j["latency"]["miss"]["p50_us"].get<double>(),
               s.miss_latency.PercentileUs(0.5), 0.001);
+}
+
+// Scripts and bench/bench_report.py read these keys; the order is what `cat stats.json` shows.
+TEST(StatsJsonTest, TopLevelKeysAndTheirOrderAreStable) {
+  auto j = nlohmann::ordered_json::parse(RenderStatsJson(DistinctStats()));
+  std::vector<std::string> keys;
+  for (const auto& item : j.items()) keys.push_back(item.key());
+  const std::vector<std::string> expected = {
+      "hit_ratio", "reads", "raw_hits", "compressed_hits", "misses", "us_per_buffer",
+      "compression_ratio", "compressed_percent", "memory_bytes", "raw_bytes", "compressed_bytes",
+      "read_errors", "buffered_misses", "page_writes", "invalidations", "evictions",
+      "evict_sweeps", "compressions", "compressed_stored", "rejects", "zero_pages",
+      "admission_drops", "incompressible_skips", "pressure_drops", "compressed_evictions",
+      "promotions", "wasted_compressions", "stalls", "stall_ns", "compress_ns", "decompress_ns",
+      "raw_budget_bytes", "compressed_budget_bytes", "raw_pages", "free_frames",
+      "compressed_pages", "compressed_logical_bytes", "compressor", "compression_level",
+      "page_size", "latency"};
+  EXPECT_EQ(keys, expected);
+  // Each counter is written under its own name with its own value.
+  CacheStats s = DistinctStats();
+  for (const CounterInfo& c : kCacheCounters) EXPECT_EQ(j[c.name], s.*c.field) << c.name;
 }
 
 TEST(StatsJsonTest, TwoDocumentsGiveThePercentilesOfTheIntervalBetweenThem) {

@@ -1,0 +1,132 @@
+// Evictor: keeps free raw frames available, deciding which victims are worth a compression.
+//
+// One background thread watches the raw tier's free frames. Below the low watermark it sweeps a
+// batch of victims (kRaw -> kEvicting: pages on probation first, then the CLOCK hand's; see
+// raw_tier.h), runs admission on them (admission.h: victims with no sign of reuse, or from
+// regions that keep failing to compress, are dropped at once), cuts the rest into one chunk per
+// compression worker and submits them to the CompressionPool. A worker compresses each victim of its chunk and
+// publishes it in the compressed tier, or drops it (rejected, zero budget, invalidated meanwhile).
+// With no compressed budget the batch is dropped at once. Compression never runs on a reader's
+// thread: a miss waits only when no frame is free at all, and when the pool falls that far behind
+// the evictor drops a small batch uncompressed instead (pressure_drops).
+//
+// Ownership: the evictor owns its thread and the admission state (ghost set, reject memory); it
+// borrows the engine's index, tiers, pool, frequency sketch and counters (Parts), which must
+// outlive it. The victims it takes are owned by it (kEvicting) until a worker publishes or drops
+// them.
+//
+// Thread-safety: Kick, Configure, EnableCompression, low_watermark and Quiesce may be called from
+// any thread. Stop is called by the engine's destructor before it waits for the pool (again by
+// ~Evictor, which is then a no-op). The admission state is touched by the evictor thread only;
+// compression workers run CompressChunk.
+// Lock order: mu_ is a leaf (the sweep and the pool submissions run with it released).
+#ifndef CCFS_CACHE_EVICTOR_H_
+#define CCFS_CACHE_EVICTOR_H_
+
+#include <atomic>
+#include <cstdint>
+#include <thread>
+#include <vector>
+
+#include "cache/admission.h"
+#include "cache/compressed_tier.h"
+#include "cache/engine_counters.h"
+#include "cache/frequency.h"
+#include "cache/page_entry.h"
+#include "cache/page_index.h"
+#include "cache/raw_tier.h"
+#include "ccfs/codec.h"
+#include "ccfs/options.h"
+#include "compress/compression_pool.h"
+#include "util/mutex.h"
+
+namespace ccfs::cache {
+
+class Evictor {
+ public:
+  // The engine's parts the evictor works on (not owned).
+  struct Parts {
+    PageIndex* index;
+    RawTier* raw;
+    CompressedTier* compressed;
+    CompressionPool* pool;
+    FrequencySketch* frequency;
+    EngineCounters* counters;
+  };
+
+  // Applies `options` (Configure) and starts the evictor thread.
+  Evictor(const Parts& parts, const Options& options);
+  // Stops the thread if Stop() was not called.
+  ~Evictor();
+  Evictor(const Evictor&) = delete;
+  Evictor& operator=(const Evictor&) = delete;
+
+  // Stops and joins the evictor thread. Chunks already submitted to the pool still run (they call
+  // back into this object): the caller waits for the pool before destroying the evictor.
+  void Stop() EXCLUDES(mu_);
+
+  // Takes the live keys it uses: low_watermark_percent and evict_batch_percent (against the raw
+  // tier's budget), min_savings_percent, admission_filter, and the ghost set's size (from the
+  // compressed budget; applied by the evictor thread before its next admission).
+  void Configure(const Options& options);
+  // Whether victims may be compressed (compressed_percent > 0); off, they are dropped.
+  void EnableCompression(bool on) { compress_enabled_.store(on); }
+
+  // Wakes the evictor if it sleeps and there is work: cheap when there is none (a fence and two
+  // loads), so misses and promotions call it freely.
+  void Kick() EXCLUDES(mu_);
+
+  // Waits until no sweep, compression or eviction is in flight and none is needed.
+  void Quiesce() EXCLUDES(mu_);
+
+  // Free frames below this wake the evictor (at least 1).
+  uint32_t low_watermark() const { return low_watermark_.load(std::memory_order_relaxed); }
+
+ private:
+  // kCompress: take a batch for the pool. kDrop: the pool is saturated and free frames are nearly
+  // gone; misses would wait for compressions, so a batch is dropped uncompressed instead.
+  enum class Evict { kNone, kCompress, kDrop };
+  Evict Pressure() const;
+  bool NeedEviction() const { return Pressure() != Evict::kNone; }
+
+  void Loop() EXCLUDES(mu_);
+  // Splits a sweep's victims into those worth compressing (kept in *victims) and those dropped at
+  // once (admission.h). Evictor thread only.
+  void Admit(std::vector<PageEntry*>* victims);
+  // A pool task: compresses each victim and publishes or drops it.
+  void CompressChunk(Codec& codec, const std::vector<PageEntry*>& chunk);
+  // kEvicting (owned by the caller) -> kDead once no reader pins it: unlink, free the frame,
+  // retire the entry.
+  void DropEvicting(PageEntry* e);
+  void Count(EngineCounters::Counter c, uint64_t n = 1) { parts_.counters->Add(c, n); }
+
+  const Parts parts_;
+  const uint32_t page_size_;
+
+  std::atomic<bool> compress_enabled_;
+  std::atomic<bool> admission_filter_;
+  std::atomic<uint32_t> low_watermark_{1};
+  std::atomic<uint32_t> batch_{1};
+  std::atomic<double> min_savings_;
+  std::atomic<uint32_t> in_flight_{0};     // victims handed to the pool, not yet done
+  std::atomic<uint64_t> ghost_slots_{0};   // wanted size of ghost_; the evictor applies it
+  GhostSet ghost_;                         // evictor thread only
+  uint64_t ghost_applied_ = 0;             // evictor thread only
+  RejectMemory reject_memory_;             // evictor thread and workers (relaxed atomics)
+  uint64_t reads_at_last_aging_ = 0;       // evictor thread only
+
+  Mutex mu_;
+  CondVar cv_;                         // with mu_: Kick, Stop; waited on by the evictor thread
+  bool stop_ GUARDED_BY(mu_) = false;
+  bool busy_ GUARDED_BY(mu_) = false;  // a sweep is being handed out
+  std::atomic<bool> sleeping_{false};  // waiting on cv_ (Kick)
+  std::thread thread_;
+};
+
+// Removes each entry of *dropped (made kDead by the compressed tier) from the index and retires
+// it, then clears *dropped. Call without the compressed tier's mutex.
+void RetireDropped(PageIndex* index, std::vector<PageEntry*>* dropped);
+
+}  // namespace ccfs::cache
+
+#endif  // CCFS_CACHE_EVICTOR_H_
