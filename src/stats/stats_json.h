@@ -11,7 +11,7 @@
 // The buckets make the histograms round-trip, so the difference of two documents read a few
 // seconds apart (HistogramSnapshot::Since) gives the percentiles of that interval.
 //
-// Thread-safe; the first two are pure.
+// Pure and thread-safe. Reading the document from a mount is src/client/mount_client.h's.
 #ifndef CCFS_STATS_STATS_JSON_H_
 #define CCFS_STATS_STATS_JSON_H_
 
@@ -30,11 +30,6 @@ std::string RenderStatsJson(const CacheStats& s);
 // text that is not JSON is InvalidArgument naming the key or the byte offset. On error *s is left
 // unchanged.
 Status ParseStatsJson(const std::string& text, CacheStats* s);
-
-// Reads and parses MOUNTPOINT/.ccfs/stats.json of a running mount (for `ccfs stat`, `ccfs set` and
-// replay). Errors name the path and say what the user faces: a mount point that does not exist,
-// a directory that is not a ccfs mount (NotFound), a mount whose daemon has died (ENOTCONN).
-Status ReadMountStats(const std::string& mountpoint, CacheStats* s);
 
 }  // namespace ccfs
 
