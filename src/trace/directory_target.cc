@@ -67,11 +67,7 @@ class DirectoryTarget final : public ReplayTarget {
 
 Status OpenDirectoryTarget(const Dataset& dataset, bool writable, uint64_t cgroup_memory,
                            std::unique_ptr<ReplayTarget>* target) {
-  auto t = std::make_unique<DirectoryTarget>();
-  Status s = t->Open(dataset, writable, cgroup_memory);
-  if (!s.ok()) return s;
-  *target = std::move(t);
-  return Status::Ok();
+  return OpenTargetAs<DirectoryTarget>(target, dataset, writable, cgroup_memory);
 }
 
 }  // namespace ccfs

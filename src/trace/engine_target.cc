@@ -46,11 +46,7 @@ class EngineTarget final : public ReplayTarget {
 
 Status OpenEngineTarget(const Dataset& dataset, const Options& options, bool writable,
                         std::unique_ptr<ReplayTarget>* target) {
-  auto t = std::make_unique<EngineTarget>();
-  Status s = t->Open(dataset, options, writable);
-  if (!s.ok()) return s;
-  *target = std::move(t);
-  return Status::Ok();
+  return OpenTargetAs<EngineTarget>(target, dataset, options, writable);
 }
 
 }  // namespace ccfs

@@ -33,11 +33,7 @@ class MountTarget final : public ReplayTarget {
 
 Status OpenMountTarget(const Dataset& dataset, bool writable,
                        std::unique_ptr<ReplayTarget>* target) {
-  auto t = std::make_unique<MountTarget>();
-  Status s = t->Open(dataset, writable);
-  if (!s.ok()) return s;
-  *target = std::move(t);
-  return Status::Ok();
+  return OpenTargetAs<MountTarget>(target, dataset, writable);
 }
 
 }  // namespace ccfs

@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "ccfs/options.h"
@@ -59,6 +60,17 @@ Status OpenMountTarget(const Dataset& dataset, bool writable,
 // then runs in a fresh MemoryCgroup of that size until the target is destroyed.
 Status OpenDirectoryTarget(const Dataset& dataset, bool writable, uint64_t cgroup_memory,
                            std::unique_ptr<ReplayTarget>* target);
+
+// Builds a T and calls its Open(args...); on success hands it over as *target. For the factories
+// above, whose targets open in two steps.
+template <typename T, typename... Args>
+Status OpenTargetAs(std::unique_ptr<ReplayTarget>* target, Args&&... args) {
+  auto t = std::make_unique<T>();
+  Status s = t->Open(std::forward<Args>(args)...);
+  if (!s.ok()) return s;
+  *target = std::move(t);
+  return Status::Ok();
+}
 
 // The data set's files opened as plain descriptors, for the mount and directory targets.
 class DescriptorFiles {
