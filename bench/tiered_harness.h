@@ -2,8 +2,8 @@
 //
 // A TieredCache answers "give me page P of file F" from RAM or, on a miss, reads it from the data
 // set with O_DIRECT. The harness opens a `ccfs mkdata` data set, draws the replay's trace (the same
-// operations `ccfs replay` issues for the same --dist, --seed and page size: operation i is a pure
-// function of (seed, i), see src/trace/replay.cc OpSource::Get), runs a warm-up and a measured
+// operations `ccfs replay` issues for the same --dist, --seed and page size: both take them from
+// trace/op_source.h, where operation i is a pure function of (seed, i)), runs a warm-up and a measured
 // phase on one client thread, times every page read with a steady clock around the whole call
 // (copy-out and miss I/O included) and reports hit ratio by tier and µs per buffer as JSON.
 //
@@ -35,17 +35,13 @@
 #include "ccfs/page_cache.h"
 #include "trace/dataset.h"
 #include "trace/distribution.h"
-#include "trace/rng.h"
+#include "trace/op_source.h"
 
 namespace tiered {
 
 using Clock = std::chrono::steady_clock;
 
-struct PageOp {
-  uint32_t file;
-  uint64_t offset;
-  uint32_t length;
-};
+using PageOp = ccfs::PageOp;  // every op here is a read
 
 enum class Outcome { kRawHit, kCompressedHit, kMiss };
 
@@ -117,20 +113,14 @@ class Workload {
       std::fprintf(stderr, "tiered: %s\n", s.ToString().c_str());
       return false;
     }
-    warmup_ = args.warmup >= 0 ? static_cast<uint64_t>(args.warmup)
-                               : std::min<uint64_t>(3 * (args.memory / args.page_size),
-                                                    10 * dataset_.pages());
+    warmup_ = args.warmup >= 0
+                  ? static_cast<uint64_t>(args.warmup)
+                  : ccfs::DefaultWarmupOps(args.memory, args.page_size, dataset_.pages());
+    // Drawn before the run, so the timed loop measures the cache and not the drawing.
+    const ccfs::OpSource source(dataset_, dist.get(), args.seed, /*write_ratio=*/0);
     const uint64_t total = warmup_ + args.ops;
     ops_.reserve(total);
-    for (uint64_t i = 0; i < total; ++i) {
-      // Exactly OpSource::Get of src/trace/replay.cc (reads only).
-      uint64_t state = args.seed ^ (i * 0x9e3779b97f4a7c15ull);
-      ccfs::Rng rng(ccfs::SplitMix64(&state));
-      ccfs::Dataset::PageRef ref = dataset_.Locate(dist->Next(rng));
-      const uint64_t size = dataset_.files()[ref.file].size;
-      ops_.push_back({ref.file, ref.offset,
-                      static_cast<uint32_t>(std::min<uint64_t>(args.page_size, size - ref.offset))});
-    }
+    for (uint64_t i = 0; i < total; ++i) ops_.push_back(source.Get(i));
     return true;
   }
   const ccfs::Dataset& dataset() const { return dataset_; }

@@ -1,4 +1,4 @@
-// `ccfs mkdata DIR --size SIZE`: builds a reproducible data set (see trace/mkdata.h).
+// `ccfs mkdata DIR --size SIZE`: builds a reproducible data set (see datagen/mkdata.h).
 #include <unistd.h>
 
 #include <chrono>
@@ -9,7 +9,7 @@
 
 #include "ccfs/config.h"
 #include "cli/command.h"
-#include "trace/mkdata.h"
+#include "datagen/mkdata.h"
 
 namespace ccfs {
 namespace {

@@ -10,7 +10,6 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -18,7 +17,7 @@
 
 #include "ccfs/config.h"
 #include "cli/command.h"
-#include "stats/stats_json.h"
+#include "client/mount_client.h"
 #include "trace/replay.h"
 
 namespace ccfs {
@@ -156,14 +155,7 @@ std::string CsvRow(const std::string& mode, const ReplayResult& r) {
 }
 
 Status SetLivePercent(const std::string& mount, int percent) {
-  std::string path = (fs::path(mount) / ".ccfs" / "control").string();
-  std::ofstream out(path);
-  if (!out) return Status::FromErrno(errno, path);
-  out << "compressed_percent=" << percent << "\n";
-  out.close();
-  if (!out) return Status::FromErrno(errno, path + ": the daemon refused compressed_percent=" +
-                                                std::to_string(percent));
-  return Status::Ok();
+  return ApplyLiveSettings(mount, {{"compressed_percent", std::to_string(percent)}});
 }
 
 int RunSweep(const ReplayArgs& args, ReplayOptions options, const std::vector<int>& percents) {
@@ -180,11 +172,8 @@ int RunSweep(const ReplayArgs& args, ReplayOptions options, const std::vector<in
   // A live sweep leaves the mount as it found it.
   int original = -1;
   if (options.mode == ReplayMode::kMount) {
-    std::ifstream in(fs::path(options.target) / ".ccfs" / "stats.json");
-    std::stringstream text;
-    text << in.rdbuf();
     CacheStats stats;
-    if (ParseStatsJson(text.str(), &stats).ok()) original = stats.compressed_percent;
+    if (ReadMountStatsFile(options.target, &stats).ok()) original = stats.compressed_percent;
   }
   if (!tty) options.on_progress = nullptr;
   for (int percent : percents) {

@@ -18,8 +18,8 @@
 
 #include "ccfs/stats.h"
 #include "cli/command.h"
+#include "client/mount_client.h"
 #include "stats/stat_interval.h"
-#include "stats/stats_json.h"
 
 namespace ccfs {
 namespace {

@@ -1,7 +1,7 @@
 // ccfs umount MOUNTPOINT: unmounts a ccfs mount (fusermount3 -u) and waits for its daemon to exit.
 //
-// The daemon's pid comes from MOUNTPOINT/.ccfs/stats.json ("daemon"."pid"), read before the
-// unmount on a helper thread with a timeout, so a hung daemon cannot hang the command.
+// The daemon's pid comes from the mount (client/mount_client.h: ReadDaemonPid), read before the
+// unmount with a timeout, so a hung daemon cannot hang the command.
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -11,13 +11,12 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
-#include <future>
 #include <memory>
-#include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
 
 #include "cli/command.h"
+#include "client/mount_client.h"
 
 namespace ccfs {
 namespace {
@@ -51,21 +50,6 @@ std::string MountType(const std::string& path) {
   return found;
 }
 
-pid_t DaemonPid(const std::string& mountpoint) {
-  auto read_pid = [path = mountpoint + "/.ccfs/stats.json"]() -> long {
-    std::ifstream in(path);
-    if (!in) return 0;
-    nlohmann::json doc = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
-    if (!doc.is_object() || !doc.contains("daemon")) return 0;
-    return doc["daemon"].value("pid", 0L);
-  };
-  auto task = std::make_shared<std::packaged_task<long()>>(read_pid);
-  std::future<long> result = task->get_future();
-  std::thread([task] { (*task)(); }).detach();
-  if (result.wait_for(std::chrono::seconds(2)) != std::future_status::ready) return 0;
-  return static_cast<pid_t>(result.get());
-}
-
 int RunUmount(const UmountArgs& args) {
   std::error_code ec;
   std::string path = std::filesystem::absolute(args.mountpoint, ec).lexically_normal().string();
@@ -81,7 +65,7 @@ int RunUmount(const UmountArgs& args) {
     fprintf(stderr, "ccfs umount: %s: a %s mount, not ccfs\n", path.c_str(), type.c_str());
     return 1;
   }
-  pid_t pid = DaemonPid(path);
+  pid_t pid = ReadDaemonPid(path, std::chrono::seconds(2));
   pid_t child = fork();
   if (child == 0) {
     execlp("fusermount3", "fusermount3", "-u", path.c_str(), static_cast<char*>(nullptr));

@@ -39,8 +39,8 @@ void ReplySlice(fuse_req_t req, const std::string& text, size_t size, off_t off)
 
 // What a read of control returns after a write: one line, whatever the message holds.
 std::string OutcomeLine(const Status& s) {
-  if (s.ok()) return "ok\n";
-  std::string line = "error: " + s.message();
+  if (s.ok()) return kControlOkReply;
+  std::string line = std::string(kControlErrorPrefix) + s.message();
   std::replace(line.begin(), line.end(), '\n', ' ');
   return line + "\n";
 }

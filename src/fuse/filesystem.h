@@ -44,6 +44,7 @@
 #include <string>
 #include <vector>
 
+#include "ccfs/mount_protocol.h"
 #include "ccfs/options.h"
 #include "ccfs/page_cache.h"
 #include "ccfs/status.h"
@@ -53,11 +54,6 @@ struct fuse_lowlevel_ops;
 namespace ccfs {
 
 struct FsContext;
-
-// Name of the virtual directory at the mount root, and of the files in it.
-inline constexpr char kControlDirName[] = ".ccfs";
-inline constexpr char kStatsFileName[] = "stats.json";
-inline constexpr char kControlFileName[] = "control";
 
 class Filesystem {
  public:

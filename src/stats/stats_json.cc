@@ -4,11 +4,7 @@
 // counter added to CacheStats appears in the JSON and reads back with no change here.
 #include "stats/stats_json.h"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
-#include <cerrno>
 #include <cmath>
 #include <cstdint>
 #include <string>
@@ -17,6 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "ccfs/mount_protocol.h"
 #include "ccfs/options.h"
 #include "stats/counters.h"
 
@@ -159,11 +156,11 @@ std::string RenderMountStatsJson(const CacheStats& s, const DaemonIdentity& daem
   // costs a few microseconds once per open of stats.json.
   Json j = Json::parse(RenderStatsJson(s));
   Json d;
-  d["pid"] = daemon.pid;
+  d[kStatsDaemonPidKey] = daemon.pid;
   d["dataset"] = daemon.dataset;
   d["mountpoint"] = daemon.mountpoint;
   d["uptime_s"] = Round3(daemon.uptime_s);
-  j["daemon"] = std::move(d);
+  j[kStatsDaemonKey] = std::move(d);
   return j.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
 }
 
@@ -214,49 +211,6 @@ Status ParseStatsJson(const std::string& text, CacheStats* s) {
     }
   }
   *s = std::move(out);
-  return Status::Ok();
-}
-
-Status ReadMountStats(const std::string& mountpoint, CacheStats* s) {
-  struct stat st;
-  if (stat(mountpoint.c_str(), &st) != 0) {
-    int err = errno;
-    if (err == ENOTCONN) {
-      return Status::IOError(err, mountpoint + ": the ccfs daemon is gone; unmount with "
-                                  "`fusermount3 -u " + mountpoint + "`");
-    }
-    return Status::FromErrno(err, mountpoint);
-  }
-  if (!S_ISDIR(st.st_mode)) {
-    return Status::InvalidArgument(mountpoint + " is not a directory, so not a ccfs mount");
-  }
-  const std::string path = mountpoint + "/.ccfs/stats.json";
-  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    int err = errno;
-    if (err == ENOENT || err == ENOTDIR) {
-      return Status::NotFound(mountpoint + " is not a ccfs mount (it has no .ccfs/stats.json)");
-    }
-    return Status::FromErrno(err, path);
-  }
-  // Read to end of file rather than trusting st_size: the daemon renders the document when the
-  // file is opened, and the size it reported to a stat() before that may be stale.
-  std::string text;
-  char buf[65536];
-  for (;;) {
-    ssize_t n = read(fd, buf, sizeof(buf));
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      int err = errno;
-      close(fd);
-      return Status::FromErrno(err, path + ": read");
-    }
-    if (n == 0) break;
-    text.append(buf, static_cast<size_t>(n));
-  }
-  close(fd);
-  Status parsed = ParseStatsJson(text, s);
-  if (!parsed.ok()) return Status::InvalidArgument(path + ": " + parsed.message());
   return Status::Ok();
 }
 

@@ -11,7 +11,8 @@
 // The buckets make the histograms round-trip, so the difference of two documents read a few
 // seconds apart (HistogramSnapshot::Since) gives the percentiles of that interval.
 //
-// Thread-safe; the renderers and the parser are pure.
+// Thread-safe; the renderers and the parser are pure. Reading the document from a mount is
+// src/client/mount_client.h's.
 #ifndef CCFS_STATS_STATS_JSON_H_
 #define CCFS_STATS_STATS_JSON_H_
 
@@ -43,11 +44,6 @@ std::string RenderMountStatsJson(const CacheStats& s, const DaemonIdentity& daem
 // text that is not JSON is InvalidArgument naming the key or the byte offset. On error *s is left
 // unchanged.
 Status ParseStatsJson(const std::string& text, CacheStats* s);
-
-// Reads and parses MOUNTPOINT/.ccfs/stats.json of a running mount (for `ccfs stat`, `ccfs set` and
-// replay). Errors name the path and say what the user faces: a mount point that does not exist,
-// a directory that is not a ccfs mount (NotFound), a mount whose daemon has died (ENOTCONN).
-Status ReadMountStats(const std::string& mountpoint, CacheStats* s);
 
 }  // namespace ccfs
 

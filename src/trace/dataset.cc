@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include "ccfs/mount_protocol.h"
+
 namespace ccfs {
 
 namespace fs = std::filesystem;
@@ -23,7 +25,7 @@ Status Dataset::Open(const std::string& root, uint32_t page_size, Dataset* datas
     if (ec) break;
     const fs::directory_entry& entry = *it;
     fs::path rel = entry.path().lexically_relative(root);
-    if (it.depth() == 0 && rel == ".ccfs") {
+    if (it.depth() == 0 && rel == kControlDirName) {
       it.disable_recursion_pending();  // a mount's control files are not data
       continue;
     }

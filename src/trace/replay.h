@@ -18,6 +18,11 @@
 // Phases: warmup operations (not measured), then the measured operations (--ops) or time
 // (--duration). Counters are the differences across the measured phase.
 //
+// Where the parts are: replay.cc sets up and runs the phases of replay_phases.h (warm-up, measured
+// run, report); the operations come from op_source.h (shared with the in-process benchmarks); the
+// targets implement replay_target.h (engine_target.cc, mount_target.cc, directory_target.cc); the
+// memory cgroup is memory_cgroup.h.
+//
 // Thread-safety: RunReplay may be called from one thread at a time per target; it starts its own
 // worker threads.
 #ifndef CCFS_TRACE_REPLAY_H_
@@ -112,8 +117,8 @@ struct ReplayResult {
 
 Status RunReplay(const ReplayOptions& options, ReplayResult* result);
 
-// Decides the mode for a TARGET given on the command line: a mount if TARGET/.ccfs/stats.json
-// exists, else a plain directory.
+// Decides the mode for a TARGET given on the command line: a mount if it looks like a ccfs mount
+// (IsCcfsMount: TARGET/.ccfs/stats.json exists), else a plain directory.
 ReplayMode DetectReplayMode(const std::string& target);
 
 // One line of --json.

@@ -13,14 +13,14 @@
 
 #include "ccfs/options.h"
 #include "ccfs/stats.h"
-#include "cli/stat_set_test_util.h"
+#include "cli/fake_mount.h"
 
 namespace ccfs {
 namespace {
 
-using testing_cli::CcfsProcess;
-using testing_cli::FakeMount;
-using testing_cli::RunCcfs;
+using testing::CcfsProcess;
+using testing::FakeMount;
+using testing::RunCcfs;
 
 std::vector<std::string> Lines(const std::string& text) {
   std::vector<std::string> lines;
@@ -143,7 +143,7 @@ TEST(StatCommandTest, DirectoryThatIsNotAMountIsAClearErrorWithExitOne) {
 
 TEST(StatCommandTest, GarbledStatsFileIsAnErrorNamingTheFile) {
   FakeMount mount;
-  testing_cli::WriteFile(mount.stats(), "{\"reads\": \"lots\"}");
+  testing::WriteWholeFile(mount.stats(), "{\"reads\": \"lots\"}");
   auto r = RunCcfs({"stat", mount.path(), "--count", "1"});
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.err.find(mount.stats()), std::string::npos) << r.err;

@@ -7,6 +7,8 @@
 // returns its exit status. The destructor unmounts if needed, kills a daemon that will not go
 // and removes the directory, so a failing test leaves nothing behind.
 //
+// Running programs (RunCommand, RunCcfs) is testing/command.h's.
+//
 // MountTest is a gtest fixture around one MountedDataset that, in TearDown, unmounts and expects
 // the daemon to have exited 0 and the mount to be gone.
 //
@@ -21,23 +23,10 @@
 #include <string>
 #include <vector>
 
-#include "util/mount_table.h"  // IsMounted, which the mount tests use throughout
+#include "testing/command.h"   // RunCommand and RunCcfs, which the mount tests use throughout
+#include "util/mount_table.h"  // IsMounted, likewise
 
 namespace ccfs::testing {
-
-// Output and exit code of a command run to completion.
-struct CommandResult {
-  int exit_code = -1;  // 128 + signal if killed by one
-  std::string output;  // stdout and stderr together
-};
-
-// Runs argv[0] with the given arguments; waits at most timeout_s seconds (then kills it).
-CommandResult RunCommand(const std::vector<std::string>& argv, double timeout_s = 30);
-// Runs the ccfs binary under test with `args`.
-CommandResult RunCcfs(const std::vector<std::string>& args, double timeout_s = 30);
-
-std::string ReadWholeFile(const std::string& path);
-void WriteWholeFile(const std::string& path, const std::string& data);
 
 class MountedDataset {
  public:

@@ -4,8 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include "datagen/mkdata.h"
 #include "testing/mount_fixture.h"
-#include "trace/mkdata.h"
 #include "trace/replay.h"
 
 namespace ccfs {

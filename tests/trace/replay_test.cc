@@ -7,7 +7,7 @@
 
 #include <gtest/gtest.h>
 
-#include "trace/mkdata.h"
+#include "datagen/mkdata.h"
 
 namespace ccfs {
 namespace {

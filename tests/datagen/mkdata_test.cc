@@ -1,6 +1,6 @@
 // mkdata: a seed gives the same bytes every time (whatever the thread count), kinds compress as
 // their names promise, and a directory holding data is not overwritten by accident.
-#include "trace/mkdata.h"
+#include "datagen/mkdata.h"
 
 #include <filesystem>
 #include <fstream>

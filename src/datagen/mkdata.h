@@ -18,9 +18,12 @@
 // size a multiple of 8 KiB. After writing, each kind's lz4 and zstd ratio is measured on a
 // deterministic sample of pages at the requested page size.
 //
+// Layout: mkdata.cc is the driver (planning, writing, ratio sampling); content.h the sources of
+// bytes (content.cc: text, db, random, zero; binary_content.cc: binary).
+//
 // Thread-safety: MakeDataset may run concurrently with itself on different directories.
-#ifndef CCFS_TRACE_MKDATA_H_
-#define CCFS_TRACE_MKDATA_H_
+#ifndef CCFS_DATAGEN_MKDATA_H_
+#define CCFS_DATAGEN_MKDATA_H_
 
 #include <cstdint>
 #include <functional>
@@ -79,4 +82,4 @@ Status MakeDataset(const MkdataOptions& options, std::vector<KindReport>* report
 
 }  // namespace ccfs
 
-#endif  // CCFS_TRACE_MKDATA_H_
+#endif  // CCFS_DATAGEN_MKDATA_H_

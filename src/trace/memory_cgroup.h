@@ -1,0 +1,56 @@
+// MemoryCgroup: a fresh memory cgroup (v1) with a limit, for comparing caches at equal RAM.
+//
+// The kernel charges page-cache pages to the cgroup of the process that faulted them in, so a
+// process inside a cgroup of N bytes gets at most N bytes of page cache: the baseline a ccfs cache
+// of N bytes is measured against. Create() makes /sys/fs/cgroup/memory/ccfs-replay-PID (PID: this
+// process) with memory.limit_in_bytes set; AddProcess() moves a process in (this one for a replay
+// of a plain directory; later a daemon and its readers together).
+//
+// The destructor moves this process back to the root cgroup if it was added, asks the kernel to
+// reclaim the cgroup's page cache (memory.force_empty) and removes the directory. Other processes
+// added must have left (exited, or been moved) by then, or the directory stays behind.
+//
+// Needs the cgroup v1 memory controller mounted at /sys/fs/cgroup/memory and the right to create
+// cgroups there (root): Create() says which is missing.
+//
+// Thread-safety: not thread-safe; one owner.
+#ifndef CCFS_TRACE_MEMORY_CGROUP_H_
+#define CCFS_TRACE_MEMORY_CGROUP_H_
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "ccfs/status.h"
+
+namespace ccfs {
+
+class MemoryCgroup {
+ public:
+  static constexpr const char* kRoot = "/sys/fs/cgroup/memory";
+
+  // Creates the cgroup with a limit of `limit` bytes. On error nothing is left behind.
+  static Status Create(uint64_t limit, std::unique_ptr<MemoryCgroup>* cgroup);
+  ~MemoryCgroup();
+  MemoryCgroup(const MemoryCgroup&) = delete;
+  MemoryCgroup& operator=(const MemoryCgroup&) = delete;
+
+  // Moves process `pid` into the cgroup; its later page-cache use is charged here.
+  Status AddProcess(pid_t pid);
+
+  // The cgroup's directory.
+  const std::string& path() const { return path_; }
+
+ private:
+  MemoryCgroup() = default;
+
+  std::string path_;
+  bool created_ = false;
+  bool holds_self_ = false;  // this process was added: move it back before removing
+};
+
+}  // namespace ccfs
+
+#endif  // CCFS_TRACE_MEMORY_CGROUP_H_

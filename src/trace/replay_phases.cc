@@ -1,0 +1,250 @@
+// The phases of a replay: warm-up, measured run and report (see replay_phases.h).
+#include "trace/replay_phases.h"
+
+#include <algorithm>
+#include <chrono>
+#include <condition_variable>
+#include <cstdlib>
+#include <thread>
+#include <vector>
+
+#include "ccfs/backing_store.h"
+#include "stats/counters.h"
+#include "trace/model.h"
+
+namespace ccfs {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+uint64_t NsSince(Clock::time_point start) {
+  return static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start).count());
+}
+
+// Hit ratio of the reads between two counter readings, -1 if unknown. The directory target counts
+// only misses, so its hits are this client's reads less those.
+double HitRatioSince(const ReplayOptions& options, const CacheStats& now, const CacheStats& before,
+                     uint64_t client_reads) {
+  if (options.mode == ReplayMode::kDirectory) {
+    uint64_t misses = now.misses - before.misses;
+    return client_reads
+               ? 1.0 - std::min<double>(1.0, static_cast<double>(misses) / client_reads)
+               : -1;
+  }
+  CacheStats d = Minus(now, before);
+  return d.reads ? d.hit_ratio() : -1;
+}
+
+}  // namespace
+
+// ---- the workers --------------------------------------------------------------------------------
+
+void OpRunner::Work(uint64_t end, bool measure) {
+  char* buf = static_cast<char*>(std::aligned_alloc(
+      kIoAlignment, (page_size_ + kIoAlignment - 1) / kIoAlignment * kIoAlignment));
+  for (;;) {
+    uint64_t i = next_.fetch_add(1, std::memory_order_relaxed);
+    if (i >= end || stop_.load(std::memory_order_relaxed)) break;
+    PageOp op = source_.Get(i);
+    Status st;
+    if (recorder_ != nullptr) {
+      TraceRecord rec{op.file, op.offset, op.length, op.op};
+      st = recorder_->Append(rec);
+    }
+    if (st.ok() && op.op == TraceOp::kRead) {
+      auto t0 = Clock::now();
+      st = target_->Read(op.file, op.offset, op.length, buf);
+      if (measure) {
+        read_latency_.Record(NsSince(t0));
+        reads_.fetch_add(1, std::memory_order_relaxed);
+      }
+    } else if (st.ok()) {
+      st = target_->Read(op.file, op.offset, op.length, buf);  // the bytes to write back
+      auto t0 = Clock::now();
+      if (st.ok()) st = target_->Write(op.file, op.offset, buf, op.length);
+      if (measure) {
+        write_latency_.Record(NsSince(t0));
+        writes_.fetch_add(1, std::memory_order_relaxed);
+      }
+    }
+    if (!st.ok()) {
+      std::lock_guard<std::mutex> lock(error_mu_);
+      if (first_error_.ok()) first_error_ = st;
+      stop_ = true;
+    }
+  }
+  std::free(buf);
+}
+
+Status OpRunner::Run(uint64_t begin, uint64_t end, bool measure) {
+  next_ = begin;
+  std::vector<std::thread> threads;
+  for (int t = 0; t < threads_; ++t) threads.emplace_back([this, end, measure] { Work(end, measure); });
+  for (std::thread& t : threads) t.join();
+  std::lock_guard<std::mutex> lock(error_mu_);
+  return first_error_;
+}
+
+// ---- warm-up ------------------------------------------------------------------------------------
+
+Status WarmUp(const ReplayOptions& options, const Dataset& dataset, uint64_t memory_bytes,
+              ReplayTarget* target, OpRunner* runner, uint64_t* warmup_ops) {
+  const uint32_t page_size = dataset.page_size();
+  uint64_t warmup = options.warmup >= 0
+                        ? static_cast<uint64_t>(options.warmup)
+                        : DefaultWarmupOps(memory_bytes, page_size, dataset.pages());
+  *warmup_ops = warmup;
+  if (warmup > 0) {
+    Status s = runner->Run(0, warmup, false);
+    if (!s.ok()) return s;
+  }
+  // The default warm-up goes on, a chunk at a time, while the cache is still filling: a compressed
+  // tier holds two or three times the pages its memory would hold raw, and a measurement taken
+  // while it fills reports a hit ratio too low. It stops once a chunk's hit ratio is no longer
+  // above the previous chunk's (by half a point) and the compressed tier has stopped growing, or
+  // at ten times the data set's pages. A recorded trace, or --warmup N, is replayed as asked.
+  if (options.warmup < 0 && options.trace_path.empty() && options.mode != ReplayMode::kDirectory) {
+    const uint64_t cap = 10 * dataset.pages();
+    const uint64_t chunk = std::max<uint64_t>(20000, memory_bytes / page_size);
+    CacheStats a;
+    double previous = -1;
+    while (warmup + chunk <= cap && target->Counters(&a)) {
+      Status s = runner->Run(warmup, warmup + chunk, false);
+      if (!s.ok()) return s;
+      warmup += chunk;
+      CacheStats b;
+      if (!target->Counters(&b)) break;
+      const uint64_t reads_in_chunk = b.reads - a.reads;
+      const double hit = reads_in_chunk ? 1.0 - static_cast<double>(b.misses - a.misses) / reads_in_chunk : 0;
+      const double budget = static_cast<double>(b.compressed_budget_bytes);
+      const bool tier_settled =
+          budget == 0 || b.compressed_bytes >= 0.9 * budget ||
+          static_cast<double>(b.compressed_bytes) < static_cast<double>(a.compressed_bytes) + 0.01 * budget;
+      if (previous >= 0 && hit < previous + 0.005 && tier_settled) break;
+      previous = hit;
+    }
+    *warmup_ops = warmup;
+  }
+  target->Quiesce();
+  return Status::Ok();
+}
+
+// ---- the measured run ---------------------------------------------------------------------------
+
+Status MeasuredRun(const ReplayOptions& options, uint64_t begin, ReplayTarget* target,
+                   OpRunner* runner, MeasuredCounters* counters) {
+  counters->have = target->Counters(&counters->before);
+  const CacheStats& before = counters->before;
+  const uint64_t end = options.duration_s > 0 ? UINT64_MAX : begin + options.ops;
+
+  // The monitor: progress, and the time limit.
+  std::mutex monitor_mu;
+  std::condition_variable monitor_cv;
+  bool finished = false;
+  const auto start = Clock::now();
+  std::thread monitor([&] {
+    std::unique_lock<std::mutex> lock(monitor_mu);
+    const auto interval = std::chrono::duration<double>(options.progress_interval_s > 0 ? options.progress_interval_s : 0.5);
+    uint64_t last_done = 0;
+    auto last_time = start;
+    while (!finished) {
+      auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(interval);
+      if (options.duration_s > 0) {
+        deadline = std::min(deadline, start + std::chrono::duration_cast<Clock::duration>(
+                                                  std::chrono::duration<double>(options.duration_s)));
+      }
+      monitor_cv.wait_until(lock, deadline, [&] { return finished; });
+      if (finished) break;
+      double elapsed = std::chrono::duration<double>(Clock::now() - start).count();
+      if (options.duration_s > 0 && elapsed >= options.duration_s) runner->Stop();
+      if (!options.on_progress) continue;
+      ReplayProgress p;
+      p.done = runner->reads() + runner->writes();
+      p.total = options.duration_s > 0 ? 0 : options.ops;
+      p.elapsed_s = elapsed;
+      p.limit_s = options.duration_s;
+      auto now = Clock::now();
+      double dt = std::chrono::duration<double>(now - last_time).count();
+      p.ops_per_s = dt > 0 ? (p.done - last_done) / dt : 0;
+      last_done = p.done;
+      last_time = now;
+      p.us_per_buffer = runner->read_latency().Snapshot().mean_us();
+      CacheStats now_stats;
+      if (counters->have && target->Counters(&now_stats)) {
+        p.hit_ratio = HitRatioSince(options, now_stats, before, runner->reads());
+      }
+      lock.unlock();
+      options.on_progress(p);
+      lock.lock();
+    }
+  });
+  Status s = runner->Run(begin, end, true);
+  counters->seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  {
+    std::lock_guard<std::mutex> lock(monitor_mu);
+    finished = true;
+  }
+  monitor_cv.notify_all();
+  monitor.join();
+  if (!s.ok()) return s;
+  if (counters->have) counters->have = target->Counters(&counters->after);
+  return Status::Ok();
+}
+
+// ---- the report ---------------------------------------------------------------------------------
+
+void Report(const ReplayOptions& options, const Dataset& dataset, const OpRunner& runner,
+            const MeasuredCounters& counters, ReplayResult* r) {
+  r->seconds = counters.seconds;
+  r->reads = runner.reads();
+  r->writes = runner.writes();
+  r->ops = r->reads + r->writes;
+  HistogramSnapshot rl = runner.read_latency().Snapshot();
+  r->us_per_buffer = rl.mean_us();
+  r->p50_us = rl.PercentileUs(0.50);
+  r->p99_us = rl.PercentileUs(0.99);
+  r->write_us = runner.write_latency().Snapshot().mean_us();
+  r->have_counters = counters.have;
+  const CacheStats& before = counters.before;
+  const CacheStats& after = counters.after;
+  r->costs = ThesisCosts(r->compressor == "zstd" ? CodecKind::kZstd : CodecKind::kLz4);
+  if (r->have_counters && options.mode == ReplayMode::kDirectory) {
+    r->misses = std::min<uint64_t>(r->reads, after.misses - before.misses);
+    r->raw_hits = r->reads - r->misses;
+    r->cache_reads = r->reads;
+    r->hit_ratio = r->reads ? static_cast<double>(r->raw_hits) / r->reads : 0;
+    // The kernel's hit and miss costs cannot be told apart per read; the model uses the thesis's.
+  } else if (r->have_counters) {
+    CacheStats d = Minus(after, before);
+    r->delta = d;
+    r->raw_hits = d.raw_hits;
+    r->compressed_hits = d.compressed_hits;
+    r->misses = d.misses;
+    r->cache_reads = d.reads;
+    r->hit_ratio = d.hit_ratio();
+    r->compression_ratio = after.compression_ratio();
+    r->cache_us_per_buffer = d.us_per_buffer();
+    if (d.raw_hit_latency.count()) r->costs.hit_us = d.raw_hit_latency.mean_us();
+    if (d.compressed_hit_latency.count()) r->costs.decompress_us = d.compressed_hit_latency.mean_us();
+    if (d.miss_latency.count()) r->costs.disk_us = d.miss_latency.mean_us();
+    if (d.compressions) r->costs.compress_us = static_cast<double>(d.compress_ns) / d.compressions / 1000.0;
+  }
+
+  ModelInputs model;
+  model.memory_bytes = r->memory_bytes;
+  model.page_size = r->page_size;
+  model.dataset_pages = dataset.pages();
+  model.compressed_fraction = r->compressed_percent > 0 ? r->compressed_percent / 100.0 : 0.0;
+  model.ratio = r->compression_ratio;
+  if (options.trace_path.empty()) {
+    model.dist = options.dist;
+  } else {
+    model.dist.kind = DistSpec::Kind::kUniform;  // a recorded trace has no known law
+  }
+  model.costs = r->costs;
+  if (r->memory_bytes > 0) r->model = EvaluateModel(model);
+}
+
+}  // namespace ccfs

@@ -1,0 +1,97 @@
+// ReplayTarget: where a replay's page operations go, one implementation per kind of target
+// (trace/replay.h describes the three). Internal to the replay.
+//
+//   engine     (engine_target.cc)    a PageCache in this process over the data set's files.
+//   mount      (mount_target.cc)     pread/pwrite through a ccfs mount; counters from the daemon
+//                                    (client/mount_client.h).
+//   directory  (directory_target.cc) pread/pwrite on a plain directory: the kernel page cache,
+//                                    optionally confined to a MemoryCgroup for the target's life.
+//
+// Ownership: a target borrows the Dataset it was opened on (which must outlive it) and owns its
+// descriptors, cache or cgroup.
+// Thread-safety: Read and Write may be called from many threads at once; Counters from one other
+// thread meanwhile (the progress monitor); Quiesce with no operation running.
+#ifndef CCFS_TRACE_REPLAY_TARGET_H_
+#define CCFS_TRACE_REPLAY_TARGET_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "ccfs/options.h"
+#include "ccfs/stats.h"
+#include "ccfs/status.h"
+#include "trace/dataset.h"
+
+namespace ccfs {
+
+class ReplayTarget {
+ public:
+  virtual ~ReplayTarget() = default;
+
+  // Reads `len` bytes of file #`file` at `offset` into buf (REQUIRES: buf aligned to kIoAlignment
+  // and at least a page). A short file reads short, as pread does.
+  virtual Status Read(uint32_t file, uint64_t offset, size_t len, char* buf) = 0;
+  virtual Status Write(uint32_t file, uint64_t offset, const char* buf, size_t len) = 0;
+
+  // The cache's counters now; false if this target has none. The directory target has no hit
+  // counter: it reports only `misses`, the pages this process made the block layer read since it
+  // started, and the caller works out hits from its own read count.
+  virtual bool Counters(CacheStats* stats) = 0;
+
+  // Lets background work finish between warm-up and measurement (the engine's evictor).
+  virtual void Quiesce() {}
+};
+
+// Opens every file of `dataset` read-only (or read-write) through a PosixBackingStore and builds a
+// PageCache with `options` over them.
+Status OpenEngineTarget(const Dataset& dataset, const Options& options, bool writable,
+                        std::unique_ptr<ReplayTarget>* target);
+
+// Opens every file of `dataset`, whose root is a ccfs mount point.
+Status OpenMountTarget(const Dataset& dataset, bool writable,
+                       std::unique_ptr<ReplayTarget>* target);
+
+// Opens every file of `dataset` (a plain directory), drops its cached pages and turns read-ahead
+// off (a miss reads the page asked for, as the cache would). With cgroup_memory > 0 this process
+// then runs in a fresh MemoryCgroup of that size until the target is destroyed.
+Status OpenDirectoryTarget(const Dataset& dataset, bool writable, uint64_t cgroup_memory,
+                           std::unique_ptr<ReplayTarget>* target);
+
+// Builds a T and calls its Open(args...); on success hands it over as *target. For the factories
+// above, whose targets open in two steps.
+template <typename T, typename... Args>
+Status OpenTargetAs(std::unique_ptr<ReplayTarget>* target, Args&&... args) {
+  auto t = std::make_unique<T>();
+  Status s = t->Open(std::forward<Args>(args)...);
+  if (!s.ok()) return s;
+  *target = std::move(t);
+  return Status::Ok();
+}
+
+// The data set's files opened as plain descriptors, for the mount and directory targets.
+class DescriptorFiles {
+ public:
+  DescriptorFiles() = default;
+  ~DescriptorFiles();
+  DescriptorFiles(const DescriptorFiles&) = delete;
+  DescriptorFiles& operator=(const DescriptorFiles&) = delete;
+
+  Status Open(const Dataset& dataset, bool writable);
+  int fd(uint32_t file) const { return fds_[file]; }
+  const std::vector<int>& fds() const { return fds_; }
+
+  // pread/pwrite until `len` bytes are done (a read stops early at end of file).
+  Status Read(uint32_t file, uint64_t offset, size_t len, char* buf);
+  Status Write(uint32_t file, uint64_t offset, const char* buf, size_t len);
+
+ private:
+  std::vector<int> fds_;
+};
+
+}  // namespace ccfs
+
+#endif  // CCFS_TRACE_REPLAY_TARGET_H_
