@@ -33,6 +33,7 @@
 #include "ccfs/backing_store.h"
 #include "ccfs/config.h"
 #include "ccfs/page_cache.h"
+#include "stats/counters.h"
 #include "trace/dataset.h"
 #include "trace/distribution.h"
 #include "trace/op_source.h"
@@ -234,29 +235,18 @@ class CcfsEngineCache final : public TieredCache {
     before_ = cache_->Stats();
   }
   void Report(nlohmann::json* j) override {
-    ccfs::CacheStats a = cache_->Stats();
-    const uint64_t raw = a.raw_hits - before_.raw_hits, comp = a.compressed_hits - before_.compressed_hits,
-                   miss = a.misses - before_.misses;
-    const double n = static_cast<double>(raw + comp + miss);
-    (*j)["raw_hits"] = raw;
-    (*j)["compressed_hits"] = comp;
-    (*j)["misses"] = miss;
-    (*j)["hit_ratio"] = n > 0 ? (raw + comp) / n : 0.0;
-    (*j)["raw_hit_us"] = a.raw_hit_latency.Since(before_.raw_hit_latency).mean_us();
-    (*j)["compressed_hit_us"] = a.compressed_hit_latency.Since(before_.compressed_hit_latency).mean_us();
-    (*j)["miss_us"] = a.miss_latency.Since(before_.miss_latency).mean_us();
-    (*j)["stalls"] = a.stalls - before_.stalls;
-    (*j)["stall_ns"] = a.stall_ns - before_.stall_ns;
-    (*j)["compressions"] = a.compressions - before_.compressions;
-    (*j)["compress_ns"] = a.compress_ns - before_.compress_ns;
-    (*j)["evictions"] = a.evictions - before_.evictions;
+    const ccfs::CacheStats a = cache_->Stats();
+    const ccfs::CacheStats d = ccfs::Minus(a, before_);
+    for (const ccfs::CounterInfo& c : ccfs::kCacheCounters) {
+      if (ccfs::IsCount(c.kind)) (*j)[c.name] = d.*c.field;
+    }
+    const double n = static_cast<double>(d.raw_hits + d.compressed_hits + d.misses);
+    (*j)["hit_ratio"] = n > 0 ? (d.raw_hits + d.compressed_hits) / n : 0.0;
+    (*j)["raw_hit_us"] = d.raw_hit_latency.mean_us();
+    (*j)["compressed_hit_us"] = d.compressed_hit_latency.mean_us();
+    (*j)["miss_us"] = d.miss_latency.mean_us();
     (*j)["admission_filter"] = cache_->options().admission_filter;
     (*j)["probation"] = cache_->options().probation;
-    (*j)["rejects"] = a.rejects - before_.rejects;
-    (*j)["admission_drops"] = a.admission_drops - before_.admission_drops;
-    (*j)["incompressible_skips"] = a.incompressible_skips - before_.incompressible_skips;
-    (*j)["pressure_drops"] = a.pressure_drops - before_.pressure_drops;
-    (*j)["wasted_compressions"] = a.wasted_compressions - before_.wasted_compressions;
     (*j)["compression_ratio"] = a.compression_ratio();
     (*j)["compressed_pages"] = a.compressed_pages;
     (*j)["raw_pages"] = a.raw_pages;

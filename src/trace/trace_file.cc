@@ -10,6 +10,8 @@
 
 #include <fmt/format.h>
 
+#include "util/strings.h"
+
 namespace ccfs {
 
 namespace {
@@ -17,12 +19,6 @@ namespace {
 constexpr std::string_view kCcfsHeader = "file,offset,length,op";
 constexpr std::string_view kFioV2Header = "fio version 2 iolog";
 constexpr std::string_view kFioV3Header = "fio version 3 iolog";
-
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\r')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
-  return s;
-}
 
 bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
   if (a.size() != b.size()) return false;
