@@ -49,8 +49,10 @@
 #include <vector>
 
 #include "ccfs/config.h"
+#include "fuse/kill_priv.h"
 #include "fuse/live_options.h"
 #include "fuse/log.h"
+#include "fuse/open_flags.h"
 #include "stats/stats_json.h"
 
 namespace ccfs {
@@ -310,8 +312,14 @@ class Filesystem::Impl {
       }
       CheckUnchangedLocked(i, fd);
       const uint64_t old_size = i->sig_known ? i->sig.size : 0;
-      int res = ftruncate(fd, attr->st_size);
-      int err = errno;
+      int res = 0, err = 0;
+      if (TruncateMustClearSetId(valid, fuse_req_ctx(req)->uid)) err = ClearSetId(fd, req);
+      if (err == 0) {
+        res = ftruncate(fd, attr->st_size);
+        err = errno;
+      } else {
+        res = -1;
+      }
       if (res == 0) {
         // Shrinking: the page holding the new end keeps bytes beyond it; drop it too so a later
         // extension reads zeros there. Growing: the page that held the old end is cached short
@@ -411,9 +419,10 @@ class Filesystem::Impl {
     if (i->kind != NodeKind::kReal) return OpenVirtual(req, i, fi);
     if (i->type == S_IFDIR) return (void)fuse_reply_err(req, EISDIR);
     if (i->type != S_IFREG) return (void)fuse_reply_err(req, ELOOP);
-    int flags = fi->flags & ~(O_NOFOLLOW | O_CREAT | O_EXCL);
+    int flags = BackingOpenFlags(fi->flags) & ~(O_NOFOLLOW | O_CREAT | O_EXCL);
     int fd = open(ProcPath(i->fd).c_str(), flags | O_CLOEXEC);
     if (fd < 0) return (void)fuse_reply_err(req, errno);
+    if (OpenTruncMustClearSetId(flags, fuse_req_ctx(req)->uid)) ClearSetId(fd, req);
     if (flags & O_TRUNC) TruncatedByOpen(i, fd);
     int err = AttachHandle(i, fd, fi);
     if (err != 0) return (void)fuse_reply_err(req, err);
@@ -425,7 +434,7 @@ class Filesystem::Impl {
     Inode* p = Get(parent);
     if (p->kind != NodeKind::kReal) return (void)fuse_reply_err(req, EACCES);
     if (IsVirtualName(p, name)) return (void)fuse_reply_err(req, EEXIST);
-    int flags = (fi->flags | O_CREAT) & ~O_NOFOLLOW;
+    int flags = BackingOpenFlags(fi->flags | O_CREAT) & ~O_NOFOLLOW;
     int fd = openat(p->fd, name, flags | O_CLOEXEC, mode);
     if (fd < 0) return (void)fuse_reply_err(req, errno);
     ChownToCaller(req, p->fd, name);
@@ -486,8 +495,15 @@ class Filesystem::Impl {
     }
     if (i->kind != NodeKind::kReal) return (void)fuse_reply_err(req, EBADF);
     FileHandle* h = HandleOf(fi);
+    // The write-back of a shared writable mapping must land at `off`, which O_APPEND on the
+    // backing descriptor would ignore (the page would be appended): refuse it rather than corrupt.
+    if (fi->writepage && h->append) return (void)fuse_reply_err(req, EIO);
     std::lock_guard<std::mutex> lock(i->sig_mu);
     CheckUnchangedLocked(i, h->fd);
+    if (WriteMustClearSetId(fi->writepage, fuse_req_ctx(req)->uid)) {
+      int err = ClearSetId(h->fd, req);
+      if (err != 0) return (void)fuse_reply_err(req, err);
+    }
     uint64_t end_before = i->sig.size;
     Status s = cache_->Write(i->file_id, h->backing.get(), static_cast<uint64_t>(off), buf, size);
     if (h->append) {
@@ -992,7 +1008,7 @@ class Filesystem::Impl {
     h->append = (fi->flags & O_APPEND) != 0;
     int dup_fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
     if (dup_fd < 0) return errno;  // h closes fd
-    Status s = NewPosixBackingFile(dup_fd, &h->backing);
+    Status s = NewPosixBackingFile(dup_fd, &h->backing, BackingFileOptionsFor(fi->flags));
     if (!s.ok()) {
       LogWarning(fmt::format("open inode {}: {}", i->ino, s.ToString()));
       return s.ToErrno();
