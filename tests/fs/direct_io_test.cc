@@ -65,7 +65,7 @@ TEST_F(DirectIoMountTest, FioDirectWritesVerifyAtEveryBlockSize) {
     CommandResult r = RunCommand(
         {"fio", "--name=direct", "--filename=" + file, "--size=8M", "--bs=" + std::string(bs),
          "--direct=1", "--ioengine=psync", "--rw=randwrite", "--verify=crc32c",
-         "--do_verify=1", "--verify_fatal=1", "--randseed=" + std::to_string(seed++),
+         "--do_verify=1", "--verify_fatal=1", "--verify_state_save=0", "--randseed=" + std::to_string(seed++),
          "--output-format=terse"},
         180);
     ASSERT_EQ(r.exit_code, 0) << "bs=" << bs << "\n" << r.output;
@@ -75,7 +75,7 @@ TEST_F(DirectIoMountTest, FioDirectWritesVerifyAtEveryBlockSize) {
   CommandResult r = RunCommand(
       {"fio", "--name=odd", "--filename=" + file, "--size=2M", "--bs=6000", "--offset=512",
        "--direct=1", "--ioengine=psync", "--rw=write", "--verify=crc32c", "--do_verify=1",
-       "--verify_fatal=1", "--output-format=terse"},
+       "--verify_fatal=1", "--verify_state_save=0", "--output-format=terse"},
       180);
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_TRUE(ReadWholeFile(ds_.DataPath("fio.dat")) == ReadWholeFile(file))
