@@ -60,10 +60,20 @@ class BackingStore {
 // The real store: `root` is a directory; paths are resolved beneath it.
 std::unique_ptr<BackingStore> NewPosixBackingStore(const std::string& root);
 
+// How a POSIX BackingFile made by NewPosixBackingFile writes.
+struct BackingFileOptions {
+  // Write returns only once the bytes are on the backing device: written back from the backing
+  // file system's page cache and waited for (sync_file_range), then dropped from that cache. What
+  // an O_DIRECT write would give, at any offset and length. Metadata (a grown size) and the
+  // device's own write cache still need fsync/fdatasync, as with O_DIRECT.
+  bool write_through_to_device = false;
+};
+
 // Wraps an already-open descriptor (the FUSE layer opens files itself, with the caller's
 // credentials and flags). Takes ownership of `fd`; opens a second O_DIRECT descriptor for page
-// reads through /proc/self/fd when the file system allows it.
-Status NewPosixBackingFile(int fd, std::unique_ptr<BackingFile>* file);
+// reads through /proc/self/fd when the file system allows it (with O_NOATIME when `fd` has it).
+Status NewPosixBackingFile(int fd, std::unique_ptr<BackingFile>* file,
+                           const BackingFileOptions& options = {});
 
 // An in-memory store for tests: files are byte strings; thread-safe. Failures can be injected.
 class MemBackingStore : public BackingStore {

@@ -35,8 +35,9 @@ bool IsAligned(uint64_t v) { return v % kIoAlignment == 0; }
 class PosixBackingFile final : public BackingFile {
  public:
   // Takes ownership of both descriptors; `direct_fd` is -1 when O_DIRECT is unavailable.
-  PosixBackingFile(int fd, int direct_fd, std::string name)
-      : fd_(fd), direct_fd_(direct_fd), name_(std::move(name)), use_direct_(direct_fd >= 0) {}
+  PosixBackingFile(int fd, int direct_fd, std::string name, const BackingFileOptions& options = {})
+      : fd_(fd), direct_fd_(direct_fd), name_(std::move(name)), options_(options),
+        use_direct_(direct_fd >= 0) {}
 
   ~PosixBackingFile() override {
     if (direct_fd_ >= 0) close(direct_fd_);
@@ -96,6 +97,7 @@ class PosixBackingFile final : public BackingFile {
       }
       done += static_cast<size_t>(n);
     }
+    if (options_.write_through_to_device && len > 0) return WriteBack(offset, len);
     return Status::Ok();
   }
 
@@ -115,9 +117,30 @@ class PosixBackingFile final : public BackingFile {
   bool direct() const override { return use_direct_.load(std::memory_order_relaxed); }
 
  private:
+  // Starts write-back of the range, waits for it (and for any already under way), then drops the
+  // now clean pages: the bytes are on the device, and not kept in the kernel's cache, as after an
+  // O_DIRECT write. A write-back error (EIO, ENOSPC) is the write's error, as it would be for
+  // O_DIRECT.
+  Status WriteBack(uint64_t offset, size_t len) {
+    constexpr unsigned kWaitWriteWait =
+        SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE | SYNC_FILE_RANGE_WAIT_AFTER;
+    int rc;
+    do {
+      rc = sync_file_range(fd_, static_cast<off_t>(offset), static_cast<off_t>(len),
+                           kWaitWriteWait);
+    } while (rc != 0 && errno == EINTR);
+    if (rc != 0) {
+      return Status::FromErrno(errno, name_ + ": write-back of " + std::to_string(len) +
+                                          " bytes at offset " + std::to_string(offset));
+    }
+    posix_fadvise(fd_, static_cast<off_t>(offset), static_cast<off_t>(len), POSIX_FADV_DONTNEED);
+    return Status::Ok();
+  }
+
   const int fd_;
   const int direct_fd_;
   const std::string name_;  // the path (or "fd N (path)") that messages name
+  const BackingFileOptions options_;
   // Cleared, once, when the first direct read fails with EINVAL. Relaxed: both descriptors stay
   // open for the life of the file, so a thread that still sees the old value only does one more
   // failing direct read before it learns.
@@ -128,10 +151,11 @@ class PosixBackingFile final : public BackingFile {
 // Opens a read-only O_DIRECT descriptor for `path`, or returns -1 if the file system refuses
 // O_DIRECT (or the file cannot be reopened for reading at all: reads then fail on the main fd
 // with its own, accurate errno).
-int OpenDirect(const std::string& path) {
+// `extra` may hold O_NOATIME (the caller's descriptor has it: reads for it leave atime alone).
+int OpenDirect(const std::string& path, int extra = 0) {
   int fd;
   do {
-    fd = open(path.c_str(), O_RDONLY | O_DIRECT | O_CLOEXEC);
+    fd = open(path.c_str(), O_RDONLY | O_DIRECT | O_CLOEXEC | extra);
   } while (fd < 0 && errno == EINTR);
   return fd;
 }
@@ -170,7 +194,8 @@ std::unique_ptr<BackingStore> NewPosixBackingStore(const std::string& root) {
   return std::make_unique<PosixBackingStore>(root);
 }
 
-Status NewPosixBackingFile(int fd, std::unique_ptr<BackingFile>* file) {
+Status NewPosixBackingFile(int fd, std::unique_ptr<BackingFile>* file,
+                           const BackingFileOptions& options) {
   std::string proc = "/proc/self/fd/" + std::to_string(fd);
   std::string name = "fd " + std::to_string(fd);
   char target[4096];
@@ -186,8 +211,8 @@ Status NewPosixBackingFile(int fd, std::unique_ptr<BackingFile>* file) {
   // Reopening through /proc re-checks permissions against the inode: a write-only descriptor on
   // a file the caller may not read would be refused (or, for root, granted reads the caller was
   // never given). A write-only file has no page reads to serve, so it gets no direct descriptor.
-  int direct_fd = (flags & O_ACCMODE) == O_WRONLY ? -1 : OpenDirect(proc);
-  file->reset(new PosixBackingFile(fd, direct_fd, name));
+  int direct_fd = (flags & O_ACCMODE) == O_WRONLY ? -1 : OpenDirect(proc, flags & O_NOATIME);
+  file->reset(new PosixBackingFile(fd, direct_fd, name, options));
   return Status::Ok();
 }
 

@@ -37,7 +37,9 @@
 #include "fuse/filesystem.h"
 #include "fuse/log.h"
 #include "fuse/request_loop.h"
+#include "fuse/session_io.h"
 #include "util/cpus.h"
+#include "util/mount_table.h"
 
 namespace ccfs {
 
@@ -89,6 +91,23 @@ Status ResolveDirectory(const std::string& what, const std::string& path, std::s
   *resolved = buf;
   return Status::Ok();
 }
+
+// A second ccfs mount on a live one would stack: new opens reach the top daemon, the one beneath
+// keeps its memory and the files already open on it, and it takes two unmounts to clear. Nothing
+// ccfs does needs that, so it is refused, as a dead daemon's mount point is; unmount first.
+Status RefuseStackedMount(const std::string& mountpoint) {
+  MountEntry top;
+  if (!TopMountAt(mountpoint, &top) || top.type != "fuse.ccfs") return Status::Ok();
+  return Status::InvalidArgument(fmt::format(
+      "mount point {} already has a ccfs mount (of {}); run \"ccfs umount {}\" first",
+      mountpoint, top.source, mountpoint));
+}
+
+// INIT flags libfuse 3.14 cannot ask for (src/fuse/session_io.h): shared mappings of direct_io
+// files (read-only ones are what programs need; the README says what writable ones do), and the
+// kernel telling, per write, truncate and O_TRUNC, whether the caller may keep set-user-ID and
+// set-group-ID bits (src/fuse/kill_priv.h).
+constexpr uint64_t kExtraInitFlags = kInitDirectIoAllowMmap | kInitHandleKillprivV2;
 
 // fstab-only words that mean nothing to FUSE (mount(8) may hand them on).
 bool IsFstabOnlyOption(const std::string& opt) {
@@ -185,6 +204,11 @@ class Daemon {
       fuse_session_destroy(session_);
       session_ = nullptr;
       return Fail(Status::IOError(0, "cannot mount on " + mountpoint_));
+    }
+    s = InstallSessionIo(session_, kExtraInitFlags);
+    if (!s.ok()) {
+      Shutdown();
+      return Fail(s);
     }
     RequestLoopConfig loop_config;
     loop_config.kind = RequestLoopKind::kFixedThreads;
@@ -340,6 +364,8 @@ int RunDaemon(const DaemonArgs& given) {
         "mount point {} is inside dataset {}: the daemon would read its own mount", mountpoint,
         dataset)));
   }
+  s = RefuseStackedMount(mountpoint);
+  if (!s.ok()) return fail(s);
 
   int ready_fd = -1;
   if (!args.foreground) {

@@ -2,8 +2,8 @@
 //
 // RunDaemon does, in order: read --config then every -o list over the defaults (an unknown key, a
 // bad value or a missing file is an error naming the key and line); resolve DATASET and
-// MOUNTPOINT to absolute paths; refuse a mount point left behind by a dead daemon (ENOTCONN) or
-// one inside DATASET (the daemon would read its own mount); then, unless foreground, fork a child
+// MOUNTPOINT to absolute paths; refuse a mount point left behind by a dead daemon (ENOTCONN), one
+// that already has a live ccfs mount (no stacking), or one inside DATASET (the daemon would read its own mount); then, unless foreground, fork a child
 // that detaches. The parent waits on a pipe and returns only once the child reports the mount
 // ready (exit 0), or the child failed (exit 1; the child wrote why to stderr). Errors before the
 // mount exists never leave anything mounted.

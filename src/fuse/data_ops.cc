@@ -3,6 +3,8 @@
 //
 // Data files are opened with direct_io and keep_cache off, so every read reaches the engine: the
 // kernel page cache never answers a repeat, and the engine's hit ratio is the reader's hit ratio.
+// What the caller's open flags mean for the backing descriptor is open_flags.h's; when a write or
+// a truncation must clear set-id bits, kill_priv.h's.
 // Each read first asks the ChangeDetector whether the backing file changed underneath; writes,
 // truncations and fallocates hold an OwnChange across check, change and record.
 #include <fcntl.h>
@@ -14,7 +16,9 @@
 #include <memory>
 #include <vector>
 
+#include "fuse/kill_priv.h"
 #include "fuse/log.h"
+#include "fuse/open_flags.h"
 #include "fuse/ops.h"
 
 namespace ccfs::ops {
@@ -30,7 +34,7 @@ int AttachHandle(FsContext* fs, Inode* i, int fd, fuse_file_info* fi) {
   h->append = (fi->flags & O_APPEND) != 0;
   int dup_fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
   if (dup_fd < 0) return errno;  // h closes fd
-  Status s = NewPosixBackingFile(dup_fd, &h->backing);
+  Status s = NewPosixBackingFile(dup_fd, &h->backing, BackingFileOptionsFor(fi->flags));
   if (!s.ok()) {
     LogWarning(fmt::format("open inode {}: {}", i->ino, s.ToString()));
     return s.ToErrno();
@@ -54,9 +58,10 @@ void Open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   if (i->kind != NodeKind::kReal) return fs->control.Open(req, i, fi);
   if (i->type == S_IFDIR) return (void)fuse_reply_err(req, EISDIR);
   if (i->type != S_IFREG) return (void)fuse_reply_err(req, ELOOP);
-  int flags = fi->flags & ~(O_NOFOLLOW | O_CREAT | O_EXCL);
+  int flags = BackingOpenFlags(fi->flags) & ~(O_NOFOLLOW | O_CREAT | O_EXCL);
   int fd = open(ProcPath(i->fd).c_str(), flags | O_CLOEXEC);
   if (fd < 0) return (void)fuse_reply_err(req, errno);
+  if (OpenTruncMustClearSetId(flags, fuse_req_ctx(req)->uid)) ClearSetId(fd, req);
   if (flags & O_TRUNC) fs->changes.TruncatedByOpen(i, fd);
   int err = AttachHandle(fs, i, fd, fi);
   if (err != 0) return (void)fuse_reply_err(req, err);
@@ -68,7 +73,7 @@ void Create(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode, fu
   Inode* p = fs->inodes.Get(parent);
   if (p->kind != NodeKind::kReal) return (void)fuse_reply_err(req, EACCES);
   if (IsVirtualName(fs, p, name)) return (void)fuse_reply_err(req, EEXIST);
-  int flags = (fi->flags | O_CREAT) & ~O_NOFOLLOW;
+  int flags = BackingOpenFlags(fi->flags | O_CREAT) & ~O_NOFOLLOW;
   int fd = openat(p->fd, name, flags | O_CLOEXEC, mode);
   if (fd < 0) return (void)fuse_reply_err(req, errno);
   ChownToCaller(req, p->fd, name);
@@ -114,9 +119,16 @@ void Write(fuse_req_t req, fuse_ino_t ino, const char* buf, size_t size, off_t o
   Inode* i = fs->inodes.Get(ino);
   if (i->kind != NodeKind::kReal) return fs->control.Write(req, i, buf, size, fi);
   FileHandle* h = FileOf(fi);
+  // The write-back of a shared writable mapping must land at `off`, which O_APPEND on the backing
+  // descriptor would ignore (the page would be appended): refuse it rather than corrupt the file.
+  if (fi->writepage && h->append) return (void)fuse_reply_err(req, EIO);
   Status s;
   {
     ChangeDetector::OwnChange change(&fs->changes, i, h->fd);
+    if (WriteMustClearSetId(fi->writepage, fuse_req_ctx(req)->uid)) {
+      int err = ClearSetId(h->fd, req);
+      if (err != 0) return (void)fuse_reply_err(req, err);
+    }
     const uint64_t end_before = change.size_before();
     s = fs->cache->Write(i->file_id, h->backing.get(), static_cast<uint64_t>(off), buf, size);
     if (h->append) {

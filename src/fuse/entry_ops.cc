@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "fuse/kill_priv.h"
 #include "fuse/ops.h"
 
 namespace ccfs::ops {
@@ -116,7 +117,7 @@ int SetOwner(Inode* i, const struct stat* attr, int valid) {
   return 0;
 }
 
-int SetSize(FsContext* fs, Inode* i, FileHandle* h, off_t size) {
+int SetSize(fuse_req_t req, FsContext* fs, Inode* i, FileHandle* h, off_t size, int valid) {
   if (i->type != S_IFREG) return i->type == S_IFDIR ? EISDIR : EINVAL;
   int fd = h != nullptr ? h->fd : -1;
   int own_fd = -1;
@@ -129,7 +130,10 @@ int SetSize(FsContext* fs, Inode* i, FileHandle* h, off_t size) {
   {
     ChangeDetector::OwnChange change(&fs->changes, i, fd);
     const uint64_t old_size = change.size_before();
-    if (ftruncate(fd, size) != 0) {
+    if (TruncateMustClearSetId(valid, fuse_req_ctx(req)->uid)) err = ClearSetId(fd, req);
+    if (err != 0) {
+      // the set-id bits could not be cleared: the size is left as it was
+    } else if (ftruncate(fd, size) != 0) {
       err = errno;
     } else {
       // Shrinking: the page holding the new end keeps bytes beyond it; drop it too so a later
@@ -214,7 +218,7 @@ void Setattr(fuse_req_t req, fuse_ino_t ino, struct stat* attr, int valid, fuse_
   int err = 0;
   if (err == 0 && (valid & FUSE_SET_ATTR_MODE)) err = SetMode(i, h, attr->st_mode);
   if (err == 0 && (valid & (FUSE_SET_ATTR_UID | FUSE_SET_ATTR_GID))) err = SetOwner(i, attr, valid);
-  if (err == 0 && (valid & FUSE_SET_ATTR_SIZE)) err = SetSize(fs, i, h, attr->st_size);
+  if (err == 0 && (valid & FUSE_SET_ATTR_SIZE)) err = SetSize(req, fs, i, h, attr->st_size, valid);
   if (err == 0 && (valid & (FUSE_SET_ATTR_ATIME | FUSE_SET_ATTR_MTIME))) {
     err = SetTimes(fs, i, h, attr, valid);
   }

@@ -1,8 +1,28 @@
 #include "util/mount_table.h"
 
 #include <fstream>
+#include <sstream>
 
 namespace ccfs {
+namespace {
+
+// Undoes the kernel's escapes in /proc/mounts: "\ooo" (three octal digits) for space, tab,
+// newline and backslash.
+std::string Unescape(const std::string& s) {
+  std::string out;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '\\' && i + 3 < s.size() && s[i + 1] >= '0' && s[i + 1] <= '3' &&
+        s[i + 2] >= '0' && s[i + 2] <= '7' && s[i + 3] >= '0' && s[i + 3] <= '7') {
+      out += static_cast<char>((s[i + 1] - '0') * 64 + (s[i + 2] - '0') * 8 + (s[i + 3] - '0'));
+      i += 3;
+    } else {
+      out += s[i];
+    }
+  }
+  return out;
+}
+
+}  // namespace
 
 bool IsMounted(const std::string& path) {
   // Each line: device, mount point, then type, options and two numbers that are not needed here.
@@ -12,6 +32,23 @@ bool IsMounted(const std::string& path) {
     if (mnt == path) return true;
   }
   return false;
+}
+
+bool TopMountAt(const std::string& path, MountEntry* entry) {
+  std::ifstream in("/proc/mounts");
+  std::string line;
+  bool found = false;
+  while (std::getline(in, line)) {
+    std::istringstream fields(line);
+    MountEntry e;
+    if (!(fields >> e.source >> e.target >> e.type)) continue;
+    e.target = Unescape(e.target);
+    if (e.target != path) continue;
+    e.source = Unescape(e.source);
+    *entry = e;
+    found = true;
+  }
+  return found;
 }
 
 }  // namespace ccfs

@@ -257,5 +257,34 @@ TEST_F(DaemonTest, DeadDaemonsMountPointGetsAClearMessage) {
   EXPECT_EQ(ds_.Unmount(), 128 + SIGKILL);
 }
 
+// How many times `path` appears as a mount point in /proc/mounts.
+int MountCount(const std::string& path) {
+  std::string table = ReadWholeFile("/proc/mounts");
+  int n = 0;
+  for (size_t at = table.find(" " + path + " "); at != std::string::npos;
+       at = table.find(" " + path + " ", at + 1)) {
+    ++n;
+  }
+  return n;
+}
+
+TEST_F(DaemonTest, MountOntoALiveCcfsMountIsRefusedNamingThePath) {
+  ASSERT_NO_FATAL_FAILURE(MountOrDie({}));
+  CommandResult r = RunCcfs({"mount", ds_.data(), ds_.mnt()}, 20);
+  if (r.exit_code == 0) RunCommand({"fusermount3", "-u", ds_.mnt()});  // the stacked one
+  EXPECT_NE(r.exit_code, 0) << "a second mount was stacked";
+  EXPECT_THAT(r.output, HasSubstr(ds_.mnt()));
+  EXPECT_THAT(r.output, HasSubstr("already"));
+  EXPECT_EQ(MountCount(ds_.mnt()), 1);
+  // The mount.fuse3 form is refused the same way.
+  r = RunCcfs({ds_.data(), ds_.mnt(), "-o", "memory=1MiB"}, 20);
+  if (r.exit_code == 0) RunCommand({"fusermount3", "-u", ds_.mnt()});
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_EQ(MountCount(ds_.mnt()), 1);
+  // The first mount still serves.
+  WriteWholeFile(ds_.DataPath("f"), "still here");
+  EXPECT_EQ(ReadWholeFile(ds_.MntPath("f")), "still here");
+}
+
 }  // namespace
 }  // namespace ccfs::testing

@@ -1,0 +1,158 @@
+// Why a custom I/O rather than a newer libfuse: Debian 12 ships libfuse 3.14, which knows neither
+// the INIT flags of kernels after 5.10 nor the write_flags and open_flags the kernel sends with a
+// request. Both are plain fields in the bytes read from and written to /dev/fuse, so the smallest
+// faithful fix is to read them there: the kernel's own word for what a request needs, rather than
+// a guess made from the caller's uid.
+//
+// The INIT reply is found by its unique id (recorded when the INIT request was read) and patched
+// in a copy: libfuse's buffers are not ours to change. Only the first reply to that id is patched;
+// after it the writev hook costs one relaxed load.
+#include "fuse/session_io.h"
+
+#include "fuse/fuse_api.h"
+
+#include <linux/fuse.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <cstddef>
+#include <cstring>
+#include <mutex>
+#include <vector>
+
+namespace ccfs {
+namespace {
+
+struct InitState {
+  std::atomic<uint64_t> want{0};
+  std::atomic<bool> reply_pending{false};  // an INIT was read and its reply not yet written
+  std::mutex mu;                           // guards unique and offered
+  uint64_t unique = 0;
+  uint64_t offered = 0;
+  std::atomic<uint64_t> added{0};
+};
+
+InitState g_init;
+thread_local RequestFlags t_request;
+
+template <typename T>
+bool ArgAfterHeader(const void* buf, size_t len, T* arg) {
+  if (len < sizeof(fuse_in_header) + sizeof(T)) return false;
+  memcpy(arg, static_cast<const char*>(buf) + sizeof(fuse_in_header), sizeof(T));
+  return true;
+}
+
+ssize_t TapRead(int fd, void* buf, size_t len, void* /*userdata*/) {
+  ssize_t n = read(fd, buf, len);
+  if (n > 0) {
+    int saved = errno;
+    NoteRequest(buf, static_cast<size_t>(n));
+    errno = saved;
+  }
+  return n;
+}
+
+ssize_t TapWritev(int fd, struct iovec* iov, int count, void* /*userdata*/) {
+  if (!g_init.reply_pending.load(std::memory_order_acquire) || count < 2 ||
+      iov[0].iov_len < sizeof(fuse_out_header)) {
+    return writev(fd, iov, count);
+  }
+  fuse_out_header out;
+  memcpy(&out, iov[0].iov_base, sizeof(out));
+  uint64_t offered;
+  {
+    std::lock_guard<std::mutex> lock(g_init.mu);
+    if (out.unique != g_init.unique) return writev(fd, iov, count);
+    offered = g_init.offered;
+  }
+  g_init.reply_pending.store(false, std::memory_order_release);
+  // A reply too short to hold flags2 (protocol minor < 23) or an error: nothing to add to.
+  if (out.error != 0 || iov[1].iov_len < offsetof(fuse_init_out, flags2) + sizeof(uint32_t)) {
+    return writev(fd, iov, count);
+  }
+  fuse_init_out reply;
+  memset(&reply, 0, sizeof(reply));
+  size_t reply_len = std::min(iov[1].iov_len, sizeof(reply));
+  memcpy(&reply, iov[1].iov_base, reply_len);
+  uint64_t add = g_init.want.load(std::memory_order_relaxed) & offered;
+  reply.flags |= static_cast<uint32_t>(add);
+  if ((add >> 32) != 0) {
+    reply.flags |= FUSE_INIT_EXT;  // offered: the high bits exist only in an extended INIT
+    reply.flags2 |= static_cast<uint32_t>(add >> 32);
+  }
+  g_init.added.store(add, std::memory_order_relaxed);
+  std::vector<iovec> patched(iov, iov + count);
+  patched[1].iov_base = &reply;
+  patched[1].iov_len = reply_len;
+  return writev(fd, patched.data(), count);
+}
+
+}  // namespace
+
+Status InstallSessionIo(fuse_session* se, uint64_t want_init_flags) {
+  g_init.want.store(want_init_flags, std::memory_order_relaxed);
+  fuse_custom_io io;
+  memset(&io, 0, sizeof(io));
+  io.read = TapRead;
+  io.writev = TapWritev;
+  // No splice hooks: libfuse then neither splices requests in (ccfs does not ask it to) nor replies
+  // out, so every byte passes through the two hooks above.
+  int rc = fuse_session_custom_io(se, &io, fuse_session_fd(se));
+  if (rc != 0) return Status::FromErrno(-rc, "fuse_session_custom_io");
+  return Status::Ok();
+}
+
+uint64_t InitFlagsAdded() { return g_init.added.load(std::memory_order_relaxed); }
+
+const RequestFlags& CurrentRequest() { return t_request; }
+
+void NoteRequest(const void* buf, size_t len) {
+  fuse_in_header in;
+  if (len < sizeof(in)) return;
+  memcpy(&in, buf, sizeof(in));
+  t_request = RequestFlags();
+  t_request.opcode = in.opcode;
+  switch (in.opcode) {
+    case FUSE_WRITE: {
+      fuse_write_in w;
+      if (ArgAfterHeader(buf, len, &w)) t_request.write_flags = w.write_flags;
+      break;
+    }
+    case FUSE_OPEN: {
+      fuse_open_in o;
+      if (ArgAfterHeader(buf, len, &o)) t_request.open_flags = o.open_flags;
+      break;
+    }
+    case FUSE_CREATE: {
+      fuse_create_in c;
+      if (ArgAfterHeader(buf, len, &c)) t_request.open_flags = c.open_flags;
+      break;
+    }
+    case FUSE_INIT: {
+      // Kernels before 7.36 send a shorter fuse_init_in: flags, but no flags2.
+      constexpr size_t kFlagsEnd = offsetof(fuse_init_in, flags) + sizeof(uint32_t);
+      constexpr size_t kFlags2End = offsetof(fuse_init_in, flags2) + sizeof(uint32_t);
+      if (len < sizeof(in) + kFlagsEnd) break;
+      fuse_init_in init;
+      memset(&init, 0, sizeof(init));
+      memcpy(&init, static_cast<const char*>(buf) + sizeof(in),
+             std::min(len - sizeof(in), sizeof(init)));
+      uint64_t offered = init.flags;
+      if ((init.flags & FUSE_INIT_EXT) && len >= sizeof(in) + kFlags2End) {
+        offered |= static_cast<uint64_t>(init.flags2) << 32;
+      }
+      std::lock_guard<std::mutex> lock(g_init.mu);
+      g_init.unique = in.unique;
+      g_init.offered = offered;
+      g_init.reply_pending.store(true, std::memory_order_release);
+      break;
+    }
+    default:
+      break;
+  }
+}
+
+}  // namespace ccfs

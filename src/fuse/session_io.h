@@ -1,0 +1,68 @@
+// SessionIo: the custom I/O (fuse_session_custom_io) that ccfs puts between libfuse 3.14 and
+// /dev/fuse, for the two things libfuse 3.14 cannot do itself. Every byte passes through unchanged
+// except the ones named here.
+//
+//   INIT flags libfuse does not know. The kernel offers its capabilities in the INIT request (the
+//   flags word, and flags2 when it sets FUSE_INIT_EXT) and turns on those the INIT reply names.
+//   libfuse 3.14 names only those it knows. InstallSessionIo() records what the kernel offered
+//   and, as the INIT reply goes out, adds the bits of `want_init_flags` that were offered (e.g.
+//   FUSE_DIRECT_IO_ALLOW_MMAP, 6.6; FUSE_OVER_IO_URING, 6.14). A bit the kernel did not offer is
+//   never added. InitFlagsAdded() says afterwards which were.
+//
+//   Request flags libfuse drops. libfuse 3.14 gives handlers neither the write_flags of WRITE nor
+//   the open_flags of OPEN and CREATE (where the kernel says FUSE_WRITE_KILL_SUIDGID and
+//   FUSE_OPEN_KILL_SUIDGID). Each request read through the session is noted for the thread that
+//   read it, and libfuse runs the handler on that same thread before it reads again (its own loops
+//   and fuse_session_receive_buf + fuse_session_process_buf alike), so a handler finds its
+//   request's flags in CurrentRequest().
+//
+// A transport that does not read requests through this custom I/O (FUSE over io_uring reads them
+// from its ring) calls NoteRequest() itself before it runs the handler; INIT always arrives on
+// /dev/fuse, so the INIT part needs nothing more.
+//
+// Thread-safety: at most one session per process uses SessionIo (the daemon has one). Install it
+// before any request thread starts; the hooks then run on any number of request threads.
+// CurrentRequest() is per thread. Ownership: the session keeps the descriptor (fuse_session_destroy
+// closes it); SessionIo keeps no pointer to the session.
+#ifndef CCFS_FUSE_SESSION_IO_H_
+#define CCFS_FUSE_SESSION_IO_H_
+
+#include <cstddef>
+#include <cstdint>
+
+#include "ccfs/status.h"
+
+struct fuse_session;
+
+namespace ccfs {
+
+// INIT flags (64-bit: flags | flags2 << 32) that libfuse 3.14 cannot ask for. Values from the
+// kernel's include/uapi/linux/fuse.h (Debian 12's copy predates the last two).
+inline constexpr uint64_t kInitHandleKillprivV2 = 1ull << 28;   // 5.11
+inline constexpr uint64_t kInitDirectIoAllowMmap = 1ull << 36;  // 6.6
+inline constexpr uint64_t kInitOverIoUring = 1ull << 41;        // 6.14
+
+// Puts the custom I/O on `se`. REQUIRES: fuse_session_mount(se) succeeded and no request has been
+// read yet (INIT is the first); called once per process.
+Status InstallSessionIo(fuse_session* se, uint64_t want_init_flags);
+
+// The INIT flags the reply added: want_init_flags & what the kernel offered. 0 before INIT.
+uint64_t InitFlagsAdded();
+
+// What libfuse 3.14 does not pass on about the request this thread is serving.
+struct RequestFlags {
+  uint32_t opcode = 0;       // FUSE_WRITE, FUSE_OPEN, ...; 0 if the thread has noted none
+  uint32_t write_flags = 0;  // WRITE: FUSE_WRITE_*
+  uint32_t open_flags = 0;   // OPEN and CREATE: FUSE_OPEN_*
+};
+
+// The flags of the last request this thread read (or noted).
+const RequestFlags& CurrentRequest();
+
+// Notes the request in `buf` (a fuse_in_header and its arguments, `len` bytes) for
+// CurrentRequest() on this thread, and records an INIT request's offer.
+void NoteRequest(const void* buf, size_t len);
+
+}  // namespace ccfs
+
+#endif  // CCFS_FUSE_SESSION_IO_H_
