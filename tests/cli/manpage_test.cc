@@ -78,6 +78,17 @@ void ExpectCleanRoff(const Page& page) {
   }
 }
 
+// Expects `page` to have been written, to pass groff's check and to render with man(1); sets
+// *text to what man shows, white space squeezed.
+void GeneratedLintedAndRendered(const Page& page, std::string* text) {
+  ASSERT_EQ(page.generated().exit_code, 0) << page.generated().output;
+  ExpectCleanRoff(page);
+  CommandResult shown = page.Render();
+  ASSERT_EQ(shown.exit_code, 0) << shown.output;
+  EXPECT_EQ(shown.err, "");
+  *text = Squeeze(shown.out);
+}
+
 // The subcommands `ccfs --help` lists under "Subcommands:".
 std::vector<std::string> ListedSubcommands() {
   CommandResult help = RunCcfs({"--help"});
@@ -117,12 +128,8 @@ std::map<std::string, std::string> ConfParagraphs() {
 
 TEST(ManpageTest, CommandPageShowsEverySubcommandAndRendersCleanly) {
   Page page({"1"});
-  ASSERT_EQ(page.generated().exit_code, 0) << page.generated().output;
-  ExpectCleanRoff(page);
-  CommandResult shown = page.Render();
-  ASSERT_EQ(shown.exit_code, 0) << shown.output;
-  EXPECT_EQ(shown.err, "");
-  const std::string text = Squeeze(shown.out);
+  std::string text;
+  ASSERT_NO_FATAL_FAILURE(GeneratedLintedAndRendered(page, &text));
 
   std::vector<std::string> subcommands = ListedSubcommands();
   ASSERT_GE(subcommands.size(), 7u) << "mkdata, model, mount, replay, set, stat, umount at least";
@@ -149,12 +156,8 @@ TEST(ManpageTest, CommandPageShowsEverySubcommandAndRendersCleanly) {
 
 TEST(ManpageTest, ConfigPageHasEveryKeyWithItsTableDefaultLivenessAndParagraph) {
   Page page({"5", "--conf", kConf});
-  ASSERT_EQ(page.generated().exit_code, 0) << page.generated().output;
-  ExpectCleanRoff(page);
-  CommandResult shown = page.Render();
-  ASSERT_EQ(shown.exit_code, 0) << shown.output;
-  EXPECT_EQ(shown.err, "");
-  const std::string text = Squeeze(shown.out);
+  std::string text;
+  ASSERT_NO_FATAL_FAILURE(GeneratedLintedAndRendered(page, &text));
   const std::map<std::string, std::string> paragraphs = ConfParagraphs();
 
   const Options defaults;
@@ -183,9 +186,8 @@ TEST(ManpageTest, ConfigPageHasEveryKeyWithItsTableDefaultLivenessAndParagraph) 
 
 TEST(ManpageTest, WithoutConfTheKeyTablesOneLineDocStandsIn) {
   Page page({"5"});
-  ASSERT_EQ(page.generated().exit_code, 0) << page.generated().output;
-  ExpectCleanRoff(page);
-  const std::string text = Squeeze(page.Render().out);
+  std::string text;
+  ASSERT_NO_FATAL_FAILURE(GeneratedLintedAndRendered(page, &text));
   for (const config::KeySpec& key : config::AllKeys()) {
     // The renderer turns \- back into -, so the doc reads as written.
     EXPECT_THAT(text, HasSubstr(Squeeze(std::string(key.doc)))) << key.name;
@@ -208,8 +210,10 @@ TEST(ManpageTest, BuildInstallsThePagesTheBinaryWrites) {
   const std::filesystem::path man_dir = std::filesystem::path(CCFS_BINARY).parent_path() / "man";
   Page command_page({"1"});
   Page config_page({"5", "--conf", kConf});
-  EXPECT_EQ(testing::ReadWholeFile((man_dir / "ccfs.1").string()), command_page.roff());
-  EXPECT_EQ(testing::ReadWholeFile((man_dir / "ccfs.toml.5").string()), config_page.roff());
+  EXPECT_TRUE(testing::ReadWholeFile((man_dir / "ccfs.1").string()) == command_page.roff())
+      << (man_dir / "ccfs.1") << " differs from `ccfs manpage 1`: build the target ccfs_man";
+  EXPECT_TRUE(testing::ReadWholeFile((man_dir / "ccfs.toml.5").string()) == config_page.roff())
+      << (man_dir / "ccfs.toml.5") << " differs from `ccfs manpage 5 --conf conf/ccfs.toml`";
   EXPECT_TRUE(std::filesystem::exists(man_dir / "ccfs.1.gz"));
   EXPECT_TRUE(std::filesystem::exists(man_dir / "ccfs.toml.5.gz"));
 }
