@@ -21,6 +21,8 @@ PKGS=(
   rsync git tar                 # tools the mount tests run on a mount
   librocksdb-dev                # bench/rocksdb_tiered: RocksDB's tiered cache as a comparison
   clang libclang-rt-14-dev      # libFuzzer fuzzers (CCFS_FUZZ=ON) and their sanitizer runtimes
+  dpkg-dev                      # cpack -G DEB: dpkg-shlibdeps works out the package's Depends
+  groff-base man-db             # man pages: groff -ww checks them, man -l renders them
 )
 
 missing=()
