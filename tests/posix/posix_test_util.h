@@ -214,10 +214,13 @@ inline std::string AsNobody(const std::function<std::string()>& fn) {
 // directories are reachable by them.
 class AllowOtherTest : public PosixTest {
  protected:
-  void SetUp() override {
+  void SetUp() override { MountForOthers(""); }
+
+  // `more`: further -o options, each after a comma.
+  void MountForOthers(const std::string& more) {
     ASSERT_EQ(chmod(ds_.root().c_str(), 0755), 0);
     ASSERT_EQ(chmod(ds_.data().c_str(), 0755), 0);
-    MountOrDie({"-o", "memory=2MiB,compressed_percent=50,allow_other"});
+    MountOrDie({"-o", "memory=2MiB,compressed_percent=50,allow_other" + more});
   }
 };
 
