@@ -4,7 +4,8 @@
 // Data files are opened with direct_io and keep_cache off, so every read reaches the engine: the
 // kernel page cache never answers a repeat, and the engine's hit ratio is the reader's hit ratio.
 // What the caller's open flags mean for the backing descriptor is open_flags.h's; when a write or
-// a truncation must clear set-id bits, kill_priv.h's.
+// a truncation must clear set-id bits, kill_priv.h's. CREATE creates the file with the caller's
+// identity (caller_identity.h).
 // Each read first asks the ChangeDetector whether the backing file changed underneath; writes,
 // truncations and fallocates hold an OwnChange across check, change and record.
 #include <fcntl.h>
@@ -16,6 +17,7 @@
 #include <memory>
 #include <vector>
 
+#include "fuse/caller_identity.h"
 #include "fuse/kill_priv.h"
 #include "fuse/log.h"
 #include "fuse/open_flags.h"
@@ -50,6 +52,27 @@ void DetachHandle(FsContext* fs, fuse_file_info* fi) {
   fi->fh = 0;
 }
 
+// openat(dirfd, name, flags, mode) for CREATE (`flags` has O_CREAT), telling in *created whether
+// the file is new. The kernel sends CREATE for a name it found absent, but the file may have been
+// made in DATASET since; such a file must be treated as an OPEN would treat it (an O_TRUNC open
+// clears set-id bits, a creation keeps the ones asked for), so the two cases are told apart by
+// trying O_EXCL first. Returns the descriptor, or -1 with errno set.
+int OpenOrCreate(int dirfd, const char* name, int flags, mode_t mode, bool* created) {
+  for (;;) {
+    int fd = openat(dirfd, name, flags | O_EXCL, mode);
+    if (fd >= 0 || errno != EEXIST || (flags & O_EXCL)) {
+      *created = fd >= 0;
+      return fd;
+    }
+    fd = openat(dirfd, name, flags & ~O_CREAT);
+    if (fd >= 0 || errno != ENOENT) {
+      *created = false;
+      return fd;
+    }
+    // Removed between the two calls: create it after all.
+  }
+}
+
 }  // namespace
 
 void Open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
@@ -74,11 +97,22 @@ void Create(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode, fu
   if (p->kind != NodeKind::kReal) return (void)fuse_reply_err(req, EACCES);
   if (IsVirtualName(fs, p, name)) return (void)fuse_reply_err(req, EEXIST);
   int flags = BackingOpenFlags(fi->flags | O_CREAT) & ~O_NOFOLLOW;
-  int fd = openat(p->fd, name, flags | O_CLOEXEC, mode);
-  if (fd < 0) return (void)fuse_reply_err(req, errno);
-  ChownToCaller(req, p->fd, name);
+  bool created = false;
+  int fd = -1;
+  int err = 0;
+  {
+    CallerIdentity caller(req);
+    err = caller.error();
+    if (err == 0) fd = OpenOrCreate(p->fd, name, flags | O_CLOEXEC, mode, &created);
+    if (err == 0 && fd < 0) err = errno;
+  }
+  if (err != 0) return (void)fuse_reply_err(req, err);
+  // A file that existed was opened, and truncated if O_TRUNC, like any OPEN: the truncation clears
+  // the set-id bits as an OPEN's does. The backing open already did for a caller it saw without
+  // CAP_FSETID; this is for one the kernel says lacks it while the daemon acted with it (uid 0).
+  if (!created && OpenTruncMustClearSetId(flags, fuse_req_ctx(req)->uid)) ClearSetId(fd, req);
   fuse_entry_param e;
-  int err = LookupEntry(fs, p, name, &e);
+  err = LookupEntry(fs, p, name, &e);
   if (err != 0) {
     close(fd);
     return (void)fuse_reply_err(req, err);

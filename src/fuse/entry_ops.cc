@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "fuse/caller_identity.h"
 #include "fuse/kill_priv.h"
 #include "fuse/ops.h"
 
@@ -50,14 +51,6 @@ void ReplyEntryOrErr(FsContext* fs, fuse_req_t req, int err, fuse_entry_param* e
   }
 }
 
-// Only reachable with allow_other, where the kernel checks permissions (default_permissions).
-void ChownToCaller(fuse_req_t req, int dirfd, const char* name) {
-  if (geteuid() != 0) return;
-  const fuse_ctx* ctx = fuse_req_ctx(req);
-  if (ctx->uid == 0 && ctx->gid == 0) return;
-  [[maybe_unused]] int res = fchownat(dirfd, name, ctx->uid, ctx->gid, AT_SYMLINK_NOFOLLOW);
-}
-
 namespace {
 
 void ReplyAttr(FsContext* fs, fuse_req_t req, Inode* i) {
@@ -67,17 +60,27 @@ void ReplyAttr(FsContext* fs, fuse_req_t req, Inode* i) {
   fuse_reply_attr(req, &st, fs->config.attr_timeout);
 }
 
-// Runs `make(parent_fd)` (mkdir, mknod, symlink, link), gives the new node to the caller and
-// replies with its entry.
+// Runs `make(parent_fd)` (mkdir, mknod, symlink, link) and replies with the new entry. With
+// `as_caller`, `make` runs with the caller's identity (caller_identity.h), so the node is created
+// as the kernel would create it for them: their owner, the group a set-group-ID directory gives,
+// the set-id bits they asked for, and the backing file system's own permission check. A link makes
+// no node: it runs as the daemon, after the kernel's checks, and leaves the file's owner alone.
 template <typename Make>
-void MakeNode(fuse_req_t req, fuse_ino_t parent, const char* name, Make make) {
+void MakeNode(fuse_req_t req, fuse_ino_t parent, const char* name, bool as_caller, Make make) {
   FsContext* fs = ContextOf(req);
   Inode* p = fs->inodes.Get(parent);
   if (IsVirtualName(fs, p, name)) {
     return (void)fuse_reply_err(req, p->kind == NodeKind::kReal ? EEXIST : EACCES);
   }
-  if (make(p->fd) != 0) return (void)fuse_reply_err(req, errno);
-  ChownToCaller(req, p->fd, name);
+  int err = 0;
+  if (as_caller) {
+    CallerIdentity caller(req);
+    err = caller.error();
+    if (err == 0 && make(p->fd) != 0) err = errno;
+  } else if (make(p->fd) != 0) {
+    err = errno;
+  }
+  if (err != 0) return (void)fuse_reply_err(req, err);
   fuse_entry_param e;
   ReplyEntryOrErr(fs, req, LookupEntry(fs, p, name, &e), &e);
 }
@@ -238,23 +241,25 @@ void Readlink(fuse_req_t req, fuse_ino_t ino) {
 }
 
 void Mknod(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode, dev_t rdev) {
-  MakeNode(req, parent, name, [&](int dirfd) {
+  MakeNode(req, parent, name, /*as_caller=*/true, [&](int dirfd) {
     return S_ISDIR(mode) ? mkdirat(dirfd, name, mode) : mknodat(dirfd, name, mode, rdev);
   });
 }
 
 void Mkdir(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode) {
-  MakeNode(req, parent, name, [&](int dirfd) { return mkdirat(dirfd, name, mode); });
+  MakeNode(req, parent, name, /*as_caller=*/true,
+           [&](int dirfd) { return mkdirat(dirfd, name, mode); });
 }
 
 void Symlink(fuse_req_t req, const char* link, fuse_ino_t parent, const char* name) {
-  MakeNode(req, parent, name, [&](int dirfd) { return symlinkat(link, dirfd, name); });
+  MakeNode(req, parent, name, /*as_caller=*/true,
+           [&](int dirfd) { return symlinkat(link, dirfd, name); });
 }
 
 void Link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const char* newname) {
   Inode* i = ContextOf(req)->inodes.Get(ino);
   if (i->kind != NodeKind::kReal) return (void)fuse_reply_err(req, EPERM);
-  MakeNode(req, newparent, newname, [&](int dirfd) {
+  MakeNode(req, newparent, newname, /*as_caller=*/false, [&](int dirfd) {
     int res = linkat(i->fd, "", dirfd, newname, AT_EMPTY_PATH);
     if (res != 0 && (errno == EPERM || errno == ENOENT) && i->type != S_IFLNK) {
       // AT_EMPTY_PATH needs CAP_DAC_READ_SEARCH; the /proc link works for everyone.

@@ -55,7 +55,7 @@ bool TruncateMustClearSetId(int to_set, uid_t caller) {
 bool OpenTruncMustClearSetId(int open_flags, uid_t caller) {
   if (!(open_flags & O_TRUNC)) return false;
   const RequestFlags& r = CurrentRequest();
-  if (KernelSaysWhoMayKeep() && r.opcode == FUSE_OPEN) {
+  if (KernelSaysWhoMayKeep() && (r.opcode == FUSE_OPEN || r.opcode == FUSE_CREATE)) {
     return (r.open_flags & FUSE_OPEN_KILL_SUIDGID) != 0;
   }
   return caller != 0;

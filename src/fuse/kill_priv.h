@@ -8,7 +8,7 @@
 //   write     FUSE_WRITE_KILL_SUIDGID in WRITE's write_flags (SessionIo's CurrentRequest());
 //             never for the write-back of pages dirtied through a shared mapping (fi->writepage)
 //   truncate  FATTR_KILL_SUIDGID in SETATTR's valid (libfuse passes it as FUSE_SET_ATTR_KILL_SUID)
-//   O_TRUNC   FUSE_OPEN_KILL_SUIDGID in OPEN's open_flags (CurrentRequest())
+//   O_TRUNC   FUSE_OPEN_KILL_SUIDGID in OPEN's and CREATE's open_flags (CurrentRequest())
 //   chown     nothing to do: Linux clears S_ISUID (and S_ISGID when group-executable) on every
 //             chown of a non-directory, root's included, so the backing chown does it
 // Kernels without HANDLE_KILLPRIV_V2 (before 5.11) send no flag with a truncate or an open; there,
@@ -40,7 +40,8 @@ bool WriteMustClearSetId(bool writepage, uid_t caller);
 // Whether a SETATTR that changes the size must clear them. `to_set`: the handler's bit mask.
 bool TruncateMustClearSetId(int to_set, uid_t caller);
 
-// Whether the OPEN this thread serves, with O_TRUNC in `open_flags`, must clear them.
+// Whether the OPEN (or the CREATE that found the file) this thread serves, with O_TRUNC in
+// `open_flags`, must clear them.
 bool OpenTruncMustClearSetId(int open_flags, uid_t caller);
 
 }  // namespace ccfs

@@ -75,8 +75,6 @@ int LookupEntry(FsContext* fs, Inode* parent, const char* name, fuse_entry_param
 // Replies with *e, or with `err` when it is not 0. Gives the reference back if the caller was
 // interrupted before it got the entry.
 void ReplyEntryOrErr(FsContext* fs, fuse_req_t req, int err, fuse_entry_param* e);
-// A daemon running as root creates files as root; gives `name` in `dirfd` to the user who asked.
-void ChownToCaller(fuse_req_t req, int dirfd, const char* name);
 
 // ---- entry_ops.cc --------------------------------------------------------------------------------
 

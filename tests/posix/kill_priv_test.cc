@@ -3,57 +3,17 @@
 // a caller with it keeps them, and chown/chgrp clears them. The daemon runs as root, so the backing
 // file system alone would keep them: the daemon must clear them the way the kernel asks it to.
 #include <fcntl.h>
-#include <grp.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
-#include <functional>
 #include <string>
 
 #include "posix/posix_test_util.h"
 
 namespace ccfs::testing {
 namespace {
-
-constexpr uid_t kNobody = 65534;
-
-std::string Octal(mode_t mode) {
-  char buf[16];
-  snprintf(buf, sizeof(buf), "%05o", mode & 07777);
-  return buf;
-}
-
-// Runs `fn` in a child process whose every user and group id is 65534 (so without CAP_FSETID)
-// and returns what it returned.
-std::string AsNobody(const std::function<std::string()>& fn) {
-  int fds[2];
-  if (pipe(fds) != 0) return "pipe failed";
-  pid_t pid = fork();
-  if (pid == 0) {
-    close(fds[0]);
-    std::string out;
-    if (setgroups(0, nullptr) != 0 || setresgid(kNobody, kNobody, kNobody) != 0 ||
-        setresuid(kNobody, kNobody, kNobody) != 0) {
-      out = std::string("cannot become nobody: ") + strerror(errno);
-    } else {
-      out = fn();
-    }
-    [[maybe_unused]] ssize_t n = write(fds[1], out.data(), out.size());
-    _exit(0);
-  }
-  close(fds[1]);
-  std::string out;
-  char buf[256];
-  ssize_t n;
-  while ((n = read(fds[0], buf, sizeof(buf))) > 0) out.append(buf, n);
-  close(fds[0]);
-  int status = 0;
-  waitpid(pid, &status, 0);
-  return out;
-}
 
 // "mode=..." of an open descriptor, or the errno of the call that failed.
 std::string ModeOfFd(int fd) {
@@ -68,16 +28,7 @@ std::string ModeOfPath(const std::string& path) {
   return "mode=" + Octal(st.st_mode);
 }
 
-// The mount lets other users in (allow_other, so the kernel checks permissions), and DATASET's
-// directories are reachable by them.
-class KillPrivTest : public PosixTest {
- protected:
-  void SetUp() override {
-    ASSERT_EQ(chmod(ds_.root().c_str(), 0755), 0);
-    ASSERT_EQ(chmod(ds_.data().c_str(), 0755), 0);
-    MountOrDie({"-o", "memory=2MiB,compressed_percent=50,allow_other"});
-  }
-};
+class KillPrivTest : public AllowOtherTest {};
 
 // Creates `path` with a few bytes, then sets its mode and owner (as root).
 void Make(Recorder& r, const std::string& path, mode_t mode, uid_t uid = 0, gid_t gid = 0) {

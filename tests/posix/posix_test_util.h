@@ -13,7 +13,10 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
+#include <stdio.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -158,6 +161,66 @@ class PosixTest : public MountTest {
     DescribeTree(direct, "", &ta);
     DescribeTree(ds_.DataPath("mounted"), "", &tb);
     EXPECT_EQ(ta, tb) << "the two runs left different trees in DATASET";
+  }
+};
+
+// ---- acting as another user (tests that mount with allow_other) ---------------------------------
+
+inline constexpr uid_t kNobody = 65534;
+
+// The permission and set-id bits of `mode`, as chmod spells them ("04755").
+inline std::string Octal(mode_t mode) {
+  char buf[16];
+  snprintf(buf, sizeof(buf), "%05o", mode & 07777);
+  return buf;
+}
+
+// Runs `fn` in a child process whose every user id is `uid` and group id `gid`, with supplementary
+// groups `groups` (so without any capability), and returns what it returned.
+inline std::string AsUser(uid_t uid, gid_t gid, const std::vector<gid_t>& groups,
+                          const std::function<std::string()>& fn) {
+  int fds[2];
+  if (pipe(fds) != 0) return "pipe failed";
+  pid_t pid = fork();
+  if (pid == 0) {
+    close(fds[0]);
+    std::string out;
+    if (setgroups(groups.size(), groups.data()) != 0 || setresgid(gid, gid, gid) != 0 ||
+        setresuid(uid, uid, uid) != 0) {
+      out = "cannot become " + std::to_string(uid) + ": " + strerror(errno);
+    } else {
+      out = fn();
+    }
+    [[maybe_unused]] ssize_t n = write(fds[1], out.data(), out.size());
+    _exit(0);
+  }
+  close(fds[1]);
+  std::string out;
+  char buf[256];
+  ssize_t n;
+  while ((n = read(fds[0], buf, sizeof(buf))) > 0) out.append(buf, n);
+  close(fds[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return out;
+}
+
+// ... as user and group 65534, with no supplementary group.
+inline std::string AsNobody(const std::function<std::string()>& fn) {
+  return AsUser(kNobody, kNobody, {}, fn);
+}
+
+// The mount lets other users in (allow_other, so the kernel checks permissions), and DATASET's
+// directories are reachable by them.
+class AllowOtherTest : public PosixTest {
+ protected:
+  void SetUp() override { MountForOthers(""); }
+
+  // `more`: further -o options, each after a comma.
+  void MountForOthers(const std::string& more) {
+    ASSERT_EQ(chmod(ds_.root().c_str(), 0755), 0);
+    ASSERT_EQ(chmod(ds_.data().c_str(), 0755), 0);
+    MountOrDie({"-o", "memory=2MiB,compressed_percent=50,allow_other" + more});
   }
 };
 
