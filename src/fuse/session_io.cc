@@ -6,7 +6,8 @@
 //
 // The INIT reply is found by its unique id (recorded when the INIT request was read) and patched
 // in a copy: libfuse's buffers are not ours to change. Only the first reply to that id is patched;
-// after it the writev hook costs one relaxed load.
+// after it the writev hook costs a thread-local load and an atomic one, unless the thread serves a
+// ring request (ReplyCapture), whose reply is handed to the ring instead of written.
 #include "fuse/session_io.h"
 
 #include "fuse/fuse_api.h"

@@ -129,7 +129,14 @@ class TransportLifecycleTest : public ::testing::TestWithParam<std::string> {
     WriteDataFile(ds_);
     std::string error;
     ASSERT_TRUE(ds_.Mount({"-o", "transport=" + GetParam() + ",memory=2MiB"}, &error)) << error;
-    ASSERT_THAT(ds_.DaemonLog(), HasSubstr("transport=" + GetParam()));
+    // The mount shows in /proc/mounts before INIT and the rings are done; the log line follows.
+    const std::string serving = "transport=" + GetParam() + ")";
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (ds_.DaemonLog().find(serving) == std::string::npos &&
+           std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    ASSERT_THAT(ds_.DaemonLog(), HasSubstr(serving));
   }
   void TearDown() override {
     if (sh_ != nullptr) munmap(sh_, sizeof(Shared));
