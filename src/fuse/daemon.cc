@@ -256,13 +256,13 @@ class Daemon {
     *use_uring = false;
     if (options_.transport == "dev") return Status::Ok();
     Status s = UringAvailable();
-    if (s.ok()) {
-      *use_uring = true;
-    } else if (options_.transport == "auto") {
+    *use_uring = s.ok();
+    if (s.ok()) return s;
+    if (options_.transport == "auto") {
       LogInfo("transport = auto: serving /dev/fuse: " + s.message());
-      s = Status::Ok();
+      return Status::Ok();
     }
-    return s;
+    return Status::NotSupported("transport = uring: " + s.message() + "; or use transport = dev");
   }
 
   // After INIT: the rings, if the kernel agreed to them. Once INIT has asked for the ring the
@@ -289,7 +289,7 @@ class Daemon {
     if (s.ok()) return s;
     const bool fall_back = options_.transport == "auto" && uring_->refused_by_kernel();
     uring_.reset();
-    if (!fall_back) return s;
+    if (!fall_back) return Status::IOError(0, "transport = uring: " + s.message());
     LogInfo("transport = auto: serving /dev/fuse: " + s.message());
     return Status::Ok();
   }

@@ -72,16 +72,16 @@ Status UringAvailable() {
   std::ifstream f(kEnableUringParam);
   if (!f) {
     return Status::NotSupported(fmt::format(
-        "transport = uring: {} has no FUSE over io_uring ({} is missing); it needs Linux 6.14 or "
-        "later built with CONFIG_FUSE_IO_URING=y; use transport = dev (or auto)",
+        "{} has no FUSE over io_uring ({} is missing); it needs Linux 6.14 or later built with "
+        "CONFIG_FUSE_IO_URING=y",
         KernelRelease(), kEnableUringParam));
   }
   std::string v;
   std::getline(f, v);
   if (v != "Y" && v != "y" && v != "1") {
     return Status::NotSupported(fmt::format(
-        "transport = uring: FUSE over io_uring is turned off in this kernel ({} = {}); turn it on "
-        "as root with \"echo Y > {}\" (or boot with fuse.enable_uring=1), or use transport = dev",
+        "FUSE over io_uring is turned off in this kernel ({} = {}); turn it on as root with "
+        "\"echo Y > {}\" (or boot with fuse.enable_uring=1)",
         kEnableUringParam, v, kEnableUringParam));
   }
   // io_uring itself may be refused to this process (sysctl kernel.io_uring_disabled, seccomp):
@@ -93,8 +93,8 @@ Status UringAvailable() {
   int rc = io_uring_queue_init_params(2, &probe, &params);
   if (rc < 0) {
     return Status::NotSupported(fmt::format(
-        "transport = uring: this process may not create an io_uring with 128-byte entries ({}); "
-        "check sysctl kernel.io_uring_disabled (0 allows it), or use transport = dev",
+        "this process may not create an io_uring with 128-byte entries ({}); check sysctl "
+        "kernel.io_uring_disabled (0 allows it)",
         strerror(-rc)));
   }
   io_uring_queue_exit(&probe);
@@ -200,18 +200,20 @@ Status UringTransport::Impl::Start() {
 Status UringTransport::Impl::CreateQueue(Queue* q) {
   const size_t page = PageSize();
   q->stop_fd = eventfd(0, EFD_CLOEXEC);
-  if (q->stop_fd < 0) return Status::FromErrno(errno, "uring transport: eventfd");
+  if (q->stop_fd < 0) return Status::FromErrno(errno, "eventfd");
   const unsigned depth = static_cast<unsigned>(std::max(1, config_.entries_per_queue)) + 1;
   io_uring_params params;
   memset(&params, 0, sizeof(params));
   params.flags = IORING_SETUP_SQE128 | IORING_SETUP_CQSIZE;
   params.cq_entries = depth * 2;
   int rc = io_uring_queue_init_params(depth, &q->ring, &params);
-  if (rc < 0) return Status::FromErrno(-rc, fmt::format("uring transport: io_uring_setup (queue {})", q->qid));
+  if (rc < 0) {
+    return Status::FromErrno(-rc, fmt::format("io_uring_setup (ring queue {})", q->qid));
+  }
   q->ring_ready = true;
   int fd = fuse_session_fd(se_);
   rc = io_uring_register_files(&q->ring, &fd, 1);
-  if (rc < 0) return Status::FromErrno(-rc, "uring transport: registering /dev/fuse with the ring");
+  if (rc < 0) return Status::FromErrno(-rc, "registering /dev/fuse with the ring");
   q->entries.resize(static_cast<size_t>(config_.entries_per_queue));
   for (Entry& e : q->entries) {
     e.queue = q;
@@ -220,7 +222,7 @@ Status UringTransport::Impl::CreateQueue(Queue* q) {
                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (m == MAP_FAILED) {
       e.mapping = nullptr;
-      return Status::FromErrno(errno, "uring transport: ring entry buffers");
+      return Status::FromErrno(errno, "ring entry buffers");
     }
     e.mapping = static_cast<char*>(m);
     e.header = reinterpret_cast<uring_abi::ReqHeader*>(e.mapping);
@@ -304,7 +306,7 @@ void UringTransport::Impl::ReportRegistration(int qid, int err) {
         why = strerror(-err);
     }
     register_error_ = Status::IOError(-err, fmt::format(
-        "transport = uring: registering queue {} with the kernel failed: {}", qid, why));
+        "registering ring queue {} with the kernel failed: {}", qid, why));
   }
   ++registered_;
   registered_cv_.SignalAll();

@@ -44,8 +44,8 @@ struct fuse_session;
 namespace ccfs {
 
 // Whether this kernel lets a FUSE server use io_uring, judged before mounting from
-// /sys/module/fuse/parameters/enable_uring. OK, or an error saying what is missing and how to
-// turn it on (the mount's message for transport = uring, the log line for auto).
+// /sys/module/fuse/parameters/enable_uring and a probe ring. OK, or an error saying what is
+// missing and how to turn it on (the mount's message for transport = uring, the log line for auto).
 Status UringAvailable();
 
 struct UringTransportConfig {
