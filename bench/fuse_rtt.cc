@@ -7,9 +7,13 @@
 // one and of two reader threads, then prints ccfs/floor and 2-reader/1-reader ratios. Numbers on a
 // shared VM are noisy: compare ratios from the same run.
 //
+// --transports dev,uring adds, in the same rounds (interleaved), the null file system and ccfs on
+// FUSE over io_uring (null_fuse --uring, ccfs transport=uring; the kernel's enable_uring must be
+// on) and prints uring against the best /dev/fuse target of each: QD1 mean and p99, 2-reader IOPS.
+//
 //   fuse_rtt [--null PATH] [--ccfs PATH] [--dir /var/tmp] [--file-mib 32] [--ops 20000]
 //            [--seconds 2] [--rounds 3] [--null-loops single,fixed:1,fixed:2,mt:2]
-//            [--ccfs-threads 1,2]
+//            [--ccfs-threads 1,2] [--transports dev,uring]
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
@@ -168,6 +172,7 @@ int main(int argc, char** argv) {
   std::string self_dir = fs::absolute(fs::path(argv[0])).parent_path().string();
   std::string null_bin = self_dir + "/null_fuse", ccfs_bin = self_dir + "/ccfs";
   std::string dir = "/var/tmp", null_loops = "single,fixed:1,fixed:2,mt:2", ccfs_threads = "1,2";
+  std::string transports = "dev";
   int file_mib = 32, ops = 20000, rounds = 3;
   double seconds = 2;
   CLI::App app{"fuse_rtt: 8 KiB read round trip, ccfs raw hits vs the null-FUSE floor"};
@@ -180,6 +185,7 @@ int main(int argc, char** argv) {
   app.add_option("--rounds", rounds, "repeat everything; report the median per target");
   app.add_option("--null-loops", null_loops, "null_fuse loops: single, fixed:N, mt:N, mt:N:clone");
   app.add_option("--ccfs-threads", ccfs_threads, "ccfs request_threads values to measure");
+  app.add_option("--transports", transports, "dev and/or uring (FUSE over io_uring), comma-separated");
   CLI11_PARSE(app, argc, argv);
 
   char tmpl[4096];
@@ -202,15 +208,31 @@ int main(int argc, char** argv) {
     }
   }
 
+  const std::vector<std::string> transport_list = Split(transports, ',');
+  const bool with_dev = std::count(transport_list.begin(), transport_list.end(), "dev") > 0;
+  const bool with_uring = std::count(transport_list.begin(), transport_list.end(), "uring") > 0;
+  // Null targets: each /dev/fuse loop asked for, then the ring (one /dev/fuse thread beside it).
+  std::vector<std::string> null_specs = with_dev ? Split(null_loops, ',') : std::vector<std::string>{};
+  if (with_uring) null_specs.push_back("uring");
+  // ccfs targets: (transport, request_threads).
+  std::vector<std::pair<std::string, std::string>> ccfs_targets;
+  for (const std::string& t : transport_list) {
+    for (const std::string& threads : Split(ccfs_threads, ',')) ccfs_targets.emplace_back(t, threads);
+  }
+
   std::vector<std::vector<Result>> rounds_results;
   for (int round = 0; round < rounds; ++round) {
   std::vector<Result> results;
-  for (const std::string& spec : Split(null_loops, ',')) {
+  for (const std::string& spec : null_specs) {
     std::vector<std::string> parts = Split(spec, ':');
-    std::vector<std::string> cmd = {null_bin, mnt, "--loop", parts[0],
-                                    "--size", std::to_string(size)};
-    if (parts.size() > 1) cmd.insert(cmd.end(), {"--threads", parts[1]});
-    if (parts.size() > 2 && parts[2] == "clone") cmd.push_back("--clone-fd");
+    std::vector<std::string> cmd = {null_bin, mnt, "--size", std::to_string(size)};
+    if (spec == "uring") {
+      cmd.insert(cmd.end(), {"--uring", "--loop", "fixed", "--threads", "1"});
+    } else {
+      cmd.insert(cmd.end(), {"--loop", parts[0]});
+      if (parts.size() > 1) cmd.insert(cmd.end(), {"--threads", parts[1]});
+      if (parts.size() > 2 && parts[2] == "clone") cmd.push_back("--clone-fd");
+    }
     Result r;
     r.name = "null " + spec;
     pid_t pid = Spawn(cmd);
@@ -222,11 +244,12 @@ int main(int argc, char** argv) {
     }
     results.push_back(r);
   }
-  for (const std::string& threads : Split(ccfs_threads, ',')) {
+  for (const auto& [transport, threads] : ccfs_targets) {
     Result r;
-    r.name = "ccfs request_threads=" + threads;
+    r.name = (transport == "dev" ? "ccfs request_threads=" : "ccfs uring request_threads=") + threads;
     std::string opts = "memory=" + std::to_string(file_mib * 4) +
-                       "MiB,compressed_percent=0,request_threads=" + threads;
+                       "MiB,compressed_percent=0,request_threads=" + threads +
+                       ",transport=" + transport;
     pid_t pid = Spawn({ccfs_bin, "mount", "-f", "-o", opts, data, mnt});
     if (pid > 0 && WaitMounted(pid, mnt)) {
       // Warm: two sequential passes make every page a raw-tier hit.
@@ -315,6 +338,21 @@ int main(int argc, char** argv) {
                  r.mean_us / n.mean_us, r.p50_us / n.p50_us);
         }
       }
+    }
+  }
+  // The ring against the best /dev/fuse target of the same kind (lowest QD1 mean).
+  for (const char* kind : {"null ", "ccfs "}) {
+    const Result* best_dev = nullptr;
+    for (const Result& r : results) {
+      if (!r.ok || r.name.rfind(kind, 0) != 0 || r.name.find("uring") != std::string::npos) continue;
+      if (best_dev == nullptr || r.mean_us < best_dev->mean_us) best_dev = &r;
+    }
+    if (best_dev == nullptr) continue;
+    for (const Result& r : results) {
+      if (!r.ok || r.name.rfind(kind, 0) != 0 || r.name.find("uring") == std::string::npos) continue;
+      printf("%-28s vs %s: QD1 mean %.2fx, p50 %.2fx, p99 %.2fx; 2-reader IOPS %.2fx\n",
+             r.name.c_str(), best_dev->name.c_str(), r.mean_us / best_dev->mean_us,
+             r.p50_us / best_dev->p50_us, r.p99_us / best_dev->p99_us, r.iops2 / best_dev->iops2);
     }
   }
   return 0;

@@ -5,6 +5,10 @@
 // beside ccfs and compares.
 //
 //   null_fuse MOUNTPOINT [--loop fixed|single|mt] [--threads N] [--clone-fd] [--size BYTES]
+//             [--uring]
+//
+// --uring serves requests from FUSE over io_uring queues (src/fuse/uring_transport.h), with the
+// --loop threads on /dev/fuse for what stays there.
 //
 // Serves in the foreground until unmounted (fusermount3 -u MOUNTPOINT).
 #define FUSE_USE_VERSION FUSE_MAKE_VERSION(3, 14)
@@ -17,10 +21,13 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "fuse/request_loop.h"
+#include "fuse/session_io.h"
+#include "fuse/uring_transport.h"
 
 namespace {
 
@@ -107,8 +114,9 @@ int main(int argc, char** argv) {
   CLI::App app{"null_fuse: the FUSE floor (one file answered from a static buffer)"};
   std::string mountpoint, loop_name = "fixed";
   int threads = 1;
-  bool clone_fd = false;
+  bool clone_fd = false, uring = false;
   app.add_option("mountpoint", mountpoint)->required();
+  app.add_flag("--uring", uring, "serve from FUSE over io_uring queues");
   app.add_option("--loop", loop_name, "fixed | single | mt");
   app.add_option("--threads", threads, "serving threads (fixed, mt)");
   app.add_flag("--clone-fd", clone_fd, "mt: one /dev/fuse fd per thread");
@@ -148,15 +156,40 @@ int main(int argc, char** argv) {
     fuse_session_destroy(se);
     return 1;
   }
+  if (uring) {
+    ccfs::Status s = ccfs::UringAvailable();
+    if (s.ok()) s = ccfs::InstallSessionIo(se, ccfs::kInitOverIoUring);
+    if (!s.ok()) {
+      fprintf(stderr, "null_fuse: %s\n", s.ToString().c_str());
+      fuse_session_unmount(se);
+      fuse_session_destroy(se);
+      return 1;
+    }
+  }
   int rc = 0;
   {
     ccfs::RequestLoop loop(se, loop_config);
+    std::unique_ptr<ccfs::UringTransport> transport;
     ccfs::Status s = loop.Start();
+    if (s.ok() && uring) {
+      ccfs::InitResult init;
+      if (!ccfs::WaitForInit(10000, &init) || (init.added & ccfs::kInitOverIoUring) == 0) {
+        s = ccfs::Status::NotSupported("the kernel did not agree to FUSE over io_uring in INIT");
+      } else {
+        ccfs::UringTransportConfig config;
+        config.max_write = init.max_write;
+        config.max_pages = init.max_pages;
+        transport = std::make_unique<ccfs::UringTransport>(se, config);
+        s = transport->Start();
+      }
+      if (!s.ok()) loop.Stop();
+    }
     if (!s.ok()) {
       fprintf(stderr, "null_fuse: %s\n", s.ToString().c_str());
       rc = 1;
     } else {
       loop.Join();
+      if (transport != nullptr) transport->Stop();
       if (!loop.result().ok()) {
         fprintf(stderr, "null_fuse: %s\n", loop.result().ToString().c_str());
         rc = 1;

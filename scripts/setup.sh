@@ -8,6 +8,7 @@ PKGS=(
   fuse3 libfuse3-dev            # the FUSE daemon and fusermount3
   libzstd-dev liblz4-dev        # the two codecs
   liburcu-dev                   # lock-free page index (RCU hash table)
+  liburing-dev                  # transport = uring: the rings of FUSE over io_uring
   libjemalloc-dev               # compressed blobs: allocator with exact size classes
   libgtest-dev libgmock-dev     # unit and mount tests
   libtomlplusplus-dev           # config file parser

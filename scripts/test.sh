@@ -13,6 +13,22 @@ build/ccfs_tests --gtest_brief=1
 echo "== Debian package: cpack from build/, control fields, files, --version, man pages"
 tests/packaging/deb_test.sh build
 
+echo "== mount, POSIX and reliability tests again on transport = uring (FUSE over io_uring)"
+# Needs Linux 6.14+ with CONFIG_FUSE_IO_URING and root: the kernel's switch is turned on for this
+# step and left as it was found afterwards (connections that already use a ring keep it).
+uring_switch=/sys/module/fuse/parameters/enable_uring
+if [[ -w $uring_switch ]]; then
+  uring_was=$(cat "$uring_switch")
+  restore_uring() { echo "$uring_was" > "$uring_switch"; }
+  trap restore_uring EXIT
+  echo Y > "$uring_switch"
+  CCFS_TEST_TRANSPORT=uring build/ccfs_tests --gtest_brief=1 --gtest_filter='*Mount*:DaemonTest.*:PosixTest.*:KillPrivTest.*:UnderneathTest.*:IntegrityTest.*:CrashTest.*:PathsTest.*:BadInputTest.*:Transport*'
+  restore_uring
+  trap - EXIT
+else
+  echo "(skipped: $uring_switch is missing or not writable: no FUSE over io_uring here)"
+fi
+
 echo "== ThreadSanitizer: engine, compression pool, stats"
 cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCCFS_SANITIZE=thread >/dev/null
 cmake --build build-tsan -j"$jobs" --target ccfs_tests

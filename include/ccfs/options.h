@@ -23,6 +23,9 @@
 
 namespace ccfs {
 
+// The values of Options::transport.
+inline constexpr const char* kTransportNames[] = {"dev", "uring", "auto"};
+
 struct Options {
   // --- engine (PageCache) -----------------------------------------------------------------------
   // Total RAM for cached pages (raw frames + compressed blobs), bytes.
@@ -63,6 +66,10 @@ struct Options {
   bool pin_threads = false;
   // Seconds the kernel may cache names and attributes.
   double attr_timeout = 1.0;
+  // How requests reach the daemon: "dev" (read from /dev/fuse), "uring" (FUSE over io_uring: per-CPU
+  // queues, src/fuse/uring_transport.h; the mount fails if the kernel does not allow it) or "auto"
+  // (uring when the kernel offers it, else dev). Checked against kTransportNames.
+  std::string transport = "dev";
 
   // The one place the rules of every key are checked (ranges, and the rules between keys: the raw
   // tier must hold 16 pages; compression_level must suit compressor). The message reads

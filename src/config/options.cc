@@ -59,6 +59,8 @@ std::string RuleText(const Options& o, const KeySpec& key) {
                          static_cast<uint64_t>(r.lo));
     case Rule::kCodec:
       return "must be " + CodecChoices(false);
+    case Rule::kTransport:
+      return "must be \"dev\", \"uring\" or \"auto\"";
     case Rule::kAny:
       break;
   }
@@ -149,6 +151,13 @@ Status CheckKey(const Options& o, const KeySpec& key) {
         if (v == k) return Status::Ok();
       }
       return Refuse(key, CodecName(v), RuleText(o, key));
+    }
+    case Rule::kTransport: {
+      const std::string& v = Value<std::string>(o, key);
+      for (const char* name : kTransportNames) {
+        if (v == name) return Status::Ok();
+      }
+      return Refuse(key, v, RuleText(o, key));
     }
   }
   return Refuse(key, "?", "has a rule this build does not know");

@@ -38,6 +38,7 @@
 #include "fuse/log.h"
 #include "fuse/request_loop.h"
 #include "fuse/session_io.h"
+#include "fuse/uring_transport.h"
 #include "util/cpus.h"
 #include "util/mount_table.h"
 
@@ -205,7 +206,13 @@ class Daemon {
       session_ = nullptr;
       return Fail(Status::IOError(0, "cannot mount on " + mountpoint_));
     }
-    s = InstallSessionIo(session_, kExtraInitFlags);
+    bool use_uring = false;
+    s = ChooseTransport(&use_uring);
+    if (!s.ok()) {
+      Shutdown();
+      return Fail(s);
+    }
+    s = InstallSessionIo(session_, kExtraInitFlags | (use_uring ? kInitOverIoUring : 0));
     if (!s.ok()) {
       Shutdown();
       return Fail(s);
@@ -216,6 +223,7 @@ class Daemon {
     if (options_.pin_threads) loop_config.cpus = SplitCpus(options_.compress_threads).request;
     loop_ = std::make_unique<RequestLoop>(session_, loop_config);
     s = loop_->Start();
+    if (s.ok() && use_uring) s = StartUring();
     if (!s.ok()) {
       Shutdown();
       return Fail(s);
@@ -224,10 +232,11 @@ class Daemon {
     // Every thread of ours exists now and blocks these signals; take them here.
     pthread_sigmask(SIG_UNBLOCK, &signals, nullptr);
     LogInfo(fmt::format("serving {} at {} (memory={}, compressed_percent={}, page_size={}, "
-                        "compressor={}, request_threads={})",
+                        "compressor={}, request_threads={}, transport={})",
                         dataset_, mountpoint_, FormatSize(options_.memory),
                         options_.compressed_percent, FormatSize(options_.page_size),
-                        CodecName(options_.compressor), options_.request_threads));
+                        CodecName(options_.compressor), options_.request_threads,
+                        uring_ != nullptr ? "uring" : "dev"));
 
     int rc = WaitForEnd();
     Shutdown();
@@ -239,6 +248,50 @@ class Daemon {
   int Fail(const Status& s) {
     LogError(s.ToString());
     return 1;
+  }
+
+  // transport = dev: no ring. uring: the ring, or the mount fails saying what the kernel lacks.
+  // auto: the ring if the kernel allows it, else dev, said once in the log.
+  Status ChooseTransport(bool* use_uring) {
+    *use_uring = false;
+    if (options_.transport == "dev") return Status::Ok();
+    Status s = UringAvailable();
+    *use_uring = s.ok();
+    if (s.ok()) return s;
+    if (options_.transport == "auto") {
+      LogInfo("transport = auto: serving /dev/fuse: " + s.message());
+      return Status::Ok();
+    }
+    return Status::NotSupported("transport = uring: " + s.message() + "; or use transport = dev");
+  }
+
+  // After INIT: the rings, if the kernel agreed to them. Once INIT has asked for the ring the
+  // kernel holds requests until it is registered, so a failure here must end the mount.
+  Status StartUring() {
+    InitResult init;
+    if (!WaitForInit(10000, &init)) {
+      return Status::IOError(ETIMEDOUT, "transport: the kernel's INIT did not arrive within 10 s");
+    }
+    if (init.error != 0 || (init.added & kInitOverIoUring) == 0) {
+      std::string why = "the kernel did not offer FUSE over io_uring in INIT (was "
+                        "/sys/module/fuse/parameters/enable_uring turned off meanwhile?)";
+      if (options_.transport == "auto") {
+        LogInfo("transport = auto: serving /dev/fuse: " + why);
+        return Status::Ok();
+      }
+      return Status::NotSupported("transport = uring: " + why);
+    }
+    UringTransportConfig config;
+    config.max_write = init.max_write;
+    config.max_pages = init.max_pages;
+    uring_ = std::make_unique<UringTransport>(session_, config);
+    Status s = uring_->Start();
+    if (s.ok()) return s;
+    const bool fall_back = options_.transport == "auto" && uring_->refused_by_kernel();
+    uring_.reset();
+    if (!fall_back) return Status::IOError(0, "transport = uring: " + s.message());
+    LogInfo("transport = auto: serving /dev/fuse: " + s.message());
+    return Status::Ok();
   }
 
   // Tells the waiting parent the mount is ready and cuts the daemon loose from the terminal.
@@ -311,6 +364,7 @@ class Daemon {
   }
 
   void Shutdown() {
+    if (uring_ != nullptr) uring_->Stop();
     if (loop_ != nullptr) loop_->Stop();
     if (session_ != nullptr) {
       fuse_session_unmount(session_);
@@ -334,6 +388,7 @@ class Daemon {
   std::unique_ptr<Filesystem> fs_;
   fuse_session* session_ = nullptr;
   std::unique_ptr<RequestLoop> loop_;
+  std::unique_ptr<UringTransport> uring_;
 };
 
 }  // namespace

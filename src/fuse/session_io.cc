@@ -6,7 +6,8 @@
 //
 // The INIT reply is found by its unique id (recorded when the INIT request was read) and patched
 // in a copy: libfuse's buffers are not ours to change. Only the first reply to that id is patched;
-// after it the writev hook costs one relaxed load.
+// after it the writev hook costs a thread-local load and an atomic one, unless the thread serves a
+// ring request (ReplyCapture), whose reply is handed to the ring instead of written.
 #include "fuse/session_io.h"
 
 #include "fuse/fuse_api.h"
@@ -19,6 +20,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <cstddef>
 #include <cstring>
 #include <mutex>
@@ -34,10 +36,15 @@ struct InitState {
   uint64_t unique GUARDED_BY(mu) = 0;
   uint64_t offered GUARDED_BY(mu) = 0;
   std::atomic<uint64_t> added{0};
+  // Set once the INIT reply has been written; `result` is complete then.
+  CondVar answered_cv;
+  bool answered GUARDED_BY(mu) = false;
+  InitResult result GUARDED_BY(mu);
 };
 
 InitState g_init;
 thread_local RequestFlags t_request;
+thread_local const ReplyCapture* t_capture = nullptr;
 
 template <typename T>
 bool ArgAfterHeader(const void* buf, size_t len, T* arg) {
@@ -56,23 +63,29 @@ ssize_t TapRead(int fd, void* buf, size_t len, void* /*userdata*/) {
   return n;
 }
 
-ssize_t TapWritev(int fd, struct iovec* iov, int count, void* /*userdata*/) {
-  if (!g_init.reply_pending.load(std::memory_order_acquire) || count < 2 ||
-      iov[0].iov_len < sizeof(fuse_out_header)) {
-    return writev(fd, iov, count);
-  }
-  fuse_out_header out;
-  memcpy(&out, iov[0].iov_base, sizeof(out));
-  uint64_t offered;
-  {
-    MutexLock lock(&g_init.mu);
-    if (out.unique != g_init.unique) return writev(fd, iov, count);
-    offered = g_init.offered;
-  }
+// Records the INIT reply as written and wakes WaitForInit.
+void MarkInitAnswered(const InitResult& result) {
+  MutexLock lock(&g_init.mu);
+  g_init.result = result;
+  g_init.answered = true;
+  g_init.answered_cv.SignalAll();
+}
+
+// Patches and writes the INIT reply (out.unique matched the INIT request).
+ssize_t WriteInitReply(int fd, struct iovec* iov, int count, const fuse_out_header& out,
+                       uint64_t offered) {
   g_init.reply_pending.store(false, std::memory_order_release);
+  InitResult result;
+  result.offered = offered;
+  result.error = out.error;
   // A reply too short to hold flags2 (protocol minor < 23) or an error: nothing to add to.
-  if (out.error != 0 || iov[1].iov_len < offsetof(fuse_init_out, flags2) + sizeof(uint32_t)) {
-    return writev(fd, iov, count);
+  if (out.error != 0 || count < 2 ||
+      iov[1].iov_len < offsetof(fuse_init_out, flags2) + sizeof(uint32_t)) {
+    ssize_t n = writev(fd, iov, count);
+    int saved = errno;
+    MarkInitAnswered(result);
+    errno = saved;
+    return n;
   }
   fuse_init_out reply;
   memset(&reply, 0, sizeof(reply));
@@ -85,10 +98,38 @@ ssize_t TapWritev(int fd, struct iovec* iov, int count, void* /*userdata*/) {
     reply.flags2 |= static_cast<uint32_t>(add >> 32);
   }
   g_init.added.store(add, std::memory_order_relaxed);
+  result.added = add;
+  result.max_write = reply.max_write;
+  if (reply.flags & FUSE_MAX_PAGES) result.max_pages = reply.max_pages;
   std::vector<iovec> patched(iov, iov + count);
   patched[1].iov_base = &reply;
   patched[1].iov_len = reply_len;
-  return writev(fd, patched.data(), count);
+  ssize_t n = writev(fd, patched.data(), count);
+  int saved = errno;
+  if (n < 0) result.error = -saved;
+  MarkInitAnswered(result);
+  errno = saved;
+  return n;
+}
+
+ssize_t TapWritev(int fd, struct iovec* iov, int count, void* /*userdata*/) {
+  if (count < 1 || iov[0].iov_len < sizeof(fuse_out_header)) return writev(fd, iov, count);
+  const ReplyCapture* capture = t_capture;
+  const bool init_pending = g_init.reply_pending.load(std::memory_order_acquire);
+  if (capture == nullptr && !init_pending) return writev(fd, iov, count);
+  fuse_out_header out;
+  memcpy(&out, iov[0].iov_base, sizeof(out));
+  if (capture != nullptr && out.unique == capture->unique) {
+    return capture->place(capture->context, iov, count);
+  }
+  if (!init_pending) return writev(fd, iov, count);
+  uint64_t offered;
+  {
+    MutexLock lock(&g_init.mu);
+    if (out.unique != g_init.unique) return writev(fd, iov, count);
+    offered = g_init.offered;
+  }
+  return WriteInitReply(fd, iov, count, out, offered);
 }
 
 }  // namespace
@@ -107,6 +148,19 @@ Status InstallSessionIo(fuse_session* se, uint64_t want_init_flags) {
 }
 
 uint64_t InitFlagsAdded() { return g_init.added.load(std::memory_order_relaxed); }
+
+bool WaitForInit(int timeout_ms, InitResult* result) {
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  MutexLock lock(&g_init.mu);
+  while (!g_init.answered) {
+    if (!g_init.answered_cv.WaitUntil(&g_init.mu, deadline)) break;
+  }
+  if (!g_init.answered) return false;
+  *result = g_init.result;
+  return true;
+}
+
+void SetReplyCapture(const ReplyCapture* capture) { t_capture = capture; }
 
 const RequestFlags& CurrentRequest() { return t_request; }
 

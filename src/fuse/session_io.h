@@ -16,9 +16,13 @@
 //   and fuse_session_receive_buf + fuse_session_process_buf alike), so a handler finds its
 //   request's flags in CurrentRequest().
 //
-// A transport that does not read requests through this custom I/O (FUSE over io_uring reads them
-// from its ring) calls NoteRequest() itself before it runs the handler; INIT always arrives on
-// /dev/fuse, so the INIT part needs nothing more.
+//   Replies that belong in a ring. A transport that does not read requests through this custom I/O
+//   (FUSE over io_uring, src/fuse/uring_transport.h, reads them from its ring) calls NoteRequest()
+//   itself before it runs the handler, and sets a ReplyCapture for the request on its thread:
+//   libfuse's reply to that request (same thread, same unique) then goes to the capture instead of
+//   /dev/fuse. Every other write (notifications, replies to /dev/fuse requests) is untouched. INIT
+//   always arrives on /dev/fuse; WaitForInit() tells a transport that it has been answered and
+//   what was agreed.
 //
 // Thread-safety: at most one session per process uses SessionIo (the daemon has one). Install it
 // before any request thread starts; the hooks then run on any number of request threads.
@@ -29,10 +33,12 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <sys/types.h>
 
 #include "ccfs/status.h"
 
 struct fuse_session;
+struct iovec;
 
 namespace ccfs {
 
@@ -48,6 +54,31 @@ Status InstallSessionIo(fuse_session* se, uint64_t want_init_flags);
 
 // The INIT flags the reply added: want_init_flags & what the kernel offered. 0 before INIT.
 uint64_t InitFlagsAdded();
+
+// What the INIT exchange agreed, as far as a transport needs it.
+struct InitResult {
+  uint64_t offered = 0;    // the kernel's INIT flags (flags | flags2 << 32)
+  uint64_t added = 0;      // what InstallSessionIo's reply added (InitFlagsAdded())
+  uint32_t max_write = 0;  // from the reply
+  uint32_t max_pages = 0;  // from the reply when it set FUSE_MAX_PAGES, else 0
+  int32_t error = 0;       // the reply's error (0: INIT accepted)
+};
+
+// Waits up to `timeout_ms` until the INIT reply has been written to /dev/fuse (the kernel has
+// taken it once writev returns). True and *result filled when it has; false on timeout.
+bool WaitForInit(int timeout_ms, InitResult* result);
+
+// Where a reply goes instead of /dev/fuse. `place` gets the reply's iovecs as libfuse would have
+// written them (iov[0] the fuse_out_header) and returns the bytes taken, or -1 with errno set.
+struct ReplyCapture {
+  uint64_t unique = 0;
+  ssize_t (*place)(void* context, const struct iovec* iov, int count) = nullptr;
+  void* context = nullptr;
+};
+
+// Routes this thread's reply to capture->unique to `capture` (nullptr: none). The capture must
+// outlive its use; the caller clears it once the handler has returned.
+void SetReplyCapture(const ReplyCapture* capture);
 
 // What libfuse 3.14 does not pass on about the request this thread is serving.
 struct RequestFlags {

@@ -38,11 +38,20 @@ std::string ReadBack(int fd) {
 
 std::vector<std::string> CcfsArgv(const std::vector<std::string>& args) {
   std::vector<std::string> argv = {CCFS_BINARY};
-  argv.insert(argv.end(), args.begin(), args.end());
+  std::vector<std::string> with_transport = WithTestTransport(args);
+  argv.insert(argv.end(), with_transport.begin(), with_transport.end());
   return argv;
 }
 
 }  // namespace
+
+std::vector<std::string> WithTestTransport(const std::vector<std::string>& args) {
+  const char* transport = getenv("CCFS_TEST_TRANSPORT");
+  if (transport == nullptr || *transport == '\0' || args.empty() || args[0] != "mount") return args;
+  std::vector<std::string> out = {args[0], "-o", std::string("transport=") + transport};
+  out.insert(out.end(), args.begin() + 1, args.end());
+  return out;
+}
 
 pid_t Spawn(const std::vector<std::string>& argv, int out_fd, int err_fd) {
   std::vector<char*> v;

@@ -31,6 +31,12 @@ CommandResult RunCommand(const std::vector<std::string>& argv, double timeout_s 
 // Runs the ccfs binary under test with `args`.
 CommandResult RunCcfs(const std::vector<std::string>& args, double timeout_s = 30);
 
+// The transport every mount the tests start uses: with CCFS_TEST_TRANSPORT=uring (or dev, auto)
+// in the environment, `ccfs mount ARGS` becomes `ccfs mount -o transport=uring ARGS`, so a test's
+// own -o transport=... (later) still wins. RunCcfs, CcfsProcess and MountedDataset apply it;
+// `args` are ccfs's arguments (without the binary). Unset: `args` unchanged.
+std::vector<std::string> WithTestTransport(const std::vector<std::string>& args);
+
 // The pieces underneath, for a test that keeps a process running (the mount fixture's daemon):
 // Spawn forks and execs argv (searched in PATH) with stdout to out_fd, stderr to err_fd and stdin
 // from /dev/null, returning its pid (-1 if fork failed); Reap waits for it up to timeout_s, kills

@@ -37,10 +37,12 @@ MountedDataset::~MountedDataset() {
 
 bool MountedDataset::Mount(const std::vector<std::string>& extra_args, std::string* error) {
   int fd = open(log_.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-  std::vector<std::string> argv = {CCFS_BINARY, "mount", "-f"};
-  argv.insert(argv.end(), extra_args.begin(), extra_args.end());
-  argv.push_back(data_);
-  argv.push_back(mnt_);
+  std::vector<std::string> args = {"mount", "-f"};
+  args.insert(args.end(), extra_args.begin(), extra_args.end());
+  args.push_back(data_);
+  args.push_back(mnt_);
+  std::vector<std::string> argv = {CCFS_BINARY};
+  for (std::string& a : WithTestTransport(args)) argv.push_back(std::move(a));
   pid_ = Spawn(argv, fd, fd);
   close(fd);
   auto deadline = Clock::now() + std::chrono::seconds(10);
