@@ -22,7 +22,7 @@ if [[ -w $uring_switch ]]; then
   restore_uring() { echo "$uring_was" > "$uring_switch"; }
   trap restore_uring EXIT
   echo Y > "$uring_switch"
-  CCFS_TEST_TRANSPORT=uring build/ccfs_tests --gtest_brief=1 --gtest_filter='*Mount*:DaemonTest.*:PosixTest.*:KillPrivTest.*:UnderneathTest.*:IntegrityTest.*:CrashTest.*:PathsTest.*:BadInputTest.*:Transport*'
+  CCFS_TEST_TRANSPORT=uring build/ccfs_tests --gtest_brief=1 --gtest_filter='*Mount*:DaemonTest.*:PosixTest.*:KillPrivTest.*:CreateAsCallerTest.*:UnderneathTest.*:IntegrityTest.*:CrashTest.*:PathsTest.*:PressureTest.*:BadInputTest.*:Transport*'
   restore_uring
   trap - EXIT
 else
