@@ -63,6 +63,9 @@ struct Options {
   bool pin_threads = false;
   // Seconds the kernel may cache names and attributes.
   double attr_timeout = 1.0;
+  // Where the daemon serves Prometheus metrics over HTTP (GET /metrics): "[HOST:]PORT", a bare
+  // port meaning 127.0.0.1 (src/config/listen_address.h); "" = no metrics endpoint.
+  std::string metrics;
 
   // The one place the rules of every key are checked (ranges, and the rules between keys: the raw
   // tier must hold 16 pages; compression_level must suit compressor). The message reads

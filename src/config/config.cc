@@ -149,11 +149,15 @@ Status SetFromText(const KeySpec& key, const std::string& raw, Options* o) {
   auto bad = [&](const std::string& what) {
     return Status::InvalidArgument(fmt::format("{} = {}: {}", key.name, raw, what));
   };
-  if (text.empty()) return bad("empty value");
+  // Text keys take the value as written, empty included ("" = off); their rule judges it.
+  if (text.empty() && config::TypeOf(key) != config::KeyType::kString) return bad("empty value");
   return std::visit(
       [&](auto member) -> Status {
         using T = FieldType<decltype(member)>;
-        if constexpr (std::is_same_v<T, bool>) {
+        if constexpr (std::is_same_v<T, std::string>) {
+          o->*member = text;
+          return Status::Ok();
+        } else if constexpr (std::is_same_v<T, bool>) {
           std::string v = Lower(text);
           if (v == "true" || v == "yes" || v == "on" || v == "1") {
             o->*member = true;
@@ -237,6 +241,12 @@ Status SetFromToml(const KeySpec& key, const toml::node& node, Options* o) {
         } else if constexpr (std::is_same_v<T, int>) {
           if (const auto* i = node.as_integer()) return StoreInt(key, member, i->get(), o);
           return wrong_type("an integer");
+        } else if constexpr (std::is_same_v<T, std::string>) {
+          if (const auto* s = node.as_string()) {
+            o->*member = std::string(Trim(s->get()));
+            return Status::Ok();
+          }
+          return wrong_type("a string");
         } else {
           if (const auto* i = node.as_integer()) {
             int64_t v = i->get();

@@ -30,6 +30,7 @@ constexpr Rule PowerOfTwoIn(double lo, double hi) { return {Rule::kPowerOfTwo, l
 constexpr Rule Memory(double at_least) { return {Rule::kMemory, at_least, 0}; }
 constexpr Rule Codec() { return {Rule::kCodec, 0, 0}; }
 constexpr Rule CodecLevel() { return {Rule::kCodecLevel, 0, 0}; }
+constexpr Rule ListenAddressOrOff() { return {Rule::kListenAddress, 0, 0}; }
 
 // A number as people read it: 2, 12.5, 0.333..., inf.
 std::string Number(double v) { return fmt::format("{}", v); }
@@ -39,6 +40,22 @@ std::string TomlFloat(double v) {
   std::string s = Number(v);
   if (std::isfinite(v) && s.find_first_of(".eE") == std::string::npos) s += ".0";
   return s;
+}
+
+// A TOML basic string: quotes, backslashes and control characters escaped.
+std::string TomlString(const std::string& v) {
+  std::string out = "\"";
+  for (char c : v) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
+      out += fmt::format("\\u{:04X}", static_cast<unsigned char>(c));
+    } else {
+      out += c;
+    }
+  }
+  return out + "\"";
 }
 
 // A size in the largest binary unit that holds it exactly, so it reads well and parses back to
@@ -91,6 +108,9 @@ const std::vector<KeySpec>& AllKeys() {
        "Let other users reach the mount (FUSE allow_other)."},
       {"attr_timeout", "daemon", &Options::attr_timeout, Seconds(), kRemount,
        "Seconds the kernel may cache names and attributes, >= 0."},
+      {"metrics", "daemon", &Options::metrics, ListenAddressOrOff(), kRemount,
+       "Serve Prometheus metrics over HTTP at [HOST:]PORT/metrics (a bare port = 127.0.0.1); "
+       "\"\" = off."},
   };
   return kKeys;
 }
@@ -121,6 +141,7 @@ KeyType TypeOf(const KeySpec& key) {
         else if constexpr (std::is_same_v<T, CodecKind>) return KeyType::kCodec;
         else if constexpr (std::is_same_v<T, double>) return KeyType::kDouble;
         else if constexpr (std::is_same_v<T, int>) return KeyType::kInt;
+        else if constexpr (std::is_same_v<T, std::string>) return KeyType::kString;
         else return KeyType::kSize;
       },
       key.field);
@@ -148,6 +169,9 @@ std::string FormatValue(const KeySpec& key, const Options& o, ValueStyle style) 
           return toml ? TomlFloat(v) : Number(v);
         } else if constexpr (std::is_same_v<T, int>) {
           return std::to_string(v);
+        } else if constexpr (std::is_same_v<T, std::string>) {
+          if (toml) return TomlString(v);
+          return v.empty() ? "(off)" : v;
         } else {
           return toml ? "\"" + ExactSize(v) + "\"" : FormatSize(v);
         }

@@ -27,11 +27,13 @@ namespace ccfs::config {
 
 // The Options field a key lives in. The alternative is the key's type: unsigned integers are
 // sizes (bytes, with units in text), int an integer, double a number, bool a boolean, CodecKind a
-// codec name.
+// codec name, std::string text taken as written (its rule says what it must look like; "" is
+// allowed and means "off").
 using Field = std::variant<uint64_t Options::*, uint32_t Options::*, int Options::*,
-                           double Options::*, bool Options::*, CodecKind Options::*>;
+                           double Options::*, bool Options::*, CodecKind Options::*,
+                           std::string Options::*>;
 
-enum class KeyType { kSize, kInt, kDouble, kBool, kCodec };
+enum class KeyType { kSize, kInt, kDouble, kBool, kCodec, kString };
 
 // What values a key accepts beyond its type. Messages for each kind are written in options.cc.
 struct Rule {
@@ -45,6 +47,7 @@ struct Rule {
     kMemory,          // at least lo bytes, and the raw tier holds kMinRawPages pages of page_size
     kCodec,           // a known CodecKind
     kCodecLevel,      // inside CodecLevelRange(compressor)
+    kListenAddress,   // "" (off) or [HOST:]PORT (config/listen_address.h)
   };
   Kind kind = kAny;
   double lo = 0;

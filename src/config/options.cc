@@ -14,6 +14,7 @@
 
 #include "ccfs/config.h"
 #include "config/keys.h"
+#include "config/listen_address.h"
 
 namespace ccfs {
 
@@ -59,6 +60,7 @@ std::string RuleText(const Options& o, const KeySpec& key) {
                          static_cast<uint64_t>(r.lo));
     case Rule::kCodec:
       return "must be " + CodecChoices(false);
+    case Rule::kListenAddress:  // CheckKey words it: the parser says what is wrong
     case Rule::kAny:
       break;
   }
@@ -149,6 +151,13 @@ Status CheckKey(const Options& o, const KeySpec& key) {
         if (v == k) return Status::Ok();
       }
       return Refuse(key, CodecName(v), RuleText(o, key));
+    }
+    case Rule::kListenAddress: {
+      const std::string& v = Value<std::string>(o, key);
+      if (v.empty()) return Status::Ok();
+      ListenAddress address;
+      Status s = ParseListenAddress(v, &address);
+      return s.ok() ? s : Refuse(key, v, s.message());
     }
   }
   return Refuse(key, "?", "has a rule this build does not know");

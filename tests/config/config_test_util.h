@@ -25,6 +25,7 @@ inline Options AllNonDefault() {
   o.pin_threads = true;
   o.allow_other = true;
   o.attr_timeout = 2.5;
+  o.metrics = "127.0.0.1:9567";
   return o;
 }
 
