@@ -109,22 +109,25 @@ void WriteReadHistograms(const CacheStats& s, Writer* w) {
   w->Family(kName, "histogram",
             "Time the engine took to serve one page read, seconds, by path (raw = raw hit, "
             "compressed = compressed hit, miss = read from the backing file)");
+  const std::string bucket = std::string(kName) + "_bucket";
   for (const ReadPath& p : kReadPaths) {
     const HistogramSnapshot& h = s.*p.latency;
     const std::vector<std::pair<uint64_t, uint64_t>> buckets = h.Buckets();
+    const std::string path = fmt::format("path=\"{}\"", p.label);
     uint64_t total = 0;
     for (const auto& b : buckets) total += b.second;
     // Cumulative: walk the engine's buckets (ascending) once, across the fixed bounds.
     size_t next = 0;
     uint64_t cumulative = 0;
     for (uint64_t bound : kReadSecondsBounds) {
-      while (next < buckets.size() && buckets[next].first <= bound) cumulative += buckets[next++].second;
-      w->Sample(std::string(kName) + "_bucket",
-                fmt::format("path=\"{}\",le=\"{}\"", p.label, Seconds(bound)), cumulative);
+      while (next < buckets.size() && buckets[next].first <= bound) {
+        cumulative += buckets[next++].second;
+      }
+      w->Sample(bucket, fmt::format("{},le=\"{}\"", path, Seconds(bound)), cumulative);
     }
-    w->Sample(std::string(kName) + "_bucket", fmt::format("path=\"{}\",le=\"+Inf\"", p.label), total);
-    w->Sample(std::string(kName) + "_sum", fmt::format("path=\"{}\"", p.label), Seconds(h.sum_ns()));
-    w->Sample(std::string(kName) + "_count", fmt::format("path=\"{}\"", p.label), total);
+    w->Sample(bucket, path + ",le=\"+Inf\"", total);
+    w->Sample(std::string(kName) + "_sum", path, Seconds(h.sum_ns()));
+    w->Sample(std::string(kName) + "_count", path, total);
   }
 }
 
