@@ -29,7 +29,9 @@ namespace ccfs {
 namespace {
 
 constexpr int kWorkers = 2;
-constexpr int kTimeoutSeconds = 5;
+// A scraper sends its request at once and reads a few kB; a client that takes longer is dropped,
+// so it holds a worker (and delays an unmount) at most this long.
+constexpr int kTimeoutSeconds = 2;
 
 void ReuseAddressOnly(socket_t sock) {
   int yes = 1;
@@ -55,6 +57,7 @@ Status MetricsServer::Start(const ListenAddress& address, Render render,
   http.new_task_queue = [] { return new httplib::ThreadPool(kWorkers); };
   http.set_socket_options(ReuseAddressOnly);
   http.set_keep_alive_max_count(1);
+  http.set_keep_alive_timeout(kTimeoutSeconds);  // also how long a new connection may stay silent
   http.set_read_timeout(kTimeoutSeconds, 0);
   http.set_write_timeout(kTimeoutSeconds, 0);
   http.Get("/metrics", [render = std::move(render)](const httplib::Request&, httplib::Response& res) {

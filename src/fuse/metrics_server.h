@@ -4,7 +4,7 @@
 // kPrometheusContentType (src/stats/prometheus.h); any other path is 404. The HTTP side is
 // cpp-httplib (Debian's libcpp-httplib-dev): one listening thread and two worker threads, all
 // started by Start and joined by Stop. Connections are not kept alive, and a client that sends or
-// reads too slowly is dropped after 5 seconds, so no client can hold a worker for long.
+// reads too slowly is dropped after 2 seconds, so no client can hold a worker for long.
 //
 // Never blocks a read: `render` runs on a worker thread of this server. The daemon's takes a
 // snapshot (PageCache::Stats: relaxed loads of the counters, plus a copy of the compressed tier's
