@@ -60,9 +60,10 @@ Status MetricsServer::Start(const ListenAddress& address, Render render,
   http.set_keep_alive_timeout(kTimeoutSeconds);  // also how long a new connection may stay silent
   http.set_read_timeout(kTimeoutSeconds, 0);
   http.set_write_timeout(kTimeoutSeconds, 0);
-  http.Get("/metrics", [render = std::move(render)](const httplib::Request&, httplib::Response& res) {
-    res.set_content(render(), kPrometheusContentType);
-  });
+  http.Get("/metrics",
+           [render = std::move(render)](const httplib::Request&, httplib::Response& res) {
+             res.set_content(render(), kPrometheusContentType);
+           });
 
   errno = 0;
   if (!http.bind_to_port(address.host, address.port)) {

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <string>
+#include <vector>
 
 #include "testing/command.h"
 
@@ -61,7 +62,8 @@ inline bool HaveCurl() { return RunCommand({"curl", "--version"}, 10).exit_code 
 // answer, as --fail makes it) in .exit_code.
 inline CommandResult Curl(int port, const std::string& path = "/metrics",
                           const std::vector<std::string>& extra = {}) {
-  std::vector<std::string> argv = {"curl", "--silent", "--show-error", "--fail", "--max-time", "10"};
+  std::vector<std::string> argv = {"curl",   "--silent",   "--show-error",
+                                   "--fail", "--max-time", "10"};
   argv.insert(argv.end(), extra.begin(), extra.end());
   argv.push_back("http://127.0.0.1:" + std::to_string(port) + path);
   return RunCommand(argv, 20);
