@@ -19,6 +19,7 @@
 #include "ccfs/codec.h"
 #include "ccfs/stats.h"
 #include "stats/counters.h"
+#include "stats/stats_test_util.h"
 
 namespace ccfs {
 namespace {
@@ -87,18 +88,6 @@ double Number(const Exposition& e, const std::string& series) {
     return -1;
   }
   return std::stod(it->second);
-}
-
-// Every counter distinct, as stats_json_test does, so a swapped field shows up.
-CacheStats DistinctStats() {
-  CacheStats s;
-  uint64_t v = 1;
-  for (const CounterInfo& c : kCacheCounters) s.*c.field = 1000 + v++;
-  s.compressed_percent = 40;
-  s.page_size = 16384;
-  s.compressor = static_cast<int>(CodecKind::kZstd);
-  s.compression_level = -3;
-  return s;
 }
 
 DaemonIdentity Daemon() {
