@@ -23,6 +23,8 @@ PKGS=(
   clang libclang-rt-14-dev      # libFuzzer fuzzers (CCFS_FUZZ=ON) and their sanitizer runtimes
   libcpp-httplib-dev            # the metrics endpoint's HTTP server (the `metrics` key)
   curl                          # the metrics tests scrape the endpoint as Prometheus would
+  dpkg-dev                      # cpack -G DEB: dpkg-shlibdeps works out the package's Depends
+  groff-base man-db             # man pages: groff -ww checks them, man -l renders them
 )
 
 missing=()

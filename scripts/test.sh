@@ -10,6 +10,8 @@ cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build build -j"$jobs"
 echo "== unit and mount tests"
 build/ccfs_tests --gtest_brief=1
+echo "== Debian package: cpack from build/, control fields, files, --version, man pages"
+tests/packaging/deb_test.sh build
 
 echo "== ThreadSanitizer: engine, compression pool, stats"
 cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCCFS_SANITIZE=thread >/dev/null

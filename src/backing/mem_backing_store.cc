@@ -24,13 +24,14 @@
 
 #include "ccfs/backing_store.h"
 #include "ccfs/status.h"
+#include "util/mutex.h"
 
 namespace ccfs {
 namespace {
 
 struct MemFile {
-  std::mutex mu;
-  std::string data;  // guarded by mu
+  Mutex mu;
+  std::string data GUARDED_BY(mu);
 };
 
 class MemBackingStoreImpl;
@@ -45,7 +46,7 @@ class MemBackingFile final : public BackingFile {
   Status Write(uint64_t offset, const void* buf, size_t len) override;
 
   Status Size(uint64_t* size) override {
-    std::lock_guard<std::mutex> lock(file_->mu);
+    MutexLock lock(&file_->mu);
     *size = file_->data.size();
     return Status::Ok();
   }
@@ -66,7 +67,7 @@ class MemBackingStoreImpl final : public MemBackingStore {
               std::unique_ptr<BackingFile>* file) override {
     std::shared_ptr<MemFile> f;
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(&mu_);
       auto it = files_.find(path);
       if (it == files_.end()) {
         if (!(flags & O_CREAT)) return Status::FromErrno(ENOENT, path + ": open");
@@ -77,7 +78,7 @@ class MemBackingStoreImpl final : public MemBackingStore {
       f = it->second;
     }
     if ((flags & O_TRUNC) && (flags & O_ACCMODE) != O_RDONLY) {
-      std::lock_guard<std::mutex> lock(f->mu);
+      MutexLock lock(&f->mu);
       f->data.clear();
     }
     file->reset(new MemBackingFile(this, std::move(f), path, flags & O_ACCMODE));
@@ -87,24 +88,24 @@ class MemBackingStoreImpl final : public MemBackingStore {
   void Put(const std::string& path, std::string data) override {
     std::shared_ptr<MemFile> f;
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(&mu_);
       auto& slot = files_[path];
       if (!slot) slot = std::make_shared<MemFile>();
       f = slot;
     }
-    std::lock_guard<std::mutex> lock(f->mu);
+    MutexLock lock(&f->mu);
     f->data = std::move(data);
   }
 
   std::string Get(const std::string& path) override {
     std::shared_ptr<MemFile> f;
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(&mu_);
       auto it = files_.find(path);
       if (it == files_.end()) return std::string();
       f = it->second;
     }
-    std::lock_guard<std::mutex> lock(f->mu);
+    MutexLock lock(&f->mu);
     return f->data;
   }
 
@@ -115,8 +116,8 @@ class MemBackingStoreImpl final : public MemBackingStore {
   void CountPageRead() { page_reads_.fetch_add(1, std::memory_order_relaxed); }
 
  private:
-  std::mutex mu_;
-  std::map<std::string, std::shared_ptr<MemFile>> files_;  // guarded by mu_
+  Mutex mu_;
+  std::map<std::string, std::shared_ptr<MemFile>> files_ GUARDED_BY(mu_);
   std::atomic<bool> fail_reads_{false};
   std::atomic<uint64_t> page_reads_{0};
 };
@@ -137,18 +138,18 @@ Status MemBackingFile::ReadPage(uint64_t offset, size_t len, void* buf, size_t* 
     return Status::FromErrno(EIO, path_ + ": read at offset " + std::to_string(offset) +
                                       " (injected failure)");
   }
-  std::lock_guard<std::mutex> lock(file_->mu);
-  const std::string& d = file_->data;
-  if (offset >= d.size()) return Status::Ok();
-  size_t n = std::min<uint64_t>(len, d.size() - offset);
-  std::memcpy(buf, d.data() + offset, n);
+  MutexLock lock(&file_->mu);
+  const uint64_t size = file_->data.size();
+  if (offset >= size) return Status::Ok();
+  size_t n = std::min<uint64_t>(len, size - offset);
+  std::memcpy(buf, file_->data.data() + offset, n);
   *got = n;
   return Status::Ok();
 }
 
 Status MemBackingFile::Write(uint64_t offset, const void* buf, size_t len) {
   if (accmode_ == O_RDONLY) return Status::FromErrno(EBADF, path_ + ": write to read-only file");
-  std::lock_guard<std::mutex> lock(file_->mu);
+  MutexLock lock(&file_->mu);
   std::string& d = file_->data;
   if (d.size() < offset + len) d.resize(offset + len, '\0');
   std::memcpy(d.data() + offset, buf, len);

@@ -21,6 +21,13 @@
 
 namespace ccfs {
 
+// The project version (CMake's project(VERSION)), as `ccfs --version` and the man pages show it.
+inline constexpr const char* kVersion = CCFS_VERSION;
+// What ccfs is, in one line: the --help banner and the man page's NAME.
+inline constexpr const char* kProgramSummary =
+    "a FUSE file system that caches a dataset in RAM split into a raw tier and a compressed tier "
+    "(lz4/zstd), and measures whether compression pays";
+
 // Adds the subcommand's options to `app` and returns what runs it (returning the exit code).
 using CommandSetup = std::function<std::function<int()>(CLI::App* app)>;
 

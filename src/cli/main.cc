@@ -31,10 +31,9 @@ static std::vector<std::string> RewriteMountHelperForm(int argc, char** argv) {
 }
 
 int main(int argc, char** argv) {
-  CLI::App app{"ccfs: a FUSE file system that caches a dataset in RAM split into a raw tier and "
-               "a compressed tier (lz4/zstd), and measures whether compression pays"};
+  CLI::App app{"ccfs: " + std::string(ccfs::kProgramSummary)};
   app.require_subcommand(1);
-  app.set_version_flag("--version", "ccfs 0.1.0");
+  app.set_version_flag("--version", std::string("ccfs ") + ccfs::kVersion);
   std::map<CLI::App*, std::function<int()>> runners;
   for (auto& entry : ccfs::CommandRegistry()) {
     CLI::App* sub = app.add_subcommand(entry.name, entry.description);

@@ -60,7 +60,10 @@ std::string RuleText(const Options& o, const KeySpec& key) {
                          static_cast<uint64_t>(r.lo));
     case Rule::kCodec:
       return "must be " + CodecChoices(false);
-    case Rule::kListenAddress:  // CheckKey words it: the parser says what is wrong
+    case Rule::kListenAddress: {  // the parser words the rule
+      ListenAddress unused;
+      return "\"\" (off) or " + ParseListenAddress("", &unused).message();
+    }
     case Rule::kAny:
       break;
   }
@@ -157,7 +160,7 @@ Status CheckKey(const Options& o, const KeySpec& key) {
       if (v.empty()) return Status::Ok();
       ListenAddress address;
       Status s = ParseListenAddress(v, &address);
-      return s.ok() ? s : Refuse(key, v, s.message());
+      return s.ok() ? s : Refuse(key, v, s.message());  // the parser's words, without "" (off)
     }
   }
   return Refuse(key, "?", "has a rule this build does not know");

@@ -10,14 +10,6 @@
 
 namespace ccfs {
 
-FileSignature SignatureOf(const struct stat& st) {
-  FileSignature s;
-  s.size = static_cast<uint64_t>(st.st_size);
-  s.mtime_ns = static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
-  s.ctime_ns = static_cast<int64_t>(st.st_ctim.tv_sec) * 1000000000 + st.st_ctim.tv_nsec;
-  return s;
-}
-
 ChangeDetector::ChangeDetector(PageCache* cache)
     : cache_(cache), page_size_(cache->options().page_size) {}
 
@@ -26,18 +18,18 @@ void ChangeDetector::CheckBeforeRead(Inode* i, int fd) {
   struct stat st;
   if (fstat(fd, &st) != 0) return;
   FileSignature now = SignatureOf(st);
-  std::lock_guard<std::mutex> lock(i->sig_mu);
+  MutexLock lock(&i->sig_mu);
   UpdateLocked(i, now);
 }
 
 void ChangeDetector::TruncatedByOpen(Inode* i, int fd) {
-  std::lock_guard<std::mutex> lock(i->sig_mu);
+  MutexLock lock(&i->sig_mu);
   cache_->InvalidateFile(i->file_id);
   RecordLocked(i, fd);
 }
 
 void ChangeDetector::RecordNewTimes(Inode* i, int fd) {
-  std::lock_guard<std::mutex> lock(i->sig_mu);
+  MutexLock lock(&i->sig_mu);
   if (fd >= 0) {
     RecordLocked(i, fd);
     return;
@@ -65,12 +57,13 @@ void ChangeDetector::RecordLocked(Inode* i, int fd) {
 }
 
 ChangeDetector::OwnChange::OwnChange(ChangeDetector* detector, Inode* i, int fd)
-    : detector_(detector), inode_(i), lock_(i->sig_mu) {
+    : detector_(detector), inode_(i), lock_(&i->sig_mu) {
   struct stat st;
   if (fstat(fd, &st) == 0) detector_->UpdateLocked(i, SignatureOf(st));
 }
 
 uint64_t ChangeDetector::OwnChange::size_before() const {
+  LockHeld();
   return inode_->sig_known ? inode_->sig.size : 0;
 }
 
@@ -79,6 +72,9 @@ void ChangeDetector::OwnChange::DropFrom(uint64_t offset) {
                                     offset / detector_->page_size_ * detector_->page_size_);
 }
 
-void ChangeDetector::OwnChange::Record(int fd) { detector_->RecordLocked(inode_, fd); }
+void ChangeDetector::OwnChange::Record(int fd) {
+  LockHeld();
+  detector_->RecordLocked(inode_, fd);
+}
 
 }  // namespace ccfs

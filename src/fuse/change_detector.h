@@ -32,20 +32,10 @@
 #include <mutex>
 
 #include "ccfs/page_cache.h"
+#include "fuse/inode_table.h"
+#include "util/mutex.h"
 
 namespace ccfs {
-
-struct Inode;
-
-// What identifies one version of a file's contents.
-struct FileSignature {
-  uint64_t size = 0;
-  int64_t mtime_ns = 0;
-  int64_t ctime_ns = 0;
-  bool operator==(const FileSignature&) const = default;
-};
-
-FileSignature SignatureOf(const struct stat& st);
 
 class ChangeDetector {
  public:
@@ -87,15 +77,17 @@ class ChangeDetector {
     void Record(int fd);
 
    private:
+    // Tells the analysis what construction established: lock_ holds inode_->sig_mu.
+    void LockHeld() const ASSERT_CAPABILITY(inode_->sig_mu) {}
+
     ChangeDetector* const detector_;
     Inode* const inode_;
-    std::lock_guard<std::mutex> lock_;
+    MutexLock lock_;  // inode_->sig_mu, for the object's lifetime
   };
 
  private:
-  // REQUIRES: i->sig_mu held.
-  void UpdateLocked(Inode* i, const FileSignature& now);
-  void RecordLocked(Inode* i, int fd);
+  void UpdateLocked(Inode* i, const FileSignature& now) REQUIRES(i->sig_mu);
+  void RecordLocked(Inode* i, int fd) REQUIRES(i->sig_mu);
 
   PageCache* const cache_;
   const uint64_t page_size_;

@@ -141,7 +141,7 @@ void ControlDir::Read(fuse_req_t req, Inode* v, size_t size, off_t off, fuse_fil
   ControlHandle* h = OpenHandles<ControlHandle>::Of(fi->fh);
   std::string outcome;
   {
-    std::lock_guard<std::mutex> lock(h->mu);
+    MutexLock lock(&h->mu);
     outcome = h->outcome;
   }
   ReplySlice(req, outcome, size, off);
@@ -153,7 +153,7 @@ void ControlDir::Write(fuse_req_t req, Inode* v, const char* buf, size_t size,
   Status s = ApplyControlText(std::string(buf, size));
   ControlHandle* h = OpenHandles<ControlHandle>::Of(fi->fh);
   {
-    std::lock_guard<std::mutex> lock(h->mu);
+    MutexLock lock(&h->mu);
     h->outcome = OutcomeLine(s);
   }
   if (!s.ok()) return (void)fuse_reply_err(req, EINVAL);
@@ -211,7 +211,7 @@ Status ControlDir::Refuse(const std::string& message) {
 }
 
 Status ControlDir::ApplyControlText(const std::string& text) {
-  std::lock_guard<std::mutex> lock(settings_mu_);
+  MutexLock lock(&settings_mu_);
   const Options before = cache_->options();
   Options wanted = before;
   const std::string file = fmt::format("{}/{}", kControlDirName, kControlFileName);
@@ -227,7 +227,7 @@ Status ControlDir::ApplyControlText(const std::string& text) {
 
 Status ControlDir::ApplyLiveOptions(const Options& wanted, const std::string& source,
                                     std::vector<std::string>* needs_remount) {
-  std::lock_guard<std::mutex> lock(settings_mu_);
+  MutexLock lock(&settings_mu_);
   const Options before = cache_->options();
   for (const std::string& key : ChangedKeys(before, wanted)) {
     if (!IsLiveKey(key)) {

@@ -100,8 +100,8 @@ class ControlDir {
  private:
   // One open control file: the outcome of its last write, as a read returns it.
   struct ControlHandle {
-    std::mutex mu;
-    std::string outcome;  // guarded by mu: "", "ok\n" or "error: <message>\n"
+    Mutex mu;
+    std::string outcome GUARDED_BY(mu);  // "", "ok\n" or "error: <message>\n"
   };
 
   Status Refuse(const std::string& message);
@@ -119,7 +119,7 @@ class ControlDir {
   OpenHandles<std::string> stats_docs_;  // stats.json as rendered at its OPEN
   OpenHandles<ControlHandle> controls_;
 
-  std::mutex settings_mu_;  // one settings change at a time (control writes, SIGHUP)
+  Mutex settings_mu_;  // one settings change at a time (control writes, SIGHUP)
 };
 
 }  // namespace ccfs

@@ -10,6 +10,14 @@
 
 namespace ccfs {
 
+FileSignature SignatureOf(const struct stat& st) {
+  FileSignature s;
+  s.size = static_cast<uint64_t>(st.st_size);
+  s.mtime_ns = static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
+  s.ctime_ns = static_cast<int64_t>(st.st_ctim.tv_sec) * 1000000000 + st.st_ctim.tv_nsec;
+  return s;
+}
+
 Inode::~Inode() {
   if (fd >= 0) close(fd);
 }
@@ -42,7 +50,7 @@ int InodeTable::Lookup(Inode* parent, const char* name, struct stat* st, Inode**
 }
 
 Inode* InodeTable::FindOrInsert(int fd, const struct stat& st) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   if (st.st_dev == root_.dev && st.st_ino == root_.ino) {
     close(fd);
     return &root_;
@@ -63,6 +71,7 @@ Inode* InodeTable::FindOrInsert(int fd, const struct stat& st) {
   inode->nlookup = 1;
   auto saved = saved_signatures_.find(inode->file_id);
   if (saved != saved_signatures_.end()) {
+    MutexLock sig_lock(&inode->sig_mu);  // not yet shared: uncontended, taken for the analysis
     inode->sig_known = true;
     inode->sig = saved->second;
     saved_signatures_.erase(saved);
@@ -74,18 +83,18 @@ Inode* InodeTable::FindOrInsert(int fd, const struct stat& st) {
 
 void InodeTable::Unref(Inode* i, uint64_t n) {
   if (i->kind != NodeKind::kReal || i == &root_) return;
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   i->nlookup -= std::min(n, i->nlookup);
   if (i->nlookup > 0) return;
   {
-    std::lock_guard<std::mutex> sig_lock(i->sig_mu);
+    MutexLock sig_lock(&i->sig_mu);
     if (i->sig_known) saved_signatures_[i->file_id] = i->sig;
   }
   table_.erase(std::make_pair(i->dev, i->ino));
 }
 
 void InodeTable::ForgetSignature(uint64_t id) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   saved_signatures_.erase(id);
 }
 

@@ -31,16 +31,25 @@
 #include <cstdint>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <unordered_map>
 #include <utility>
 
 #include "ccfs/status.h"
-#include "fuse/change_detector.h"
 #include "fuse/fuse_api.h"
+#include "util/mutex.h"
 
 namespace ccfs {
+
+// What identifies one version of a file's contents.
+struct FileSignature {
+  uint64_t size = 0;
+  int64_t mtime_ns = 0;
+  int64_t ctime_ns = 0;
+  bool operator==(const FileSignature&) const = default;
+};
+
+FileSignature SignatureOf(const struct stat& st);
 
 enum class NodeKind { kReal, kControlDir, kStatsFile, kControlFile };
 
@@ -58,10 +67,10 @@ struct Inode {
   uint64_t file_id = 0;  // the engine's name for the file
   uint64_t nlookup = 0;  // guarded by the InodeTable's mutex
 
-  // Last signature seen of the backing file; guarded by sig_mu (see ChangeDetector).
-  std::mutex sig_mu;
-  bool sig_known = false;
-  FileSignature sig;
+  // Last signature seen of the backing file (see ChangeDetector).
+  Mutex sig_mu;  // after InodeTable::mu_ when both are held
+  bool sig_known GUARDED_BY(sig_mu) = false;
+  FileSignature sig GUARDED_BY(sig_mu);
 };
 
 class InodeTable {
@@ -102,9 +111,10 @@ class InodeTable {
 
   Inode root_;  // written once by Open, before any handler runs
 
-  std::mutex mu_;
-  std::map<std::pair<dev_t, ino_t>, std::unique_ptr<Inode>> table_;  // guarded by mu_
-  std::unordered_map<uint64_t, FileSignature> saved_signatures_;      // guarded by mu_
+  // Lock order: mu_, then an Inode's sig_mu (Unref keeps a signature).
+  Mutex mu_;
+  std::map<std::pair<dev_t, ino_t>, std::unique_ptr<Inode>> table_ GUARDED_BY(mu_);
+  std::unordered_map<uint64_t, FileSignature> saved_signatures_ GUARDED_BY(mu_);
 };
 
 }  // namespace ccfs

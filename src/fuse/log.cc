@@ -1,14 +1,32 @@
 #include "fuse/log.h"
 
+#include <sys/stat.h>
 #include <syslog.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <cinttypes>
+#include <cstdio>
+#include <cstdlib>
 
 namespace ccfs {
 
 namespace {
+
 std::atomic<bool> g_syslog{false};
+
+int SyslogPriority(LogLevel level) {
+  switch (level) {
+    case LogLevel::kError:
+      return LOG_ERR;
+    case LogLevel::kWarning:
+      return LOG_WARNING;
+    case LogLevel::kInfo:
+      break;
+  }
+  return LOG_INFO;
+}
+
 }  // namespace
 
 void LogToSyslog() {
@@ -16,15 +34,29 @@ void LogToSyslog() {
   g_syslog = true;
 }
 
+bool StderrIsJournal() {
+  // systemd sets JOURNAL_STREAM for a service whose stderr (or stdout) is connected to the journal;
+  // a child that inherits the variable but not the stream (a redirection) must not use prefixes,
+  // hence the comparison with what fd 2 really is.
+  const char* stream = getenv("JOURNAL_STREAM");
+  if (stream == nullptr) return false;
+  uintmax_t dev = 0, ino = 0;
+  if (sscanf(stream, "%" SCNuMAX ":%" SCNuMAX, &dev, &ino) != 2) return false;
+  struct stat st;
+  if (fstat(STDERR_FILENO, &st) != 0) return false;
+  return static_cast<uintmax_t>(st.st_dev) == dev && static_cast<uintmax_t>(st.st_ino) == ino;
+}
+
 void LogLine(LogLevel level, const std::string& line) {
+  const int priority = SyslogPriority(level);
   if (g_syslog) {
-    int priority = level == LogLevel::kError ? LOG_ERR
-                   : level == LogLevel::kWarning ? LOG_WARNING : LOG_INFO;
     syslog(priority, "%s", line.c_str());
     return;
   }
+  // The journal already names the program (SYSLOG_IDENTIFIER); the prefix carries the priority.
+  std::string text = StderrIsJournal() ? "<" + std::to_string(priority) + ">" + line + "\n"
+                                       : "ccfs: " + line + "\n";
   // One write(2) per line so lines from different threads never interleave.
-  std::string text = "ccfs: " + line + "\n";
   [[maybe_unused]] ssize_t n = write(STDERR_FILENO, text.data(), text.size());
 }
 

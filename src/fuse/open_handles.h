@@ -27,6 +27,7 @@
 #include <utility>
 
 #include "ccfs/backing_store.h"
+#include "util/mutex.h"
 
 namespace ccfs {
 
@@ -66,7 +67,7 @@ class OpenHandles {
   // Takes `h`; returns the fi->fh that names it.
   uint64_t Add(std::unique_ptr<Handle> h) {
     Handle* raw = h.get();
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     handles_.emplace(raw, std::move(h));
     return reinterpret_cast<uint64_t>(raw);
   }
@@ -75,14 +76,14 @@ class OpenHandles {
   void Remove(uint64_t fh) {
     typename Map::node_type node;
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(&mu_);
       node = handles_.extract(reinterpret_cast<Handle*>(fh));
     }
     // The handle goes with `node`, outside the lock: closing a descriptor may take a while.
   }
 
   size_t size() {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     return handles_.size();
   }
 
@@ -91,8 +92,8 @@ class OpenHandles {
 
  private:
   using Map = std::unordered_map<Handle*, std::unique_ptr<Handle>>;
-  std::mutex mu_;
-  Map handles_;  // guarded by mu_
+  Mutex mu_;
+  Map handles_ GUARDED_BY(mu_);
 };
 
 }  // namespace ccfs

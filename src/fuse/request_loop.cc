@@ -12,6 +12,7 @@
 #include "fuse/request_loop.h"
 
 #include "util/cpus.h"
+#include "util/mutex.h"
 
 #define FUSE_USE_VERSION FUSE_MAKE_VERSION(3, 14)
 #include <fuse3/fuse_lowlevel.h>
@@ -115,7 +116,7 @@ class RequestLoop::Impl {
   int done_fd() const { return done_fd_; }
 
   Status result() const {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     return result_;
   }
 
@@ -142,7 +143,7 @@ class RequestLoop::Impl {
     // libfuse returns the negated errno, or a positive signal number when a libfuse signal
     // handler ended the loop (we install none).
     if (err < 0) {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(&mu_);
       if (result_.ok()) result_ = Status::FromErrno(-err, "reading /dev/fuse");
     }
     if (running_.fetch_sub(1) == 1) {
@@ -179,8 +180,8 @@ class RequestLoop::Impl {
   int done_fd_ = -1;
   std::vector<std::thread> threads_;
   std::atomic<int> running_{0};
-  mutable std::mutex mu_;
-  Status result_;
+  mutable Mutex mu_;
+  Status result_ GUARDED_BY(mu_);
 };
 
 RequestLoop::RequestLoop(fuse_session* session, const RequestLoopConfig& config)

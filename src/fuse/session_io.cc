@@ -10,6 +10,7 @@
 #include "fuse/session_io.h"
 
 #include "fuse/fuse_api.h"
+#include "util/mutex.h"
 
 #include <linux/fuse.h>
 #include <sys/uio.h>
@@ -29,9 +30,9 @@ namespace {
 struct InitState {
   std::atomic<uint64_t> want{0};
   std::atomic<bool> reply_pending{false};  // an INIT was read and its reply not yet written
-  std::mutex mu;                           // guards unique and offered
-  uint64_t unique = 0;
-  uint64_t offered = 0;
+  Mutex mu;
+  uint64_t unique GUARDED_BY(mu) = 0;
+  uint64_t offered GUARDED_BY(mu) = 0;
   std::atomic<uint64_t> added{0};
 };
 
@@ -64,7 +65,7 @@ ssize_t TapWritev(int fd, struct iovec* iov, int count, void* /*userdata*/) {
   memcpy(&out, iov[0].iov_base, sizeof(out));
   uint64_t offered;
   {
-    std::lock_guard<std::mutex> lock(g_init.mu);
+    MutexLock lock(&g_init.mu);
     if (out.unique != g_init.unique) return writev(fd, iov, count);
     offered = g_init.offered;
   }
@@ -144,7 +145,7 @@ void NoteRequest(const void* buf, size_t len) {
       if ((init.flags & FUSE_INIT_EXT) && len >= sizeof(in) + kFlags2End) {
         offered |= static_cast<uint64_t>(init.flags2) << 32;
       }
-      std::lock_guard<std::mutex> lock(g_init.mu);
+      MutexLock lock(&g_init.mu);
       g_init.unique = in.unique;
       g_init.offered = offered;
       g_init.reply_pending.store(true, std::memory_order_release);

@@ -70,7 +70,7 @@ void OpRunner::Work(uint64_t end, bool measure) {
       }
     }
     if (!st.ok()) {
-      std::lock_guard<std::mutex> lock(error_mu_);
+      MutexLock lock(&error_mu_);
       if (first_error_.ok()) first_error_ = st;
       stop_ = true;
     }
@@ -83,7 +83,7 @@ Status OpRunner::Run(uint64_t begin, uint64_t end, bool measure) {
   std::vector<std::thread> threads;
   for (int t = 0; t < threads_; ++t) threads.emplace_back([this, end, measure] { Work(end, measure); });
   for (std::thread& t : threads) t.join();
-  std::lock_guard<std::mutex> lock(error_mu_);
+  MutexLock lock(&error_mu_);
   return first_error_;
 }
 

@@ -18,6 +18,7 @@
 #include "trace/replay.h"
 #include "trace/replay_target.h"
 #include "trace/trace_file.h"
+#include "util/mutex.h"
 
 namespace ccfs {
 
@@ -60,8 +61,8 @@ class OpRunner {
   std::atomic<uint64_t> next_{0};
   std::atomic<uint64_t> reads_{0}, writes_{0};
   std::atomic<bool> stop_{false};
-  std::mutex error_mu_;
-  Status first_error_;  // guarded by error_mu_
+  Mutex error_mu_;
+  Status first_error_ GUARDED_BY(error_mu_);
 };
 
 // Warm-up: options.warmup operations (or, with -1, DefaultWarmupOps of `memory_bytes`), then, for

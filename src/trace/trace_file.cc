@@ -464,7 +464,7 @@ TraceWriter::~TraceWriter() { Close(); }
 Status TraceWriter::Append(const TraceRecord& record) {
   std::string line = FormatTraceRecord(*dataset_, record);
   line += '\n';
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   if (out_ == nullptr) return Status::InvalidArgument(path_ + ": trace already closed");
   if (std::fwrite(line.data(), 1, line.size(), out_) != line.size()) {
     return Status::FromErrno(errno, path_);
@@ -473,7 +473,7 @@ Status TraceWriter::Append(const TraceRecord& record) {
 }
 
 Status TraceWriter::Close() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   if (out_ == nullptr) return Status::Ok();
   bool failed = std::ferror(out_) != 0;
   int err = errno;

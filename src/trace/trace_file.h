@@ -25,13 +25,13 @@
 #include <cstdint>
 #include <cstdio>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "ccfs/status.h"
 #include "trace/dataset.h"
+#include "util/mutex.h"
 
 namespace ccfs {
 
@@ -80,8 +80,8 @@ class TraceWriter {
       : path_(std::move(path)), dataset_(dataset), out_(out) {}
   std::string path_;
   const Dataset* dataset_;
-  std::mutex mu_;
-  FILE* out_;  // guarded by mu_; null once closed
+  Mutex mu_;
+  FILE* out_ GUARDED_BY(mu_);  // null once closed
 };
 
 }  // namespace ccfs

@@ -39,5 +39,6 @@
 #define RETURN_CAPABILITY(x) CCFS_THREAD_ANNOTATION(lock_returned(x))
 // Checks nothing in this function: for code whose locking the analysis cannot follow. Say why.
 #define NO_THREAD_SAFETY_ANALYSIS CCFS_THREAD_ANNOTATION(no_thread_safety_analysis)
+#define ASSERT_CAPABILITY(x) CCFS_THREAD_ANNOTATION(assert_capability(x))
 
 #endif  // CCFS_UTIL_THREAD_ANNOTATIONS_H_
