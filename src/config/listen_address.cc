@@ -15,9 +15,7 @@ namespace ccfs {
 
 namespace {
 
-constexpr char kRule[] =
-    "expected [HOST:]PORT, HOST an IPv4 address, an IPv6 address in brackets or localhost, PORT "
-    "1..65535 (e.g. 127.0.0.1:9567; a bare port means 127.0.0.1)";
+Status Refused() { return Status::InvalidArgument(std::string("must be ") + kListenAddressForm); }
 
 bool ParsePort(std::string_view text, int* port) {
   if (text.empty() || text.size() > 5) return false;
@@ -51,17 +49,17 @@ Status ParseListenAddress(std::string_view raw, ListenAddress* out) {
     std::string host(text.substr(0, colon));
     if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
       a.host = host.substr(1, host.size() - 2);
-      if (!IsAddress(AF_INET6, a.host)) return Status::InvalidArgument(kRule);
+      if (!IsAddress(AF_INET6, a.host)) return Refused();
     } else if (Lower(host) == "localhost") {
       a.host = "127.0.0.1";
     } else if (IsAddress(AF_INET, host)) {
       a.host = host;
     } else {
-      return Status::InvalidArgument(kRule);
+      return Refused();
     }
   }
   if (!ParsePort(colon == std::string_view::npos ? text : text.substr(colon + 1), &a.port)) {
-    return Status::InvalidArgument(kRule);
+    return Refused();
   }
   *out = std::move(a);
   return Status::Ok();

@@ -20,6 +20,11 @@
 
 namespace ccfs {
 
+// The accepted form in words, as messages and the man page show it.
+inline constexpr char kListenAddressForm[] =
+    "[HOST:]PORT, HOST an IPv4 address, an IPv6 address in brackets or localhost, PORT 1..65535 "
+    "(e.g. 127.0.0.1:9567; a bare port means 127.0.0.1)";
+
 struct ListenAddress {
   std::string host;  // a numeric address without brackets: "127.0.0.1", "::1"
   int port = 0;      // 1..65535
@@ -29,8 +34,8 @@ struct ListenAddress {
 };
 
 // Parses "[HOST:]PORT" (surrounding whitespace ignored). On error returns InvalidArgument whose
-// message is the rule ("expected [HOST:]PORT ..."), without the key (the caller names it), and
-// leaves *out unchanged.
+// message is the rule ("must be " + kListenAddressForm), without the key (the caller names it),
+// and leaves *out unchanged.
 Status ParseListenAddress(std::string_view text, ListenAddress* out);
 
 }  // namespace ccfs

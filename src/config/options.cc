@@ -60,10 +60,8 @@ std::string RuleText(const Options& o, const KeySpec& key) {
                          static_cast<uint64_t>(r.lo));
     case Rule::kCodec:
       return "must be " + CodecChoices(false);
-    case Rule::kListenAddress: {  // the parser words the rule
-      ListenAddress unused;
-      return "\"\" (off) or " + ParseListenAddress("", &unused).message();
-    }
+    case Rule::kListenAddress:
+      return std::string("must be \"\" (off) or ") + kListenAddressForm;
     case Rule::kAny:
       break;
   }

@@ -74,10 +74,10 @@ TEST(MetricsKeyTest, OffByDefaultAndSetEverywhere) {
 TEST(MetricsKeyTest, BadAddressesNameTheKey) {
   Options o;
   Status s = ApplyOptionList("metrics=nonsense", "-o", &o, nullptr);
-  EXPECT_THAT(s.message(), StartsWith("-o: metrics = nonsense: expected [HOST:]PORT"));
+  EXPECT_THAT(s.message(), StartsWith("-o: metrics = nonsense: must be [HOST:]PORT"));
   EXPECT_EQ(o, Options{});
   s = ParseConfigText("[daemon]\n\nmetrics = \"1.2.3:80\"\n", "t.toml", &o);
-  EXPECT_THAT(s.message(), StartsWith("t.toml:3: metrics = 1.2.3:80: expected"));
+  EXPECT_THAT(s.message(), StartsWith("t.toml:3: metrics = 1.2.3:80: must be [HOST:]PORT"));
   s = ParseConfigText("[daemon]\nmetrics = 9567\n", "t.toml", &o);
   EXPECT_THAT(s.message(), StartsWith("t.toml:2: metrics: expected a string, got an integer"));
   s = ParseConfigText("[cache]\nmetrics = \"9567\"\n", "t.toml", &o);

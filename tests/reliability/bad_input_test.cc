@@ -69,7 +69,7 @@ TEST_F(BadInputTest, ConfigFiles) {
 // The metrics key: an address that is not one, or one the daemon cannot listen on, refuses the
 // mount with a message naming the key and the address, and nothing is mounted.
 TEST_F(BadInputTest, MetricsAddresses) {
-  ExpectMountRefused({"-o", "metrics=nonsense"}, "metrics = nonsense: expected [HOST:]PORT");
+  ExpectMountRefused({"-o", "metrics=nonsense"}, "metrics = nonsense: must be [HOST:]PORT");
   ExpectMountRefused({"-o", "metrics=127.0.0.1:0"}, "metrics = 127.0.0.1:0");
   ExpectMountRefused({"-o", "metrics=example.com:9567"}, "metrics = example.com:9567");
   ExpectMountRefused({"--config", Conf("metrics.toml", "[daemon]\nmetrics = \"1.2.3:80\"\n")},
