@@ -22,6 +22,8 @@ PKGS=(
   rsync git tar                 # tools the mount tests run on a mount
   librocksdb-dev                # bench/rocksdb_tiered: RocksDB's tiered cache as a comparison
   clang libclang-rt-14-dev      # libFuzzer fuzzers (CCFS_FUZZ=ON) and their sanitizer runtimes
+  libcpp-httplib-dev            # the metrics endpoint's HTTP server (the `metrics` key)
+  curl                          # the metrics tests scrape the endpoint as Prometheus would
   dpkg-dev                      # cpack -G DEB: dpkg-shlibdeps works out the package's Depends
   groff-base man-db             # man pages: groff -ww checks them, man -l renders them
 )
@@ -32,12 +34,30 @@ for p in "${PKGS[@]}"; do
     missing+=("$p")
   fi
 done
-if [ ${#missing[@]} -eq 0 ]; then
-  exit 0
-fi
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
-echo "setup: installing ${missing[*]}" >&2
 export DEBIAN_FRONTEND=noninteractive
-$SUDO apt-get update -qq || true
-$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup: installing ${missing[*]}" >&2
+  $SUDO apt-get update -qq || true
+  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+# promtool, Prometheus's own checker of the text format: tests/fs/metrics_test.cc runs
+# `promtool check metrics` on a scrape of a mount. Debian ships it only in the prometheus package,
+# whose installation also starts a Prometheus server; so the binary is taken out of the package
+# (apt-get download + dpkg-deb -x) into .tools/bin/ (git-ignored), and nothing is installed.
+tools="$(cd "$(dirname "$0")/.." && pwd)/.tools/bin"
+if [ ! -x "$tools/promtool" ] && ! command -v promtool >/dev/null; then
+  tmp=$(mktemp -d)
+  chmod 755 "$tmp"  # apt-get download drops to the _apt user to write the file
+  if (cd "$tmp" && apt-get download -qq prometheus >/dev/null 2>&1) &&
+     dpkg-deb -x "$tmp"/prometheus_*.deb "$tmp/root" && [ -x "$tmp/root/usr/bin/promtool" ]; then
+    mkdir -p "$tools"
+    cp "$tmp/root/usr/bin/promtool" "$tools/promtool"
+  else
+    echo "setup: could not extract promtool from Debian's prometheus package;" \
+         "the metrics test will skip its format check" >&2
+  fi
+  rm -rf "$tmp"
+fi

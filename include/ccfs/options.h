@@ -70,6 +70,9 @@ struct Options {
   // queues, src/fuse/uring_transport.h; the mount fails if the kernel does not allow it) or "auto"
   // (uring when the kernel offers it, else dev). Checked against kTransportNames.
   std::string transport = "dev";
+  // Where the daemon serves Prometheus metrics over HTTP (GET /metrics): "[HOST:]PORT", a bare
+  // port meaning 127.0.0.1 (src/config/listen_address.h); "" = no metrics endpoint.
+  std::string metrics;
 
   // The one place the rules of every key are checked (ranges, and the rules between keys: the raw
   // tier must hold 16 pages; compression_level must suit compressor). The message reads

@@ -369,6 +369,8 @@ std::string TypeText(const config::KeySpec& key) {
       return "boolean";
     case config::KeyType::kCodec:
       return "string (" + config::CodecChoices(true) + ")";
+    case config::KeyType::kString:
+      return "string";
   }
   return "value";
 }

@@ -31,6 +31,7 @@ constexpr Rule Memory(double at_least) { return {Rule::kMemory, at_least, 0}; }
 constexpr Rule Codec() { return {Rule::kCodec, 0, 0}; }
 constexpr Rule CodecLevel() { return {Rule::kCodecLevel, 0, 0}; }
 constexpr Rule TransportName() { return {Rule::kTransport, 0, 0}; }
+constexpr Rule ListenAddressOrOff() { return {Rule::kListenAddress, 0, 0}; }
 
 // A number as people read it: 2, 12.5, 0.333..., inf.
 std::string Number(double v) { return fmt::format("{}", v); }
@@ -111,6 +112,9 @@ const std::vector<KeySpec>& AllKeys() {
       {"transport", "daemon", &Options::transport, TransportName(), kRemount,
        "How requests reach the daemon: \"dev\" (/dev/fuse), \"uring\" (FUSE over io_uring, "
        "Linux 6.14+ with enable_uring on) or \"auto\" (uring when the kernel offers it)."},
+      {"metrics", "daemon", &Options::metrics, ListenAddressOrOff(), kRemount,
+       "Serve Prometheus metrics over HTTP at [HOST:]PORT/metrics (a bare port = 127.0.0.1); "
+       "\"\" = off."},
   };
   return kKeys;
 }

@@ -48,6 +48,7 @@ struct Rule {
     kCodec,           // a known CodecKind
     kCodecLevel,      // inside CodecLevelRange(compressor)
     kTransport,       // "dev", "uring" or "auto" (IsTransportName)
+    kListenAddress,   // "" (off) or [HOST:]PORT (config/listen_address.h)
   };
   Kind kind = kAny;
   double lo = 0;

@@ -14,6 +14,7 @@
 
 #include "ccfs/config.h"
 #include "config/keys.h"
+#include "config/listen_address.h"
 
 namespace ccfs {
 
@@ -61,6 +62,8 @@ std::string RuleText(const Options& o, const KeySpec& key) {
       return "must be " + CodecChoices(false);
     case Rule::kTransport:
       return "must be \"dev\", \"uring\" or \"auto\"";
+    case Rule::kListenAddress:
+      return std::string("must be \"\" (off) or ") + kListenAddressForm;
     case Rule::kAny:
       break;
   }
@@ -158,6 +161,13 @@ Status CheckKey(const Options& o, const KeySpec& key) {
         if (v == name) return Status::Ok();
       }
       return Refuse(key, v, RuleText(o, key));
+    }
+    case Rule::kListenAddress: {
+      const std::string& v = Value<std::string>(o, key);
+      if (v.empty()) return Status::Ok();
+      ListenAddress address;
+      Status s = ParseListenAddress(v, &address);
+      return s.ok() ? s : Refuse(key, v, s.message());  // the parser's words, without "" (off)
     }
   }
   return Refuse(key, "?", "has a rule this build does not know");

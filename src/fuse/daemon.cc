@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -34,11 +35,14 @@
 
 #include "ccfs/config.h"
 #include "ccfs/page_cache.h"
+#include "config/listen_address.h"
 #include "fuse/filesystem.h"
 #include "fuse/log.h"
+#include "fuse/metrics_server.h"
 #include "fuse/request_loop.h"
 #include "fuse/session_io.h"
 #include "fuse/uring_transport.h"
+#include "stats/prometheus.h"
 #include "util/cpus.h"
 #include "util/mount_table.h"
 
@@ -189,6 +193,9 @@ class Daemon {
     fs_config.attr_timeout = options_.attr_timeout;
     s = Filesystem::Create(fs_config, cache_.get(), &fs_);
     if (!s.ok()) return Fail(s);
+    // Before the mount, so an address the daemon cannot listen on leaves nothing mounted.
+    s = StartMetrics();
+    if (!s.ok()) return Fail(s);
 
     std::string mount_opts = FuseMountOptions(options_, passthrough_, dataset_);
     std::vector<std::string> argv_s = {"ccfs", "-o", mount_opts};
@@ -237,6 +244,7 @@ class Daemon {
                         options_.compressed_percent, FormatSize(options_.page_size),
                         CodecName(options_.compressor), options_.request_threads,
                         uring_ != nullptr ? "uring" : "dev"));
+    if (metrics_ != nullptr) LogInfo("metrics at " + metrics_url_);
 
     int rc = WaitForEnd();
     Shutdown();
@@ -292,6 +300,31 @@ class Daemon {
     if (!fall_back) return Status::IOError(0, "transport = uring: " + s.message());
     LogInfo("transport = auto: serving /dev/fuse: " + s.message());
     return Status::Ok();
+  }
+
+  // The `metrics` key: the Prometheus endpoint, if set. Its errors name the key and address.
+  Status StartMetrics() {
+    if (options_.metrics.empty()) return Status::Ok();
+    ListenAddress address;
+    Status s = ParseListenAddress(options_.metrics, &address);  // validated: cannot fail
+    if (s.ok()) s = MetricsServer::Start(address, [this] { return RenderMetrics(); }, &metrics_);
+    if (!s.ok()) {
+      return Status::InvalidArgument("metrics = " + options_.metrics + ": " + s.ToString());
+    }
+    metrics_url_ = "http://" + address.ToString() + "/metrics";
+    return Status::Ok();
+  }
+
+  // Runs on the metrics server's threads: cache_ and the strings it reads outlive the server
+  // (Shutdown stops it first).
+  std::string RenderMetrics() const {
+    DaemonIdentity daemon;
+    daemon.pid = getpid();
+    daemon.dataset = dataset_;
+    daemon.mountpoint = mountpoint_;
+    daemon.uptime_s =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
+    return RenderPrometheus(cache_->Stats(), daemon, CCFS_VERSION);
   }
 
   // Tells the waiting parent the mount is ready and cuts the daemon loose from the terminal.
@@ -364,6 +397,7 @@ class Daemon {
   }
 
   void Shutdown() {
+    metrics_.reset();  // joins its threads; it reads cache_
     if (uring_ != nullptr) uring_->Stop();
     if (loop_ != nullptr) loop_->Stop();
     if (session_ != nullptr) {
@@ -389,6 +423,9 @@ class Daemon {
   fuse_session* session_ = nullptr;
   std::unique_ptr<RequestLoop> loop_;
   std::unique_ptr<UringTransport> uring_;
+  std::unique_ptr<MetricsServer> metrics_;
+  std::string metrics_url_;
+  const std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
 };
 
 }  // namespace

@@ -26,6 +26,7 @@ inline Options AllNonDefault() {
   o.allow_other = true;
   o.attr_timeout = 2.5;
   o.transport = "uring";
+  o.metrics = "127.0.0.1:9567";
   return o;
 }
 

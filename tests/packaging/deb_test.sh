@@ -33,8 +33,11 @@ field() { dpkg-deb -f "$deb" "$1"; }
 [[ "$(field Maintainer)" =~ ^.+\ \<.+@.+\>$ ]] || fail "Maintainer: $(field Maintainer)"
 [[ "$(field Description)" == *"FUSE file system"* ]] || fail "Description: $(field Description)"
 depends=$(field Depends)
-# Depends must name the package of every library the binary loads (ldd), and fuse3 (fusermount3).
+# Depends must name the package of every library the binary links itself (its NEEDED entries,
+# resolved by ldd), and fuse3 (fusermount3). Libraries those load in turn (libcpp-httplib's
+# OpenSSL, zlib, brotli) come with their own packages' Depends, as dpkg-shlibdeps expects.
 declare -A wanted=([fuse3]=1)
+needed=$(objdump -p "$build/ccfs" | awk '$1 == "NEEDED" {print $2}')
 while read -r lib; do
   pkg=""
   for path in "$lib" "/usr$lib" "$(readlink -f "$lib")"; do
@@ -42,7 +45,9 @@ while read -r lib; do
   done
   [ -n "$pkg" ] || fail "no package owns $lib"
   wanted[$pkg]=1
-done < <(ldd "$build/ccfs" | grep -o '/[^ ]*\.so[^ ]*')
+done < <(ldd "$build/ccfs" | awk -v needed="$needed" '
+  BEGIN { n = split(needed, names, "\n"); for (i = 1; i <= n; i++) direct[names[i]] = 1 }
+  $1 in direct && $3 ~ /^\// { print $3 }')
 declared=$(tr ',|' '\n\n' <<<"$depends" | sed 's/^ *//; s/[ (:].*//')
 for pkg in "${!wanted[@]}"; do
   grep -qxF -- "$pkg" <<<"$declared" || fail "Depends lacks $pkg: $depends"

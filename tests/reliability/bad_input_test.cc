@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "fs/metrics_test_util.h"
 #include "reliability/reliability_util.h"
 #include "testing/mount_fixture.h"
 
@@ -63,6 +64,24 @@ TEST_F(BadInputTest, ConfigFiles) {
   // An empty file is documented as "changes nothing": it mounts with the defaults.
   MountOrDie({"--config", Conf("empty.toml", "")});
   EXPECT_EQ(ds_.Stats()["compressed_percent"].get<int>(), 25);
+}
+
+// The metrics key: an address that is not one, or one the daemon cannot listen on, refuses the
+// mount with a message naming the key and the address, and nothing is mounted.
+TEST_F(BadInputTest, MetricsAddresses) {
+  ExpectMountRefused({"-o", "metrics=nonsense"}, "metrics = nonsense: must be [HOST:]PORT");
+  ExpectMountRefused({"-o", "metrics=127.0.0.1:0"}, "metrics = 127.0.0.1:0");
+  ExpectMountRefused({"-o", "metrics=example.com:9567"}, "metrics = example.com:9567");
+  ExpectMountRefused({"--config", Conf("metrics.toml", "[daemon]\nmetrics = \"1.2.3:80\"\n")},
+                     "metrics.toml:2: metrics = 1.2.3:80");
+  // A port in use. The holder sets SO_REUSEPORT: a daemon that set it too would share the port.
+  ListeningSocket busy;
+  ASSERT_GT(busy.port(), 0);
+  const std::string address = "127.0.0.1:" + std::to_string(busy.port());
+  ExpectMountRefused({"-o", "metrics=" + address},
+                     "metrics = " + address + ": cannot listen on " + address);
+  // An address that is not this machine's (TEST-NET-1, RFC 5737).
+  ExpectMountRefused({"-o", "metrics=192.0.2.1:9567"}, "metrics = 192.0.2.1:9567: cannot listen");
 }
 
 TEST_F(BadInputTest, CommandLines) {

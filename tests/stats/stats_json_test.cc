@@ -1,6 +1,5 @@
 #include "stats/stats_json.h"
 
-#include <random>
 #include <string>
 #include <vector>
 
@@ -10,33 +9,10 @@
 #include "ccfs/options.h"
 #include "ccfs/stats.h"
 #include "stats/counters.h"
+#include "stats/stats_test_util.h"
 
 namespace ccfs {
 namespace {
-
-// A CacheStats where every counter has a distinct value, so a swapped field shows up.
-CacheStats DistinctStats() {
-  CacheStats s;
-  uint64_t v = 1;
-  for (const CounterInfo& c : kCacheCounters) s.*c.field = 1000 + v++;
-  s.raw_hits = 700;
-  s.compressed_hits = 200;
-  s.misses = 100;
-  s.reads = 1000;
-  s.compressed_percent = 40;
-  s.page_size = 16384;
-  s.compressor = static_cast<int>(CodecKind::kZstd);
-  s.compression_level = -3;
-  LatencyHistogram raw, comp, miss;
-  std::mt19937 rng(9);
-  for (int i = 0; i < 700; ++i) raw.Record(1500 + rng() % 3000);
-  for (int i = 0; i < 200; ++i) comp.Record(20000 + rng() % 10000);
-  for (int i = 0; i < 100; ++i) miss.Record(60000 + rng() % 200000);
-  s.raw_hit_latency = raw.Snapshot();
-  s.compressed_hit_latency = comp.Snapshot();
-  s.miss_latency = miss.Snapshot();
-  return s;
-}
 
 void ExpectSameHistogram(const HistogramSnapshot& a, const HistogramSnapshot& b) {
   EXPECT_EQ(a.count(), b.count());
