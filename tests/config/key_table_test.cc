@@ -97,7 +97,9 @@ void ExpectExactlyTheTablesKeys(const std::map<std::string, DocumentedKey>& docu
     SCOPED_TRACE(std::string(key.name));
     auto it = documented.find(std::string(key.name));
     ASSERT_NE(it, documented.end()) << "not documented in " << where;
-    if (check_table) EXPECT_EQ(it->second.table, key.table);
+    if (check_table) {
+      EXPECT_EQ(it->second.table, key.table);
+    }
     EXPECT_EQ(it->second.live, key.live) << where << " must mark exactly the live keys live:\n"
                                          << it->second.comment;
     EXPECT_FALSE(it->second.comment.empty()) << "set without a comment saying what it means";

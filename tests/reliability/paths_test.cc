@@ -86,7 +86,9 @@ TEST_F(PathsTest, SymlinksAndDotDotNeverLetTheDaemonActOutsideDataset) {
   struct timespec ts[2] = {{1500000000, 0}, {1500000000, 0}};
   EXPECT_EQ(utimensat(AT_FDCWD, ds_.MntPath("abs").c_str(), ts, AT_SYMLINK_NOFOLLOW), 0);
   EXPECT_EQ(utimensat(AT_FDCWD, ds_.MntPath("rel").c_str(), ts, AT_SYMLINK_NOFOLLOW), 0);
-  if (geteuid() == 0) EXPECT_EQ(lchown(ds_.MntPath("abs").c_str(), kNobody, kNobody), 0);
+  if (geteuid() == 0) {
+    EXPECT_EQ(lchown(ds_.MntPath("abs").c_str(), kNobody, kNobody), 0);
+  }
   EXPECT_NE(lsetxattr(ds_.MntPath("abs").c_str(), "user.x", "1", 1, 0), 0);  // EPERM on links
   EXPECT_EQ(truncate(ds_.MntPath("loop1").c_str(), 0), -1);
   EXPECT_EQ(rename(ds_.MntPath("abs").c_str(), ds_.MntPath("abs2").c_str()), 0);

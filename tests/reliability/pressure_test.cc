@@ -104,7 +104,9 @@ TEST_F(PressureTest, TinyBudgetStillServesEveryReadAndCountsStalls) {
          st.value("misses", nlohmann::json()).dump().c_str(), idle / 1048576.0,
          max_rss.load() / 1048576.0, kStatedOverhead / 1048576.0);
   EXPECT_GT(reads, 100u);
-  if (kCheckRss) EXPECT_LE(max_rss.load(), (1ull << 20) + kStatedOverhead);
+  if (kCheckRss) {
+    EXPECT_LE(max_rss.load(), (1ull << 20) + kStatedOverhead);
+  }
 }
 
 TEST_F(PressureTest, ResidentMemoryStaysWithinBudgetPlusOverhead) {
@@ -135,7 +137,9 @@ TEST_F(PressureTest, ResidentMemoryStaysWithinBudgetPlusOverhead) {
          (static_cast<double>(max_rss.load()) - budget) / 1048576.0, kStatedOverhead / 1048576.0,
          st.value("raw_bytes", nlohmann::json()).dump().c_str(),
          st.value("compressed_bytes", nlohmann::json()).dump().c_str());
-  if (kCheckRss) EXPECT_LE(max_rss.load(), budget + kStatedOverhead);
+  if (kCheckRss) {
+    EXPECT_LE(max_rss.load(), budget + kStatedOverhead);
+  }
 }
 
 }  // namespace

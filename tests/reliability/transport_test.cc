@@ -33,6 +33,7 @@ constexpr size_t kReadSize = 8192;
 
 // Counters shared with the reader children.
 struct Shared {
+  std::atomic<int> opened{0};  // readers that have the file open
   std::atomic<uint64_t> reads{0};
   std::atomic<int> stop{0};
 };
@@ -42,6 +43,7 @@ struct Shared {
 int ReadLoop(Shared* sh, const std::string& path, unsigned seed) {
   int fd = open(path.c_str(), O_RDONLY);
   if (fd < 0) return 2;
+  sh->opened.fetch_add(1);
   std::vector<char> buf(kReadSize);
   uint64_t x = seed;
   while (sh->stop.load() == 0) {
@@ -142,11 +144,18 @@ class TransportLifecycleTest : public ::testing::TestWithParam<std::string> {
     if (sh_ != nullptr) munmap(sh_, sizeof(Shared));
   }
 
+  // Forks n readers and returns once each has the file open (a reader still starting when the
+  // daemon dies or the mount is detached would fail its open, not a read in flight).
   std::vector<pid_t> StartReaders(int n) {
     std::vector<pid_t> pids;
     for (int i = 0; i < n; ++i) {
       pids.push_back(ForkChild([this, i] { return ReadLoop(sh_, ds_.MntPath("f"), 17 + i); }));
     }
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (sh_->opened.load() < n && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    EXPECT_EQ(sh_->opened.load(), n) << "readers did not open the file within 10 s";
     return pids;
   }
 
