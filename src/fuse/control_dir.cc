@@ -254,13 +254,8 @@ Status ControlDir::ApplyLiveOptions(const Options& wanted, const std::string& so
 }
 
 std::string ControlDir::RenderStats() const {
-  DaemonIdentity daemon;
-  daemon.pid = getpid();
-  daemon.dataset = dataset_;
-  daemon.mountpoint = mountpoint_;
-  daemon.uptime_s =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
-  return RenderMountStatsJson(cache_->Stats(), daemon);
+  return RenderMountStatsJson(cache_->Stats(),
+                              DaemonIdentity::Now(dataset_, mountpoint_, start_));
 }
 
 std::string ControlDir::StatsLine() const {

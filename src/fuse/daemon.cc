@@ -318,13 +318,8 @@ class Daemon {
   // Runs on the metrics server's threads: cache_ and the strings it reads outlive the server
   // (Shutdown stops it first).
   std::string RenderMetrics() const {
-    DaemonIdentity daemon;
-    daemon.pid = getpid();
-    daemon.dataset = dataset_;
-    daemon.mountpoint = mountpoint_;
-    daemon.uptime_s =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
-    return RenderPrometheus(cache_->Stats(), daemon, CCFS_VERSION);
+    return RenderPrometheus(cache_->Stats(), DaemonIdentity::Now(dataset_, mountpoint_, started_),
+                            CCFS_VERSION);
   }
 
   // Tells the waiting parent the mount is ready and cuts the daemon loose from the terminal.

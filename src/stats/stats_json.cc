@@ -5,6 +5,8 @@
 #include "stats/stats_json.h"
 
 
+#include <unistd.h>
+
 #include <cmath>
 #include <cstdint>
 #include <string>
@@ -129,9 +131,8 @@ Status ParseHistogram(const Json& j, const std::string& where, HistogramSnapshot
   return Status::Ok();
 }
 
-}  // namespace
-
-std::string RenderStatsJson(const CacheStats& s) {
+// The counters' document as an object, for RenderStatsJson and RenderMountStatsJson.
+Json StatsObject(const CacheStats& s) {
   Json j;
   j["hit_ratio"] = Round(s.hit_ratio(), 6);
   RenderCounters(s, CounterKind::kOutcome, &j);
@@ -148,13 +149,25 @@ std::string RenderStatsJson(const CacheStats& s) {
   for (const Path& p : kPaths) latency[p.name] = RenderHistogram(s.*p.field);
   latency["all"] = RenderHistogram(s.all_latency());
   j["latency"] = std::move(latency);
-  return j.dump(2) + "\n";
+  return j;
+}
+
+}  // namespace
+
+std::string RenderStatsJson(const CacheStats& s) { return StatsObject(s).dump(2) + "\n"; }
+
+DaemonIdentity DaemonIdentity::Now(const std::string& dataset, const std::string& mountpoint,
+                                   std::chrono::steady_clock::time_point started) {
+  DaemonIdentity d;
+  d.pid = getpid();
+  d.dataset = dataset;
+  d.mountpoint = mountpoint;
+  d.uptime_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  return d;
 }
 
 std::string RenderMountStatsJson(const CacheStats& s, const DaemonIdentity& daemon) {
-  // Built on RenderStatsJson's text, so the counters are laid out in one place only; the parse
-  // costs a few microseconds once per open of stats.json.
-  Json j = Json::parse(RenderStatsJson(s));
+  Json j = StatsObject(s);
   Json d;
   d[kStatsDaemonPidKey] = daemon.pid;
   d["dataset"] = daemon.dataset;

@@ -16,6 +16,7 @@
 #ifndef CCFS_STATS_STATS_JSON_H_
 #define CCFS_STATS_STATS_JSON_H_
 
+#include <chrono>
 #include <string>
 
 #include "ccfs/stats.h"
@@ -32,6 +33,10 @@ struct DaemonIdentity {
   std::string dataset;     // absolute path of the backing directory
   std::string mountpoint;  // absolute path of the mount
   double uptime_s = 0;     // since the daemon started serving
+
+  // This process, serving `dataset` at `mountpoint` since `started`.
+  static DaemonIdentity Now(const std::string& dataset, const std::string& mountpoint,
+                            std::chrono::steady_clock::time_point started);
 };
 
 // The document MOUNTPOINT/.ccfs/stats.json serves: RenderStatsJson(s) with one more top-level key,
