@@ -15,6 +15,7 @@
 #ifndef CCFS_OPTIONS_H_
 #define CCFS_OPTIONS_H_
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 
@@ -25,6 +26,8 @@ namespace ccfs {
 
 // The values of Options::transport.
 inline constexpr const char* kTransportNames[] = {"dev", "uring", "auto"};
+// The values of Options::raw_tier.
+inline constexpr const char* kRawTierNames[] = {"daemon", "kernel"};
 
 struct Options {
   // --- engine (PageCache) -----------------------------------------------------------------------
@@ -34,6 +37,13 @@ struct Options {
   int compressed_percent = 25;
   // Bytes per cached page: a power of two.
   uint32_t page_size = 8192;
+  // Where raw pages live. "daemon": in the daemon's raw tier; data files are opened with direct_io,
+  // so every read reaches the daemon and is counted (the measurement mode). "kernel": in the
+  // kernel's page cache (files opened with keep_cache): hot reads never wake the daemon, which
+  // holds the compressed tier beneath it and a small raw staging tier, and keeps the kernel's
+  // pages of the mount's files within kernel_budget() (src/fuse/kernel_cache.h). Checked against
+  // kRawTierNames.
+  std::string raw_tier = "daemon";
   // Codec of the compressed tier and its level (ranges: codec.h CodecLevelRange).
   CodecKind compressor = kDefaultCodec;
   int compression_level = kDefaultCodecLevel;
@@ -84,8 +94,21 @@ struct Options {
   // Field-by-field equality (e.g. to tell whether a reload changed anything).
   bool operator==(const Options&) const = default;
 
+  bool kernel_raw_tier() const { return raw_tier == "kernel"; }
   uint64_t compressed_budget() const { return memory / 100 * static_cast<uint64_t>(compressed_percent); }
-  uint64_t raw_budget() const { return memory - compressed_budget(); }
+  // The raw share of memory, wherever raw pages live.
+  uint64_t raw_share() const { return memory - compressed_budget(); }
+  // The daemon's raw tier: the whole raw share in daemon mode; in kernel mode only a staging tier
+  // (pages just read, on their way into the compressed tier): 1/64 of memory, at least 16 pages,
+  // at most the raw share.
+  uint64_t raw_budget() const {
+    if (!kernel_raw_tier()) return raw_share();
+    const uint64_t staging = std::max<uint64_t>(memory / 64, 16ull * page_size);
+    return std::min(staging, raw_share());
+  }
+  // Kernel mode: what the kernel's page cache may hold of the mount's files (the rest of the raw
+  // share). 0 in daemon mode.
+  uint64_t kernel_budget() const { return kernel_raw_tier() ? raw_share() - raw_budget() : 0; }
 };
 
 }  // namespace ccfs

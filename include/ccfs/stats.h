@@ -118,7 +118,15 @@ class LatencyHistogram {
   X(free_frames, Level, "raw frames free now")                                                     \
   X(compressed_pages, Level, "pages in the compressed tier (zero pages included)")                 \
   X(compressed_bytes, TierSize, "allocator bytes charged for blobs")                               \
-  X(compressed_logical_bytes, Level, "bytes the compressed pages hold once decompressed")
+  X(compressed_logical_bytes, Level, "bytes the compressed pages hold once decompressed")        \
+  X(kernel_budget_bytes, Level,                                                                    \
+    "raw_tier = kernel: what the kernel's page cache may hold of the mount's files")               \
+  X(kernel_held_bytes, Level,                                                                      \
+    "raw_tier = kernel: bytes sent to the kernel and not dropped since (an upper bound)")          \
+  X(kernel_rerequests, Event,                                                                      \
+    "raw_tier = kernel: pages the kernel asked for again after it dropped them itself")            \
+  X(kernel_evictions, Event,                                                                       \
+    "raw_tier = kernel: pages the daemon told the kernel to drop to hold its budget")
 
 struct CacheStats {
   // The counters (see CCFS_CACHE_COUNTERS for what each means).
@@ -127,6 +135,7 @@ struct CacheStats {
 #undef CCFS_CACHE_STATS_FIELD
 
   // Settings now.
+  bool kernel_raw_tier = false;    // raw_tier = kernel: the kernel's hits are not in these counts
   int compressed_percent = 0;
   uint32_t page_size = 0;
   int compressor = 0;              // CodecKind

@@ -502,11 +502,13 @@ CacheStats PageCache::Impl::Stats() const {
   s.compressed_budget_bytes = c.budget;
   Options o = options();
   s.memory_bytes = memory_;
-  s.raw_budget_bytes = memory_ - c.budget;
+  s.raw_budget_bytes = o.raw_budget();
   s.free_frames = raw_.free_count();
   s.raw_pages = raw_.active() - s.free_frames;
   s.raw_bytes = s.raw_pages * page_size_;
   s.compressed_percent = o.compressed_percent;
+  s.kernel_raw_tier = o.kernel_raw_tier();
+  s.kernel_budget_bytes = o.kernel_budget();
   s.page_size = page_size_;
   s.compressor = static_cast<int>(o.compressor);
   s.compression_level = o.compression_level;

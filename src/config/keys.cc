@@ -21,17 +21,17 @@ namespace {
 constexpr bool kLive = true;
 constexpr bool kRemount = false;
 
-constexpr Rule Any() { return {Rule::kAny, 0, 0}; }
-constexpr Rule IntIn(int lo, int hi) { return {Rule::kIntRange, double(lo), double(hi)}; }
-constexpr Rule PercentIn(double lo, double hi) { return {Rule::kPercent, lo, hi}; }
-constexpr Rule PercentAbove(double lo, double hi) { return {Rule::kAbovePercent, lo, hi}; }
-constexpr Rule Seconds() { return {Rule::kSeconds, 0, 0}; }
-constexpr Rule PowerOfTwoIn(double lo, double hi) { return {Rule::kPowerOfTwo, lo, hi}; }
-constexpr Rule Memory(double at_least) { return {Rule::kMemory, at_least, 0}; }
-constexpr Rule Codec() { return {Rule::kCodec, 0, 0}; }
-constexpr Rule CodecLevel() { return {Rule::kCodecLevel, 0, 0}; }
-constexpr Rule TransportName() { return {Rule::kTransport, 0, 0}; }
-constexpr Rule ListenAddressOrOff() { return {Rule::kListenAddress, 0, 0}; }
+constexpr Rule Any() { return {Rule::kAny, 0, 0, {}}; }
+constexpr Rule IntIn(int lo, int hi) { return {Rule::kIntRange, double(lo), double(hi), {}}; }
+constexpr Rule PercentIn(double lo, double hi) { return {Rule::kPercent, lo, hi, {}}; }
+constexpr Rule PercentAbove(double lo, double hi) { return {Rule::kAbovePercent, lo, hi, {}}; }
+constexpr Rule Seconds() { return {Rule::kSeconds, 0, 0, {}}; }
+constexpr Rule PowerOfTwoIn(double lo, double hi) { return {Rule::kPowerOfTwo, lo, hi, {}}; }
+constexpr Rule Memory(double at_least) { return {Rule::kMemory, at_least, 0, {}}; }
+constexpr Rule Codec() { return {Rule::kCodec, 0, 0, {}}; }
+constexpr Rule CodecLevel() { return {Rule::kCodecLevel, 0, 0, {}}; }
+constexpr Rule OneOf(std::span<const char* const> names) { return {Rule::kOneOf, 0, 0, names}; }
+constexpr Rule ListenAddressOrOff() { return {Rule::kListenAddress, 0, 0, {}}; }
 
 // A number as people read it: 2, 12.5, 0.333..., inf.
 std::string Number(double v) { return fmt::format("{}", v); }
@@ -83,6 +83,9 @@ const std::vector<KeySpec>& AllKeys() {
        "Share of memory given to the compressed tier, percent, 0..95 (0 = raw-only baseline)."},
       {"page_size", "cache", &Options::page_size, PowerOfTwoIn(4096, 131072), kRemount,
        "Bytes per cached page: a power of two from 4KiB to 128KiB."},
+      {"raw_tier", "cache", &Options::raw_tier, OneOf(kRawTierNames), kRemount,
+       "Where raw pages live: \"daemon\" (every read reaches the daemon and is counted) or "
+       "\"kernel\" (the kernel's page cache; the daemon holds the compressed tier beneath it)."},
       {"compressor", "compression", &Options::compressor, Codec(), kLive,
        "Codec of the compressed tier: \"lz4\" or \"zstd\"."},
       {"compression_level", "compression", &Options::compression_level, CodecLevel(), kLive,
@@ -109,7 +112,7 @@ const std::vector<KeySpec>& AllKeys() {
        "Let other users reach the mount (FUSE allow_other)."},
       {"attr_timeout", "daemon", &Options::attr_timeout, Seconds(), kRemount,
        "Seconds the kernel may cache names and attributes, >= 0."},
-      {"transport", "daemon", &Options::transport, TransportName(), kRemount,
+      {"transport", "daemon", &Options::transport, OneOf(kTransportNames), kRemount,
        "How requests reach the daemon: \"dev\" (/dev/fuse), \"uring\" (FUSE over io_uring, "
        "Linux 6.14+ with enable_uring on) or \"auto\" (uring when the kernel offers it)."},
       {"metrics", "daemon", &Options::metrics, ListenAddressOrOff(), kRemount,

@@ -16,6 +16,7 @@
 #define CCFS_CONFIG_KEYS_H_
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 #include <variant>
@@ -47,12 +48,13 @@ struct Rule {
     kMemory,          // at least lo bytes, and the raw tier holds kMinRawPages pages of page_size
     kCodec,           // a known CodecKind
     kCodecLevel,      // inside CodecLevelRange(compressor)
-    kTransport,       // "dev", "uring" or "auto" (IsTransportName)
+    kOneOf,           // one of `names` (a string key naming a mode: transport, raw_tier)
     kListenAddress,   // "" (off) or [HOST:]PORT (config/listen_address.h)
   };
   Kind kind = kAny;
   double lo = 0;
   double hi = 0;
+  std::span<const char* const> names;  // kOneOf: the accepted values, in the order documented
 };
 
 struct KeySpec {

@@ -60,8 +60,14 @@ std::string RuleText(const Options& o, const KeySpec& key) {
                          static_cast<uint64_t>(r.lo));
     case Rule::kCodec:
       return "must be " + CodecChoices(false);
-    case Rule::kTransport:
-      return "must be \"dev\", \"uring\" or \"auto\"";
+    case Rule::kOneOf: {
+      std::string out = "must be ";
+      for (size_t i = 0; i < r.names.size(); ++i) {
+        if (i > 0) out += i + 1 == r.names.size() ? " or " : ", ";
+        out += fmt::format("\"{}\"", r.names[i]);
+      }
+      return out;
+    }
     case Rule::kListenAddress:
       return std::string("must be \"\" (off) or ") + kListenAddressForm;
     case Rule::kAny:
@@ -85,11 +91,11 @@ Status CheckMemory(const Options& o, const KeySpec& key) {
   // The raw tier needs enough frames that a batch of victims and a watermark of at least one page
   // each still leave frames to serve hits; fewer than this and the evictor would thrash.
   const uint64_t need = kMinRawPages * o.page_size;
-  if (o.raw_budget() < need) {
+  if (o.raw_share() < need) {
     return Refuse(key, std::to_string(o.memory),
                   fmt::format("the raw tier ({}% of memory = {} bytes) must hold at least {} pages "
                               "of page_size {} ({} bytes)",
-                              100 - o.compressed_percent, o.raw_budget(), kMinRawPages, o.page_size,
+                              100 - o.compressed_percent, o.raw_share(), kMinRawPages, o.page_size,
                               need));
   }
   return Status::Ok();
@@ -155,9 +161,9 @@ Status CheckKey(const Options& o, const KeySpec& key) {
       }
       return Refuse(key, CodecName(v), RuleText(o, key));
     }
-    case Rule::kTransport: {
+    case Rule::kOneOf: {
       const std::string& v = Value<std::string>(o, key);
-      for (const char* name : kTransportNames) {
+      for (const char* name : r.names) {
         if (v == name) return Status::Ok();
       }
       return Refuse(key, v, RuleText(o, key));

@@ -5,13 +5,14 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <utility>
 
 #include "fuse/inode_table.h"
 
 namespace ccfs {
 
-ChangeDetector::ChangeDetector(PageCache* cache)
-    : cache_(cache), page_size_(cache->options().page_size) {}
+ChangeDetector::ChangeDetector(PageCache* cache, StaleCallback stale)
+    : cache_(cache), stale_(std::move(stale)), page_size_(cache->options().page_size) {}
 
 void ChangeDetector::CheckBeforeRead(Inode* i, int fd) {
   // fstat outside the lock: concurrent readers of one file do not queue behind each other.
@@ -40,7 +41,10 @@ void ChangeDetector::RecordNewTimes(Inode* i, int fd) {
 
 void ChangeDetector::UpdateLocked(Inode* i, const FileSignature& now) {
   if (i->sig_known && i->sig == now) return;
-  if (i->sig_known) cache_->InvalidateFile(i->file_id);
+  if (i->sig_known) {
+    cache_->InvalidateFile(i->file_id);
+    if (stale_) stale_(i, 0);
+  }
   i->sig = now;
   i->sig_known = true;
 }
@@ -50,6 +54,7 @@ void ChangeDetector::RecordLocked(Inode* i, int fd) {
   if (fstat(fd, &st) != 0) {
     i->sig_known = false;  // cannot tell: the next check with a known signature must not trust
     cache_->InvalidateFile(i->file_id);
+    if (stale_) stale_(i, 0);
     return;
   }
   i->sig = SignatureOf(st);
@@ -68,8 +73,9 @@ uint64_t ChangeDetector::OwnChange::size_before() const {
 }
 
 void ChangeDetector::OwnChange::DropFrom(uint64_t offset) {
-  detector_->cache_->InvalidateFile(inode_->file_id,
-                                    offset / detector_->page_size_ * detector_->page_size_);
+  const uint64_t from = offset / detector_->page_size_ * detector_->page_size_;
+  detector_->cache_->InvalidateFile(inode_->file_id, from);
+  if (detector_->stale_) detector_->stale_(inode_, from);
 }
 
 void ChangeDetector::OwnChange::Record(int fd) {

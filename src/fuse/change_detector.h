@@ -19,6 +19,11 @@
 // keeps its signature and hands it to the next Inode of that id. Pages are only ever cached for an
 // id whose signature is recorded, so an id with no record has nothing cached.
 //
+// The kernel's pages. In raw_tier = kernel mode the kernel caches pages too, and answers reads
+// without asking; the detector tells it to drop what the daemon drops for a change it did not make
+// through the kernel (a change underneath, an append that landed elsewhere) through the `stale`
+// callback, called with the inode's sig_mu held (the callee takes only its own leaf lock).
+//
 // Ownership: borrows the PageCache, which must outlive the detector; the signatures live in the
 // Inodes. Thread-safety: every method may run on any number of threads at once; each takes the
 // inode's sig_mu (lock order: InodeTable's mutex, then sig_mu; the detector never takes the table's
@@ -29,6 +34,7 @@
 #include <sys/stat.h>
 
 #include <cstdint>
+#include <functional>
 #include <mutex>
 
 #include "ccfs/page_cache.h"
@@ -39,8 +45,11 @@ namespace ccfs {
 
 class ChangeDetector {
  public:
-  // `cache` is borrowed.
-  explicit ChangeDetector(PageCache* cache);
+  // Called with an inode whose bytes from `offset` on (0: all) the kernel may hold stale.
+  using StaleCallback = std::function<void(Inode* i, uint64_t offset)>;
+
+  // `cache` is borrowed. `stale` may be empty (daemon mode: the kernel caches no file data).
+  explicit ChangeDetector(PageCache* cache, StaleCallback stale = nullptr);
   ChangeDetector(const ChangeDetector&) = delete;
   ChangeDetector& operator=(const ChangeDetector&) = delete;
 
@@ -90,6 +99,7 @@ class ChangeDetector {
   void RecordLocked(Inode* i, int fd) REQUIRES(i->sig_mu);
 
   PageCache* const cache_;
+  const StaleCallback stale_;
   const uint64_t page_size_;
 };
 

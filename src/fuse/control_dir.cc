@@ -47,9 +47,10 @@ std::string OutcomeLine(const Status& s) {
 
 }  // namespace
 
-ControlDir::ControlDir(PageCache* cache, const std::string& dataset, const std::string& mountpoint,
-                       double attr_timeout)
+ControlDir::ControlDir(PageCache* cache, KernelCache* kernel, const std::string& dataset,
+                       const std::string& mountpoint, double attr_timeout)
     : cache_(cache),
+      kernel_(kernel),
       dataset_(dataset),
       mountpoint_(mountpoint),
       attr_timeout_(attr_timeout),
@@ -219,6 +220,7 @@ Status ControlDir::ApplyControlText(const std::string& text) {
   if (!s.ok()) return Refuse(s.ToString());
   s = cache_->Reconfigure(wanted);
   if (!s.ok()) return Refuse(fmt::format("{}: {}", file, s.ToString()));
+  FollowBudget();
   for (const std::string& key : ChangedKeys(before, wanted)) {
     LogInfo(fmt::format("{}: {} (was {})", file, DescribeKey(wanted, key), DescribeKey(before, key)));
   }
@@ -247,19 +249,36 @@ Status ControlDir::ApplyLiveOptions(const Options& wanted, const std::string& so
     LogError(fmt::format("{}: {}", source, s.ToString()));
     return s;
   }
+  FollowBudget();
   for (const std::string& key : changed) {
     LogInfo(fmt::format("{}: {} (was {})", source, DescribeKey(next, key), DescribeKey(before, key)));
   }
   return Status::Ok();
 }
 
+void ControlDir::FollowBudget() {
+  if (kernel_ != nullptr) kernel_->SetBudget(cache_->options().kernel_budget());
+}
+
+CacheStats ControlDir::Stats() const {
+  CacheStats s = cache_->Stats();
+  if (kernel_ != nullptr) {
+    KernelCache::Counts k = kernel_->counts();
+    s.kernel_budget_bytes = k.budget_bytes;
+    s.kernel_held_bytes = k.held_bytes;
+    s.kernel_rerequests = k.rerequests;
+    s.kernel_evictions = k.evicted_pages;
+  }
+  return s;
+}
+
 std::string ControlDir::RenderStats() const {
-  return RenderMountStatsJson(cache_->Stats(),
+  return RenderMountStatsJson(Stats(),
                               DaemonIdentity::Now(dataset_, mountpoint_, start_));
 }
 
 std::string ControlDir::StatsLine() const {
-  CacheStats s = cache_->Stats();
+  CacheStats s = Stats();
   HistogramSnapshot all = s.all_latency();
   return fmt::format(
       "stats: reads={} hit={:.1f}% raw_hits={} compressed_hits={} misses={} us_per_buffer={:.2f} "

@@ -49,16 +49,18 @@
 #include "ccfs/status.h"
 #include "fuse/fuse_api.h"
 #include "fuse/inode_table.h"
+#include "fuse/kernel_cache.h"
 #include "fuse/open_handles.h"
 
 namespace ccfs {
 
 class ControlDir {
  public:
-  // `cache` is borrowed. `dataset` and `mountpoint` are only reported in stats.json; attributes of
-  // the virtual nodes are given with `attr_timeout`.
-  ControlDir(PageCache* cache, const std::string& dataset, const std::string& mountpoint,
-             double attr_timeout);
+  // `cache` is borrowed; so is `kernel` (nullptr in daemon mode), whose figures join the engine's
+  // and whose budget follows compressed_percent. `dataset` and `mountpoint` are only reported in
+  // stats.json; attributes of the virtual nodes are given with `attr_timeout`.
+  ControlDir(PageCache* cache, KernelCache* kernel, const std::string& dataset,
+             const std::string& mountpoint, double attr_timeout);
   ControlDir(const ControlDir&) = delete;
   ControlDir& operator=(const ControlDir&) = delete;
 
@@ -96,6 +98,8 @@ class ControlDir {
                           std::vector<std::string>* needs_remount);
   std::string RenderStats() const;
   std::string StatsLine() const;
+  // The engine's counters, with the kernel level's (kernel_held_bytes, ...) in kernel mode.
+  CacheStats Stats() const;
 
  private:
   // One open control file: the outcome of its last write, as a read returns it.
@@ -105,8 +109,11 @@ class ControlDir {
   };
 
   Status Refuse(const std::string& message);
+  // After the engine took new options: the kernel's share follows compressed_percent.
+  void FollowBudget();
 
   PageCache* const cache_;
+  KernelCache* const kernel_;
   const std::string dataset_;
   const std::string mountpoint_;
   const double attr_timeout_;

@@ -235,13 +235,15 @@ class Daemon {
       Shutdown();
       return Fail(s);
     }
+    fs_->StartKernelCache(session_);
     if (ready_fd_ >= 0) Detach();
     // Every thread of ours exists now and blocks these signals; take them here.
     pthread_sigmask(SIG_UNBLOCK, &signals, nullptr);
     LogInfo(fmt::format("serving {} at {} (memory={}, compressed_percent={}, page_size={}, "
-                        "compressor={}, request_threads={}, transport={})",
+                        "raw_tier={}, compressor={}, request_threads={}, transport={})",
                         dataset_, mountpoint_, FormatSize(options_.memory),
                         options_.compressed_percent, FormatSize(options_.page_size),
+                        options_.raw_tier,
                         CodecName(options_.compressor), options_.request_threads,
                         uring_ != nullptr ? "uring" : "dev"));
     if (metrics_ != nullptr) LogInfo("metrics at " + metrics_url_);
@@ -315,10 +317,10 @@ class Daemon {
     return Status::Ok();
   }
 
-  // Runs on the metrics server's threads: cache_ and the strings it reads outlive the server
+  // Runs on the metrics server's threads: fs_ and the strings it reads outlive the server
   // (Shutdown stops it first).
   std::string RenderMetrics() const {
-    return RenderPrometheus(cache_->Stats(), DaemonIdentity::Now(dataset_, mountpoint_, started_),
+    return RenderPrometheus(fs_->Stats(), DaemonIdentity::Now(dataset_, mountpoint_, started_),
                             CCFS_VERSION);
   }
 
@@ -393,6 +395,8 @@ class Daemon {
 
   void Shutdown() {
     metrics_.reset();  // joins its threads; it reads cache_
+    // While requests are still answered: an invalidation may wait for a READ's reply.
+    if (fs_ != nullptr) fs_->StopKernelCache();
     if (uring_ != nullptr) uring_->Stop();
     if (loop_ != nullptr) loop_->Stop();
     if (session_ != nullptr) {

@@ -1,8 +1,11 @@
 // Handlers for open files (see ops.h): where a page read reaches the PageCache and a write goes
 // through it to the backing file.
 //
-// Data files are opened with direct_io and keep_cache off, so every read reaches the engine: the
-// kernel page cache never answers a repeat, and the engine's hit ratio is the reader's hit ratio.
+// raw_tier = daemon: data files are opened with direct_io and keep_cache off, so every read reaches
+// the engine: the kernel page cache never answers a repeat, and the engine's hit ratio is the
+// reader's hit ratio. raw_tier = kernel: keep_cache, so the kernel keeps what it was sent across
+// opens and answers repeats itself; every page sent or written is noted in the kernel ledger
+// (kernel_cache.h), which holds the kernel's share of memory.
 // What the caller's open flags mean for the backing descriptor is open_flags.h's; when a write or
 // a truncation must clear set-id bits, kill_priv.h's. CREATE creates the file with the caller's
 // identity (caller_identity.h).
@@ -41,8 +44,9 @@ int AttachHandle(FsContext* fs, Inode* i, int fd, fuse_file_info* fi) {
     LogWarning(fmt::format("open inode {}: {}", i->ino, s.ToString()));
     return s.ToErrno();
   }
-  fi->direct_io = 1;
-  fi->keep_cache = 0;
+  const bool kernel_tier = fs->kernel != nullptr;
+  fi->direct_io = kernel_tier ? 0 : 1;
+  fi->keep_cache = kernel_tier ? 1 : 0;
   fi->fh = fs->files.Add(std::move(h));
   return 0;
 }
@@ -144,7 +148,10 @@ void Read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info
   Status s = fs->cache->Read(i->file_id, h->backing.get(), static_cast<uint64_t>(off), size,
                              buffer.data(), &n);
   if (!s.ok()) return (void)fuse_reply_err(req, s.ToErrno());
-  fuse_reply_buf(req, buffer.data(), n);
+  // An O_DIRECT caller's read bypasses the kernel's cache; every other one fills it.
+  if (fuse_reply_buf(req, buffer.data(), n) == 0 && fs->kernel != nullptr && !(fi->flags & O_DIRECT)) {
+    fs->kernel->Served(ino, static_cast<uint64_t>(off), n);
+  }
 }
 
 void Write(fuse_req_t req, fuse_ino_t ino, const char* buf, size_t size, off_t off,
@@ -172,6 +179,11 @@ void Write(fuse_req_t req, fuse_ino_t ino, const char* buf, size_t size, off_t o
     change.Record(h->fd);
   }
   if (!s.ok()) return (void)fuse_reply_err(req, s.ToErrno());
+  // Kernel mode: the kernel keeps the pages it wrote through (an appended write landed elsewhere
+  // and was dropped above; a mapping's write-back is of a page already counted when it was read).
+  if (fs->kernel != nullptr && !h->append && !fi->writepage && !(fi->flags & O_DIRECT)) {
+    fs->kernel->Served(ino, static_cast<uint64_t>(off), size);
+  }
   fuse_reply_write(req, size);
 }
 

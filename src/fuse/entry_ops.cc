@@ -194,17 +194,26 @@ void Lookup(fuse_req_t req, fuse_ino_t parent, const char* name) {
   ReplyEntryOrErr(fs, req, LookupEntry(fs, p, name, &e), &e);
 }
 
+namespace {
+
+// The kernel gave back `nlookup` references to `ino`. When that was the last, the kernel has
+// evicted the inode, and its cached pages with it.
+void ForgetOne(FsContext* fs, fuse_ino_t ino, uint64_t nlookup) {
+  if (fs->inodes.Unref(fs->inodes.Get(ino), nlookup) && fs->kernel != nullptr) {
+    fs->kernel->Forget(ino);
+  }
+}
+
+}  // namespace
+
 void Forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup) {
-  FsContext* fs = ContextOf(req);
-  fs->inodes.Unref(fs->inodes.Get(ino), nlookup);
+  ForgetOne(ContextOf(req), ino, nlookup);
   fuse_reply_none(req);
 }
 
 void ForgetMulti(fuse_req_t req, size_t count, fuse_forget_data* forgets) {
   FsContext* fs = ContextOf(req);
-  for (size_t k = 0; k < count; ++k) {
-    fs->inodes.Unref(fs->inodes.Get(forgets[k].ino), forgets[k].nlookup);
-  }
+  for (size_t k = 0; k < count; ++k) ForgetOne(fs, forgets[k].ino, forgets[k].nlookup);
   fuse_reply_none(req);
 }
 

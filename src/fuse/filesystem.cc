@@ -13,11 +13,27 @@
 
 namespace ccfs {
 
+namespace {
+
+std::unique_ptr<KernelCache> KernelCacheFor(const Options& o) {
+  if (!o.kernel_raw_tier()) return nullptr;
+  return std::make_unique<KernelCache>(o.kernel_budget(), o.page_size);
+}
+
+}  // namespace
+
 FsContext::FsContext(const Filesystem::Config& config_in, PageCache* cache_in)
     : config(config_in),
       cache(cache_in),
-      changes(cache_in),
-      control(cache_in, config_in.dataset, config_in.mountpoint, config_in.attr_timeout) {}
+      kernel(KernelCacheFor(cache_in->options())),
+      changes(cache_in, kernel == nullptr ? ChangeDetector::StaleCallback()
+                                          : [this](Inode* i, uint64_t offset) {
+                                              fuse_ino_t ino = inodes.InoOf(i);
+                                              if (offset == 0) kernel->InvalidateFile(ino);
+                                              else kernel->InvalidateFrom(ino, offset);
+                                            }),
+      control(cache_in, kernel.get(), config_in.dataset, config_in.mountpoint,
+              config_in.attr_timeout) {}
 
 FsContext::~FsContext() {
   size_t files_left = files.size() + control.open_files();
@@ -30,11 +46,24 @@ FsContext::~FsContext() {
 
 namespace {
 
-void Init(void* /*userdata*/, fuse_conn_info* conn) {
-  // The kernel must not cache file data (the hit ratio would lie) nor batch writes (writes go
-  // through before they are acknowledged); splice only pays for large transfers.
+void Init(void* userdata, fuse_conn_info* conn) {
+  // The kernel must not batch writes (writes go through before they are acknowledged); splice
+  // only pays for large transfers. Whether it caches file data is decided per open file: never in
+  // daemon mode (direct_io), in kernel mode (keep_cache) ...
   conn->want &= ~(FUSE_CAP_WRITEBACK_CACHE | FUSE_CAP_SPLICE_READ | FUSE_CAP_SPLICE_WRITE |
                   FUSE_CAP_SPLICE_MOVE);
+  // ... where the kernel must drop its pages of a file whose mtime or size it finds changed when
+  // it refreshes the attributes (at most attr_timeout old): the bound on staleness for a change
+  // made underneath (fuse/kernel_cache.h). Readahead stays the kernel's: a random read asks for
+  // just its own pages in one request, a sequential reader gets its pages ahead.
+  if (static_cast<FsContext*>(userdata)->kernel != nullptr) {
+    if (!(conn->capable & FUSE_CAP_AUTO_INVAL_DATA)) {
+      LogWarning("the kernel does not offer auto_inval_data: with raw_tier = kernel, a file changed "
+                 "in DATASET may be served stale until the daemon sees the change");
+    }
+    conn->want |= conn->capable & FUSE_CAP_AUTO_INVAL_DATA;
+    conn->want &= ~FUSE_CAP_EXPLICIT_INVAL_DATA;
+  }
   // O_TRUNC arrives with open() instead of as a separate SETATTR.
   if (conn->capable & FUSE_CAP_ATOMIC_O_TRUNC) conn->want |= FUSE_CAP_ATOMIC_O_TRUNC;
 }
@@ -108,6 +137,14 @@ Status Filesystem::ApplyLiveOptions(const Options& wanted, const std::string& so
 }
 
 std::string Filesystem::RenderStats() const { return context_->control.RenderStats(); }
+CacheStats Filesystem::Stats() const { return context_->control.Stats(); }
+
+void Filesystem::StartKernelCache(fuse_session* se) {
+  if (context_->kernel != nullptr) context_->kernel->Start(se);
+}
+void Filesystem::StopKernelCache() {
+  if (context_->kernel != nullptr) context_->kernel->Stop();
+}
 std::string Filesystem::StatsLine() const { return context_->control.StatsLine(); }
 
 }  // namespace ccfs

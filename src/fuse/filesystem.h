@@ -7,7 +7,9 @@
 // DATASET is reachable), and answers with the errno the backing file system gave. Two differences:
 //   - data reads go through the PageCache (file id = backing inode number); writes go through it
 //     to the backing file before the reply, so cached pages of the written range are dropped.
-//     Files are opened with direct_io so the kernel never answers a read from its own cache.
+//     In raw_tier = daemon mode files are opened with direct_io, so the kernel never answers a
+//     read from its own cache; in raw_tier = kernel mode with keep_cache, and the kernel's page
+//     cache is the raw tier (kernel_cache.h keeps it within its share of memory).
 //   - a virtual directory ".ccfs" at the root (not listed by readdir; it shadows a real ".ccfs")
 //     holds "stats.json" (the engine's counters, rendered fresh at each open; reading it is not a
 //     cache read) and "control" (write "key=value" lines to change live settings; read the outcome
@@ -50,6 +52,7 @@
 #include "ccfs/status.h"
 
 struct fuse_lowlevel_ops;
+struct fuse_session;
 
 namespace ccfs {
 
@@ -88,6 +91,14 @@ class Filesystem {
   std::string RenderStats() const;
   // One line for the log (SIGUSR1).
   std::string StatsLine() const;
+  // The counters stats.json renders (the engine's, and the kernel level's in kernel mode).
+  CacheStats Stats() const;
+
+  // raw_tier = kernel: starts (stops) telling the kernel over `se` which pages to drop
+  // (fuse/kernel_cache.h). Start once the session is mounted; Stop before fuse_session_destroy.
+  // No-ops in daemon mode.
+  void StartKernelCache(fuse_session* se);
+  void StopKernelCache();
 
  private:
   explicit Filesystem(std::unique_ptr<FsContext> context);

@@ -81,16 +81,17 @@ Inode* InodeTable::FindOrInsert(int fd, const struct stat& st) {
   return raw;
 }
 
-void InodeTable::Unref(Inode* i, uint64_t n) {
-  if (i->kind != NodeKind::kReal || i == &root_) return;
+bool InodeTable::Unref(Inode* i, uint64_t n) {
+  if (i->kind != NodeKind::kReal || i == &root_) return false;
   MutexLock lock(&mu_);
   i->nlookup -= std::min(n, i->nlookup);
-  if (i->nlookup > 0) return;
+  if (i->nlookup > 0) return false;
   {
     MutexLock sig_lock(&i->sig_mu);
     if (i->sig_known) saved_signatures_[i->file_id] = i->sig;
   }
   table_.erase(std::make_pair(i->dev, i->ino));
+  return true;
 }
 
 void InodeTable::ForgetSignature(uint64_t id) {

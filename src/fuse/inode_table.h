@@ -95,9 +95,9 @@ class InodeTable {
   // the dataset). Returns 0 or the errno.
   int Lookup(Inode* parent, const char* name, struct stat* st, Inode** found);
 
-  // Gives back `n` kernel references to `i`; the last one frees it (its signature is kept).
-  // Virtual nodes and the root are never freed.
-  void Unref(Inode* i, uint64_t n);
+  // Gives back `n` kernel references to `i`; the last one frees it (its signature is kept) and
+  // returns true. Virtual nodes and the root are never freed.
+  bool Unref(Inode* i, uint64_t n);
 
   // The file `id` names is gone for good (its last link was removed): forget its kept signature.
   void ForgetSignature(uint64_t id);

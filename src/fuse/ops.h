@@ -24,6 +24,7 @@
 
 #include <sys/stat.h>
 
+#include <memory>
 #include <string>
 
 #include "ccfs/page_cache.h"
@@ -32,6 +33,7 @@
 #include "fuse/filesystem.h"
 #include "fuse/fuse_api.h"
 #include "fuse/inode_table.h"
+#include "fuse/kernel_cache.h"
 #include "fuse/open_handles.h"
 
 namespace ccfs {
@@ -48,6 +50,9 @@ struct FsContext {
 
   // Declared before the registries, so it outlives them: a FileHandle points at its Inode.
   InodeTable inodes;
+  // raw_tier = kernel: the ledger of the kernel's pages of the mount's files; nullptr in daemon
+  // mode. Before `changes`, which tells it about stale pages.
+  std::unique_ptr<KernelCache> kernel;
   ChangeDetector changes;
   ControlDir control;
   OpenHandles<FileHandle> files;  // what fi->fh names for an open data file

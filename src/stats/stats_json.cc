@@ -139,6 +139,7 @@ Json StatsObject(const CacheStats& s) {
   j["us_per_buffer"] = Round3(s.us_per_buffer());
   j["compression_ratio"] = Round3(s.compression_ratio());
   j["compressed_percent"] = s.compressed_percent;
+  j["raw_tier"] = s.kernel_raw_tier ? "kernel" : "daemon";
   RenderCounters(s, CounterKind::kTierSize, &j);
   RenderCounters(s, CounterKind::kEvent, &j);
   RenderCounters(s, CounterKind::kLevel, &j);
@@ -205,6 +206,13 @@ Status ParseStatsJson(const std::string& text, CacheStats* s) {
   }
   if (!st.ok()) return st;
 
+  if (auto it = j.find("raw_tier"); it != j.end()) {
+    if (!it->is_string() || (*it != "daemon" && *it != "kernel")) {
+      return Status::InvalidArgument("stats JSON: raw_tier must be \"daemon\" or \"kernel\", got " +
+                                     it->dump());
+    }
+    out.kernel_raw_tier = *it == "kernel";
+  }
   if (auto it = j.find("compressor"); it != j.end()) {
     CodecKind kind;
     if (!it->is_string() || !ParseCodecKind(it->get<std::string>(), &kind)) {

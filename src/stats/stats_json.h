@@ -2,7 +2,9 @@
 // trace replay read back.
 //
 // The document is one object. Top-level keys: hit_ratio, reads, raw_hits, compressed_hits,
-// misses, us_per_buffer, compression_ratio, compressed_percent, memory_bytes, raw_bytes,
+// misses, us_per_buffer, compression_ratio, compressed_percent, raw_tier ("daemon" or "kernel":
+// in kernel mode the counts are of the reads that reached the daemon, the kernel's own hits are not
+// among them), memory_bytes, raw_bytes,
 // compressed_bytes, every other CacheStats counter under its own field name, compressor ("lz4" or
 // "zstd"), compression_level, page_size, and "latency" with one object per path ("raw_hit",
 // "compressed_hit", "miss", and "all" merged):

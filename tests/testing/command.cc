@@ -38,19 +38,31 @@ std::string ReadBack(int fd) {
 
 std::vector<std::string> CcfsArgv(const std::vector<std::string>& args) {
   std::vector<std::string> argv = {CCFS_BINARY};
-  std::vector<std::string> with_transport = WithTestTransport(args);
+  std::vector<std::string> with_transport = WithTestMode(args);
   argv.insert(argv.end(), with_transport.begin(), with_transport.end());
   return argv;
 }
 
 }  // namespace
 
-std::vector<std::string> WithTestTransport(const std::vector<std::string>& args) {
-  const char* transport = getenv("CCFS_TEST_TRANSPORT");
-  if (transport == nullptr || *transport == '\0' || args.empty() || args[0] != "mount") return args;
-  std::vector<std::string> out = {args[0], "-o", std::string("transport=") + transport};
+std::vector<std::string> WithTestMode(const std::vector<std::string>& args) {
+  if (args.empty() || args[0] != "mount") return args;
+  std::vector<std::string> out = {args[0]};
+  static const struct { const char* variable; const char* key; } kModes[] = {
+      {"CCFS_TEST_TRANSPORT", "transport"}, {"CCFS_TEST_RAW_TIER", "raw_tier"}};
+  for (const auto& mode : kModes) {
+    const char* value = getenv(mode.variable);
+    if (value == nullptr || *value == '\0') continue;
+    out.push_back("-o");
+    out.push_back(std::string(mode.key) + "=" + value);
+  }
   out.insert(out.end(), args.begin() + 1, args.end());
   return out;
+}
+
+bool TestRawTierIsKernel() {
+  const char* value = getenv("CCFS_TEST_RAW_TIER");
+  return value != nullptr && std::string(value) == "kernel";
 }
 
 pid_t Spawn(const std::vector<std::string>& argv, int out_fd, int err_fd) {

@@ -31,11 +31,15 @@ CommandResult RunCommand(const std::vector<std::string>& argv, double timeout_s 
 // Runs the ccfs binary under test with `args`.
 CommandResult RunCcfs(const std::vector<std::string>& args, double timeout_s = 30);
 
-// The transport every mount the tests start uses: with CCFS_TEST_TRANSPORT=uring (or dev, auto)
-// in the environment, `ccfs mount ARGS` becomes `ccfs mount -o transport=uring ARGS`, so a test's
-// own -o transport=... (later) still wins. RunCcfs, CcfsProcess and MountedDataset apply it;
-// `args` are ccfs's arguments (without the binary). Unset: `args` unchanged.
-std::vector<std::string> WithTestTransport(const std::vector<std::string>& args);
+// The mode every mount the tests start runs in: with CCFS_TEST_TRANSPORT=uring (or dev, auto) in
+// the environment, `ccfs mount ARGS` becomes `ccfs mount -o transport=uring ARGS`; with
+// CCFS_TEST_RAW_TIER=kernel (or daemon), `-o raw_tier=kernel` likewise. A test's own -o ... (later)
+// still wins. RunCcfs, CcfsProcess and MountedDataset apply it; `args` are ccfs's arguments
+// (without the binary). Both unset: `args` unchanged.
+std::vector<std::string> WithTestMode(const std::vector<std::string>& args);
+// Whether mounts run with raw_tier = kernel (CCFS_TEST_RAW_TIER=kernel): the kernel answers
+// repeated reads itself, so a test that counts the daemon's reads must expect fewer.
+bool TestRawTierIsKernel();
 
 // The pieces underneath, for a test that keeps a process running (the mount fixture's daemon):
 // Spawn forks and execs argv (searched in PATH) with stdout to out_fd, stderr to err_fd and stdin

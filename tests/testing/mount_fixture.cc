@@ -42,7 +42,7 @@ bool MountedDataset::Mount(const std::vector<std::string>& extra_args, std::stri
   args.push_back(data_);
   args.push_back(mnt_);
   std::vector<std::string> argv = {CCFS_BINARY};
-  for (std::string& a : WithTestTransport(args)) argv.push_back(std::move(a));
+  for (std::string& a : WithTestMode(args)) argv.push_back(std::move(a));
   pid_ = Spawn(argv, fd, fd);
   close(fd);
   auto deadline = Clock::now() + std::chrono::seconds(10);

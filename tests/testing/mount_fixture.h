@@ -3,7 +3,7 @@
 // MountedDataset owns a directory under /var/tmp (real disk, so O_DIRECT misses are real device
 // reads) holding data/ (the dataset), mnt/ (the mount point) and daemon.log (the daemon's stderr).
 // Mount() starts `ccfs mount -f` (CCFS_BINARY) as a child and polls /proc/mounts until the mount
-// appears (with CCFS_TEST_TRANSPORT set, on that transport: testing/command.h). Unmount() runs fusermount3 -u (then -uz if that fails), waits for the daemon and
+// appears (with CCFS_TEST_TRANSPORT or CCFS_TEST_RAW_TIER set, in that mode: testing/command.h). Unmount() runs fusermount3 -u (then -uz if that fails), waits for the daemon and
 // returns its exit status. The destructor unmounts if needed, kills a daemon that will not go
 // and removes the directory, so a failing test leaves nothing behind.
 //
