@@ -13,6 +13,7 @@ inline Options AllNonDefault() {
   o.memory = 64ull << 20;
   o.compressed_percent = 40;
   o.page_size = 16384;
+  o.raw_tier = "kernel";
   o.compressor = CodecKind::kZstd;
   o.compression_level = 3;
   o.compress_threads = 3;

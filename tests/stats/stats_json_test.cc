@@ -76,13 +76,14 @@ TEST(StatsJsonTest, TopLevelKeysAndTheirOrderAreStable) {
   for (const auto& item : j.items()) keys.push_back(item.key());
   const std::vector<std::string> expected = {
       "hit_ratio", "reads", "raw_hits", "compressed_hits", "misses", "us_per_buffer",
-      "compression_ratio", "compressed_percent", "memory_bytes", "raw_bytes", "compressed_bytes",
+      "compression_ratio", "compressed_percent", "raw_tier", "memory_bytes", "raw_bytes", "compressed_bytes",
       "read_errors", "buffered_misses", "page_writes", "invalidations", "evictions",
       "evict_sweeps", "compressions", "compressed_stored", "rejects", "zero_pages",
       "admission_drops", "incompressible_skips", "pressure_drops", "compressed_evictions",
       "promotions", "wasted_compressions", "stalls", "stall_ns", "compress_ns", "decompress_ns",
-      "raw_budget_bytes", "compressed_budget_bytes", "raw_pages", "free_frames",
-      "compressed_pages", "compressed_logical_bytes", "compressor", "compression_level",
+      "kernel_rerequests", "kernel_evictions", "raw_budget_bytes", "compressed_budget_bytes",
+      "raw_pages", "free_frames", "compressed_pages", "compressed_logical_bytes",
+      "kernel_budget_bytes", "kernel_held_bytes", "compressor", "compression_level",
       "page_size", "latency"};
   EXPECT_EQ(keys, expected);
   // Each counter is written under its own name with its own value.
