@@ -99,9 +99,10 @@ class MetricsTest : public MountTest {
 constexpr size_t kFileBytes = 1 << 20;
 constexpr double kPages = kFileBytes / 8192;  // default page_size
 
+// Counts every read of the file: raw_tier = daemon, where every read reaches the daemon.
 TEST_F(MetricsTest, CountersMoveWithReadsThroughTheMountAndAgreeWithStatsJson) {
   WriteWholeFile(ds_.DataPath("f"), CompressibleBytes(kFileBytes, 1));
-  ASSERT_NO_FATAL_FAILURE(MountOrDie({"-o", MetricsOption()}));
+  ASSERT_NO_FATAL_FAILURE(MountOrDie({"-o", MetricsOption() + ",raw_tier=daemon"}));
   const std::string before = Scrape();
   EXPECT_EQ(Reads(before, "miss"), 0);
 
@@ -178,7 +179,8 @@ TEST_F(MetricsTest, BarePortListensOnLoopbackOnlyAndIsReleasedAtSigterm) {
 
 TEST_F(MetricsTest, StalledClientsHoldUpNeitherReadsNorTheUnmount) {
   WriteWholeFile(ds_.DataPath("f"), CompressibleBytes(kFileBytes, 3));
-  ASSERT_NO_FATAL_FAILURE(MountOrDie({"-o", MetricsOption()}));
+  // raw_tier = daemon: both passes' reads reach the daemon, which must keep serving them.
+  ASSERT_NO_FATAL_FAILURE(MountOrDie({"-o", MetricsOption() + ",raw_tier=daemon"}));
   // More stalled connections than the server has workers: each holds one until its timeout.
   std::vector<int> stalled;
   for (int i = 0; i < 4; ++i) stalled.push_back(ConnectAndStall(port_));

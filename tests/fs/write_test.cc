@@ -109,6 +109,7 @@ TEST_F(WriteThroughMountTest, ChangeMadeInDatasetIsSeenThroughMount) {
   // Same size, different bytes, written behind the mount's back while the mount keeps it open.
   std::string v2 = RandomBytes(v1.size(), 11);
   ASSERT_NO_FATAL_FAILURE(PwriteAll(ds_.DataPath("f"), v2, 0));
+  AwaitChangeUnderneath(1.0);  // the mount's attr_timeout (raw_tier = kernel's bound)
   ASSERT_EQ(pread(fd, got.data(), got.size(), 0), static_cast<ssize_t>(got.size()));
   EXPECT_EQ(got, v2) << "a stale cached page was served";
   close(fd);
@@ -116,6 +117,7 @@ TEST_F(WriteThroughMountTest, ChangeMadeInDatasetIsSeenThroughMount) {
   // Grown behind the mount's back: a read to EOF sees the new tail.
   std::string tail = CompressibleBytes(30000, 12);
   ASSERT_NO_FATAL_FAILURE(PwriteAll(ds_.DataPath("f"), tail, static_cast<off_t>(v2.size())));
+  AwaitChangeUnderneath(1.0);
   EXPECT_EQ(ReadWholeFile(ds_.MntPath("f")), v2 + tail);
 
   // A new file in DATASET appears at once.

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <fstream>
 #include <sstream>
 #include <thread>
@@ -58,6 +59,12 @@ std::vector<std::string> WithTestMode(const std::vector<std::string>& args) {
   }
   out.insert(out.end(), args.begin() + 1, args.end());
   return out;
+}
+
+void AwaitChangeUnderneath(double attr_timeout_s) {
+  if (TestRawTierIsKernel()) {
+    std::this_thread::sleep_for(std::chrono::duration<double>(attr_timeout_s + 0.1));
+  }
 }
 
 bool TestRawTierIsKernel() {

@@ -40,6 +40,10 @@ std::vector<std::string> WithTestMode(const std::vector<std::string>& args);
 // Whether mounts run with raw_tier = kernel (CCFS_TEST_RAW_TIER=kernel): the kernel answers
 // repeated reads itself, so a test that counts the daemon's reads must expect fewer.
 bool TestRawTierIsKernel();
+// After a change made directly in DATASET: with raw_tier = kernel, waits out the staleness bound
+// (the mount's attr_timeout, `attr_timeout_s`, plus 0.1 s) after which the kernel has dropped its
+// stale pages; with raw_tier = daemon returns at once (the daemon checks before every read).
+void AwaitChangeUnderneath(double attr_timeout_s);
 
 // The pieces underneath, for a test that keeps a process running (the mount fixture's daemon):
 // Spawn forks and execs argv (searched in PATH) with stdout to out_fd, stderr to err_fd and stdin

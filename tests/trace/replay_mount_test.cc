@@ -22,7 +22,8 @@ class ReplayMountTest : public testing::MountTest {
     std::vector<KindReport> report;
     Status s = MakeDataset(mk, &report);
     ASSERT_TRUE(s.ok()) << s.ToString();
-    MountOrDie({"-o", "memory=4MiB,compressed_percent=0"});
+    // raw_tier = daemon: the daemon counts every page the client reads.
+    MountOrDie({"-o", "memory=4MiB,compressed_percent=0,raw_tier=daemon"});
   }
 
   ReplayOptions Options() {

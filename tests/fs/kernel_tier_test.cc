@@ -1,0 +1,199 @@
+// raw_tier = kernel: the kernel's page cache is the raw tier. Repeated reads are answered by the
+// kernel without reaching the daemon; the kernel's pages of the mount's files stay within their
+// share of memory (measured with mincore, not taken from the daemon's own ledger); a change made
+// underneath is seen within attr_timeout; writes, shared writable mappings and a real program that
+// needs them (SQLite in WAL mode) work.
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "fs/fs_test_util.h"
+#include "testing/command.h"
+#include "testing/mount_fixture.h"
+
+namespace ccfs::testing {
+namespace {
+
+class KernelTierMountTest : public MountTest {
+ protected:
+  void MountKernel(const std::string& options) {
+    ASSERT_NO_FATAL_FAILURE(MountOrDie({"-o", "raw_tier=kernel," + options}));
+  }
+
+  uint64_t DaemonReads() { return ds_.Stats()["reads"].get<uint64_t>(); }
+
+  // Bytes of `path` (through the mount) that are in the kernel's page cache now, by mincore on a
+  // shared read-only mapping (mapping does not read the file; mincore does not fault).
+  static uint64_t ResidentBytes(const std::string& path) {
+    int fd = open(path.c_str(), O_RDONLY);
+    if (fd < 0) return 0;
+    struct stat st;
+    fstat(fd, &st);
+    if (st.st_size == 0) {
+      close(fd);
+      return 0;
+    }
+    void* p = mmap(nullptr, st.st_size, PROT_READ, MAP_SHARED, fd, 0);
+    close(fd);
+    if (p == MAP_FAILED) return 0;
+    const long page = sysconf(_SC_PAGESIZE);
+    std::vector<unsigned char> vec((st.st_size + page - 1) / page);
+    uint64_t resident = 0;
+    if (mincore(p, st.st_size, vec.data()) == 0) {
+      for (unsigned char v : vec) resident += (v & 1) ? page : 0;
+    }
+    munmap(p, st.st_size);
+    return resident;
+  }
+
+  static std::string ReadAll(const std::string& path) { return ReadWholeFile(path); }
+};
+
+TEST_F(KernelTierMountTest, RepeatedReadsAreAnsweredByTheKernel) {
+  ASSERT_NO_FATAL_FAILURE(MountKernel("memory=8MiB,compressed_percent=50"));
+  const std::string bytes = CompressibleBytes(512 * 1024, 1);
+  WriteWholeFile(ds_.DataPath("f"), bytes);
+  ASSERT_TRUE(ReadAll(ds_.MntPath("f")) == bytes);
+  const uint64_t after_first = DaemonReads();
+  EXPECT_GT(after_first, 0u);
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(ReadAll(ds_.MntPath("f")) == bytes);
+  EXPECT_EQ(DaemonReads(), after_first) << "a repeated read reached the daemon";
+  nlohmann::json s = ds_.Stats();
+  EXPECT_EQ(s["raw_tier"], "kernel");
+  EXPECT_GE(s["kernel_held_bytes"].get<uint64_t>(), bytes.size());
+}
+
+// The kernel's pages of the mount's files, measured by mincore, never exceed the kernel's share
+// (memory - compressed tier - staging), however much is read, and the daemon's ledger agrees.
+TEST_F(KernelTierMountTest, TheKernelsPagesStayWithinTheirShareOfMemory) {
+  ASSERT_NO_FATAL_FAILURE(MountKernel("memory=8MiB,compressed_percent=50"));
+  std::vector<std::string> names;
+  for (int i = 0; i < 12; ++i) {
+    names.push_back("f" + std::to_string(i));
+    WriteWholeFile(ds_.DataPath(names.back()), CompressibleBytes(2 << 20, 10 + i));
+  }
+  const uint64_t budget = ds_.Stats()["kernel_budget_bytes"].get<uint64_t>();
+  ASSERT_GT(budget, 2u << 20);
+  ASSERT_LT(budget, 5u << 20);
+  for (int round = 0; round < 2; ++round) {
+    for (const std::string& n : names) {
+      ASSERT_EQ(ReadAll(ds_.MntPath(n)).size(), 2u << 20);
+      // The invalidations run on a thread of their own: give it a moment, then measure.
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      uint64_t resident = 0;
+      for (const std::string& m : names) resident += ResidentBytes(ds_.MntPath(m));
+      EXPECT_LE(resident, budget + (256u << 10)) << "after reading " << n;
+    }
+  }
+  nlohmann::json s = ds_.Stats();
+  EXPECT_LE(s["kernel_held_bytes"].get<uint64_t>(), budget);
+  EXPECT_GT(s["kernel_evictions"].get<uint64_t>(), 0u);
+}
+
+TEST_F(KernelTierMountTest, ItsShareFollowsALiveChangeOfCompressedPercent) {
+  ASSERT_NO_FATAL_FAILURE(MountKernel("memory=16MiB,compressed_percent=25"));
+  const uint64_t before = ds_.Stats()["kernel_budget_bytes"].get<uint64_t>();
+  WriteWholeFile(ds_.MntPath(".ccfs/control"), "compressed_percent=75\n");
+  const uint64_t after = ds_.Stats()["kernel_budget_bytes"].get<uint64_t>();
+  EXPECT_LT(after, before);
+  EXPECT_NEAR(static_cast<double>(before - after), 0.5 * (16 << 20), 64 * 1024);
+}
+
+// The staleness bound: a file rewritten in place underneath, through a descriptor opened before,
+// reads the new bytes once attr_timeout has passed (the kernel refreshes the attributes, sees the
+// new mtime and drops its pages).
+TEST_F(KernelTierMountTest, AChangeUnderneathIsSeenWithinAttrTimeout) {
+  ASSERT_NO_FATAL_FAILURE(MountKernel("memory=8MiB,compressed_percent=50,attr_timeout=0.2"));
+  const std::string v1 = CompressibleBytes(200000, 3);
+  const std::string v2 = CompressibleBytes(200000, 4);
+  WriteWholeFile(ds_.DataPath("f"), v1);
+  int fd = open(ds_.MntPath("f").c_str(), O_RDONLY);
+  ASSERT_GE(fd, 0);
+  std::string got(v1.size(), '\0');
+  ASSERT_EQ(pread(fd, got.data(), got.size(), 0), static_cast<ssize_t>(got.size()));
+  ASSERT_TRUE(got == v1);
+  int w = open(ds_.DataPath("f").c_str(), O_WRONLY);
+  ASSERT_GE(w, 0);
+  ASSERT_EQ(pwrite(w, v2.data(), v2.size(), 0), static_cast<ssize_t>(v2.size()));
+  close(w);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  ASSERT_EQ(pread(fd, got.data(), got.size(), 0), static_cast<ssize_t>(got.size()));
+  EXPECT_TRUE(got == v2) << "stale bytes past attr_timeout";
+  close(fd);
+}
+
+TEST_F(KernelTierMountTest, WritesThroughTheMountReadBackFromEitherSide) {
+  ASSERT_NO_FATAL_FAILURE(MountKernel("memory=8MiB,compressed_percent=50"));
+  const std::string base = CompressibleBytes(300000, 5);
+  WriteWholeFile(ds_.DataPath("f"), base);
+  ASSERT_TRUE(ReadAll(ds_.MntPath("f")) == base);  // cached by the kernel
+  int fd = open(ds_.MntPath("f").c_str(), O_WRONLY);
+  ASSERT_GE(fd, 0);
+  const std::string patch = RandomBytes(10001, 6);
+  ASSERT_EQ(pwrite(fd, patch.data(), patch.size(), 4000), static_cast<ssize_t>(patch.size()));
+  close(fd);
+  std::string want = base;
+  want.replace(4000, patch.size(), patch);
+  EXPECT_TRUE(ReadAll(ds_.MntPath("f")) == want) << "the kernel's pages are stale after a write";
+  EXPECT_TRUE(ReadAll(ds_.DataPath("f")) == want) << "the write did not go through";
+}
+
+TEST_F(KernelTierMountTest, SharedWritableMappingWritesTheFile) {
+  ASSERT_NO_FATAL_FAILURE(MountKernel("memory=8MiB,compressed_percent=50"));
+  const size_t size = 256 * 1024;
+  WriteWholeFile(ds_.DataPath("f"), CompressibleBytes(size, 7));
+  int fd = open(ds_.MntPath("f").c_str(), O_RDWR);
+  ASSERT_GE(fd, 0);
+  void* p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  int err = errno;
+  ASSERT_NE(p, MAP_FAILED) << strerror(err);
+  const std::string patch = RandomBytes(50000, 8);
+  memcpy(static_cast<char*>(p) + 70000, patch.data(), patch.size());
+  ASSERT_EQ(msync(p, size, MS_SYNC), 0) << strerror(errno);
+  munmap(p, size);
+  close(fd);
+  std::string want = CompressibleBytes(size, 7);
+  want.replace(70000, patch.size(), patch);
+  EXPECT_TRUE(ReadAll(ds_.DataPath("f")) == want) << "msync did not reach DATASET";
+  EXPECT_TRUE(ReadAll(ds_.MntPath("f")) == want);
+}
+
+// SQLite in WAL mode maps its -shm file shared and writable; through the mount it must work and
+// keep every committed row.
+TEST_F(KernelTierMountTest, SqliteInWalModeKeepsEveryCommittedRow) {
+  ASSERT_NO_FATAL_FAILURE(MountKernel("memory=8MiB,compressed_percent=50"));
+  const std::string db = ds_.MntPath("t.db");
+  const std::string script =
+      "import sqlite3, sys\n"
+      "c = sqlite3.connect(sys.argv[1])\n"
+      "assert c.execute('pragma journal_mode=wal').fetchone()[0] == 'wal'\n"
+      "c.execute('create table t (k integer primary key, v text)')\n"
+      "for i in range(20):\n"
+      "    with c:\n"
+      "        c.executemany('insert into t (v) values (?)', [(str(i) * 200,)] * 100)\n"
+      "c.close()\n"
+      "c = sqlite3.connect(sys.argv[1])\n"
+      "print(c.execute('select count(*) from t').fetchone()[0],\n"
+      "      c.execute('pragma integrity_check').fetchone()[0])\n";
+  CommandResult r = RunCommand({"python3", "-c", script, db}, 120);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(r.output, "2000 ok\n");
+  // And the database in DATASET (after SQLite checkpointed on close) reads the same.
+  CommandResult back = RunCommand(
+      {"python3", "-c",
+       "import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).execute('select count(*) from t')"
+       ".fetchone()[0])",
+       ds_.DataPath("t.db")},
+      60);
+  EXPECT_EQ(back.output, "2000\n");
+}
+
+}  // namespace
+}  // namespace ccfs::testing
