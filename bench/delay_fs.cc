@@ -6,7 +6,7 @@
 // ciphers, GlusterFS translators) is not here.
 //
 //   delay_fs SOURCE MOUNTPOINT [--delay-us N] [--wait hybrid|sleep|spin] [--spin-us N]
-//            [-o FUSE_OPTIONS]
+//            [--page-cache] [-o FUSE_OPTIONS]
 //   delay_fs --measure-wait            how close each --wait comes to 50..2000 µs on this machine
 //
 // A read here costs: the FUSE round trip + N µs + an O_DIRECT pread of the source. So that the
@@ -15,6 +15,7 @@
 //     offset and size, which need not be aligned), so the local page cache does not answer;
 //   - every file is opened with direct_io, so the kernel does not cache delay_fs's own pages above
 //     it (and does no readahead: one read(2) of 8 KiB is one FUSE read of 8 KiB, one wait).
+//     --page-cache lifts this one, for a page cache baseline that sits on the same store.
 // Writes go through an ordinary descriptor (the kernel flushes a written range before an O_DIRECT
 // read of it, so a read after a write sees the write) and are not delayed: the emulation is of
 // read latency, which is what a cache in front of a store hides.
@@ -55,6 +56,7 @@ struct Settings {
   int64_t delay_ns = 0;
   WaitKind wait = WaitKind::kHybrid;
   int64_t spin_ns = 100000;  // kHybrid: the last part of each wait that is spun, not slept
+  bool page_cache = false;   // --page-cache: let the kernel cache delay_fs's files (see main)
 };
 Settings g;
 
@@ -106,7 +108,10 @@ void SetTimerSlack() { prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0); }
 
 void* Init(fuse_conn_info* conn, fuse_config* cfg) {
   cfg->use_ino = 1;
-  cfg->direct_io = 1;     // no kernel page cache above the store, no kernel readahead
+  // Default: no kernel page cache above the store, no kernel readahead. --page-cache: the kernel
+  // keeps a file's pages across opens while its mtime and size are unchanged.
+  cfg->direct_io = g.page_cache ? 0 : 1;
+  cfg->auto_cache = g.page_cache ? 1 : 0;
   cfg->kernel_cache = 0;
   cfg->nullpath_ok = 1;   // reads and writes on an open file need only its handle
   conn->want &= ~FUSE_CAP_WRITEBACK_CACHE;
@@ -199,8 +204,7 @@ int OpenBoth(const char* path, fuse_file_info* fi, bool create, mode_t mode) {
     }
   }
   fi->fh = reinterpret_cast<uint64_t>(of);
-  fi->direct_io = 1;
-  fi->keep_cache = 0;
+  fi->direct_io = g.page_cache ? 0 : 1;
   return 0;
 }
 
@@ -371,6 +375,9 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"hybrid", "sleep", "spin"}));
   app.add_option("--spin-us", spin_us, "hybrid: how much of each wait is spun, µs (default 100)")
       ->check(CLI::Range(int64_t{0}, int64_t{1000000}));
+  app.add_flag("--page-cache", g.page_cache,
+               "let the kernel cache the files (a page cache baseline on this store); reads that "
+               "reach delay_fs still wait");
   app.add_option("-o", fuse_opts, "extra FUSE mount options, comma-separated");
   app.add_flag("--measure-wait", measure, "print how accurate each --wait is at 50..2000 µs");
   CLI11_PARSE(app, argc, argv);
@@ -436,9 +443,9 @@ int main(int argc, char** argv) {
   fuse_set_signal_handlers(fuse_get_session(fs));
   fprintf(stderr,
           "delay_fs: EMULATED store: %s at %s, +%lld us (%s) before each read, O_DIRECT source "
-          "reads, direct_io files\n",
-          source.c_str(), mountpoint.c_str(), static_cast<long long>(delay_us),
-          wait_name.c_str());
+          "reads, %s\n",
+          source.c_str(), mountpoint.c_str(), static_cast<long long>(delay_us), wait_name.c_str(),
+          g.page_cache ? "kernel page cache allowed (--page-cache)" : "direct_io files");
   fuse_loop_config* loop = fuse_loop_cfg_create();
   fuse_loop_cfg_set_max_threads(loop, 16);
   int rc = fuse_loop_mt(fs, loop);
