@@ -4,6 +4,12 @@
 #   scripts/stores.sh up KIND DIR [OPTIONS]   start a store of KIND and make it appear at DIR
 #   scripts/stores.sh down KIND               undo everything `up KIND` did
 #   scripts/stores.sh status                  which stores are up, where, and their processes
+#   scripts/stores.sh server-pids KIND        the processes that serve the store's reads (sftp
+#                                             sessions, GlusterFS bricks, delay_fs): to count the
+#                                             bytes they read (/proc/PID/io) or the CPU they use
+#   scripts/stores.sh evict KIND              drop the server's page cache of the store's files
+#                                             (sshfs source, GlusterFS brick, delay_fs source, local
+#                                             DIR), so that the next reads start from its disk
 #   scripts/stores.sh tune-gluster VOLUME     turn a GlusterFS volume's client caches off (run it
 #                                             on a server of that volume; `up gluster` does it
 #                                             for the volume it creates)
@@ -338,27 +344,26 @@ tune_gluster() {
   done
 }
 
-# Warns about client caches still on in VOLUME (asking SERVER's glusterd; read-only).
+# Warns about client caches of VOLUME not set off (asking SERVER's glusterd with `volume info`,
+# which, unlike `volume get`, answers a remote CLI; it lists only the options that were set, and
+# some are on by default, so each must be there and off).
 check_gluster_caches() {
-  local server=$1 vol=$2 o value on=()
+  local server=$1 vol=$2 o volinfo on=()
+  volinfo=$(gluster --remote-host="$server" --mode=script volume info "$vol" 2>&1) ||
+    die "gluster --remote-host=$server volume info $vol: $volinfo"
   for o in "${kGlusterCachesOff[@]}"; do
-    value=$(gluster --remote-host="$server" --mode=script volume get "$vol" "performance.$o" \
-              2>/dev/null | awk -v k="performance.$o" '$1 == k {print $2}') || true
-    case $value in
-      off | false | disable | no) ;;
-      "") note "could not read performance.$o of $server:$vol; check it is off" ;;
-      *) on+=("$o") ;;
-    esac
+    awk -v k="performance.$o:" '$1 == k && ($2 == "off" || $2 == "false" || $2 == "disable") {f = 1}
+                               END {exit !f}' <<<"$volinfo" || on+=("$o")
   done
   [ ${#on[@]} -eq 0 ] ||
-    note "WARNING: $server:$vol has client caches on (${on[*]}): reads may not reach the" \
-         "store; on a server run scripts/stores.sh tune-gluster $vol"
+    note "WARNING: $server:$vol does not have these client caches set off: ${on[*]}; reads" \
+         "may not reach the store. On a server run: scripts/stores.sh tune-gluster $vol"
 }
 
 up_gluster() {
-  ensure_packages glusterfs-server glusterfs-client
   local server vol
   if [ -n "${STORES_GLUSTER_VOLUME:-}" ]; then
+    ensure_packages glusterfs-client glusterfs-cli
     # An existing (multi-node) volume: only this client's mount is ours.
     [[ $STORES_GLUSTER_VOLUME == *:* ]] || die "STORES_GLUSTER_VOLUME=$STORES_GLUSTER_VOLUME: want SERVER:VOLUME"
     server=${STORES_GLUSTER_VOLUME%%:*}
@@ -366,6 +371,7 @@ up_gluster() {
     vol=${vol#/}
     check_gluster_caches "$server" "$vol"
   else
+    ensure_packages glusterfs-server glusterfs-client
     server=$(gluster_host)
     vol=$kGlusterVolume
     if ! pgrep -x glusterd >/dev/null; then
@@ -524,11 +530,66 @@ cmd_status() {
   [ $any -eq 1 ] || echo "no store is up"
 }
 
+# The store side: sshd's descendants (the sftp sessions), the volume's bricks, delay_fs. None for
+# local, nor for a GlusterFS volume this script did not create (its bricks are elsewhere).
+cmd_server_pids() {
+  [ $# -eq 1 ] || usage
+  check_kind "$1"
+  [ -f "$state_root/$1/info" ] || die "$1 is not up"
+  local pid pidfile
+  case $1 in
+    sshfs)
+      # The leaves under sshd: each session's sftp server (its parent only relays the bytes).
+      local todo=("$(info_get sshfs sshd_pid)") children
+      while [ ${#todo[@]} -gt 0 ]; do
+        pid=${todo[0]}
+        todo=("${todo[@]:1}")
+        children=$(cat /proc/"$pid"/task/*/children 2>/dev/null || true)
+        if [ -z "$children" ]; then [ "$pid" = "$(info_get sshfs sshd_pid)" ] || echo "$pid"; fi
+        for child in $children; do todo+=("$child"); done
+      done
+      ;;
+    gluster)
+      [ -n "$(info_get gluster brick)" ] || return 0
+      local vol
+      vol=$(info_get gluster volume)
+      for pidfile in /var/run/gluster/vols/"${vol#*:}"/*.pid; do
+        [ -f "$pidfile" ] && cat "$pidfile"
+      done
+      ;;
+    delay) info_get delay delay_fs_pid; echo ;;
+    local) ;;
+  esac
+}
+
+# Drops the page cache of every file the store serves from (on this machine): `dd iflag=nocache
+# count=0` is posix_fadvise(POSIX_FADV_DONTNEED) over the whole file. Dirty pages are written first.
+cmd_evict() {
+  [ $# -eq 1 ] || usage
+  check_kind "$1"
+  [ -f "$state_root/$1/info" ] || die "$1 is not up"
+  local root
+  case $1 in
+    sshfs | delay) root=$(info_get "$1" source) ;;
+    gluster)
+      root=$(info_get gluster brick)
+      [ -n "$root" ] || die "the GlusterFS volume was not created here: evict on its servers"
+      root=${root#*:}
+      ;;
+    local) root=$(info_get local dir) ;;
+  esac
+  sync -f "$root"
+  find "$root" -path "$root/.glusterfs" -prune -o -type f \
+    -exec dd if={} iflag=nocache count=0 status=none \;
+}
+
 case ${1:-} in
   up) shift; cmd_up "$@" ;;
+  evict) shift; cmd_evict "$@" ;;
+  server-pids) shift; cmd_server_pids "$@" ;;
   down) shift; cmd_down "$@" ;;
   status) cmd_status ;;
   tune-gluster) [ $# -eq 2 ] || usage; tune_gluster "$2"; echo "client caches of $2 off" ;;
   -h | --help | help | "") usage ;;
-  *) die "unknown command '$1' (up, down, status, tune-gluster)" ;;
+  *) die "unknown command '$1' (up, down, status, server-pids, evict, tune-gluster)" ;;
 esac
