@@ -51,6 +51,8 @@ constexpr size_t kDirectAlign = 4096;
 
 enum class WaitKind { kSleep, kSpin, kHybrid };
 
+// Filled in by main before the request loop starts and only read afterwards, so the loop's
+// threads share it without a lock.
 struct Settings {
   int source_fd = -1;  // the source directory; every path below is resolved relative to it
   int64_t delay_ns = 0;
@@ -113,7 +115,7 @@ void* Init(fuse_conn_info* conn, fuse_config* cfg) {
   cfg->direct_io = g.page_cache ? 0 : 1;
   cfg->auto_cache = g.page_cache ? 1 : 0;
   cfg->kernel_cache = 0;
-  cfg->nullpath_ok = 1;   // reads and writes on an open file need only its handle
+  cfg->nullpath_ok = 1;  // reads and writes on an open file need only its handle
   conn->want &= ~FUSE_CAP_WRITEBACK_CACHE;
   SetTimerSlack();
   return nullptr;
@@ -312,8 +314,6 @@ int Fallocate(const char*, int mode, off_t off, off_t len, fuse_file_info* fi) {
   return fallocate(Handle(fi)->fd, mode, off, len) == 0 ? 0 : -errno;
 }
 
-// --measure-wait: for each target, the median and p99 of what each wait kind actually waited
-// (200 waits each), so the choice of --wait is a measurement on this machine, not a guess.
 const char* WaitName(WaitKind kind) {
   switch (kind) {
     case WaitKind::kSleep:
@@ -326,6 +326,8 @@ const char* WaitName(WaitKind kind) {
   return "hybrid";
 }
 
+// --measure-wait: for each target, the median and p99 of what each wait kind actually waited
+// (200 waits each), so the choice of --wait is a measurement on this machine, not a guess.
 int MeasureWait() {
   SetTimerSlack();
   const int kTargetsUs[] = {50, 100, 200, 500, 1000, 2000};
@@ -397,8 +399,7 @@ int main(int argc, char** argv) {
     return 1;
   }
 
-  fuse_operations ops;
-  memset(&ops, 0, sizeof(ops));
+  fuse_operations ops{};
   ops.init = Init;
   ops.getattr = Getattr;
   ops.readlink = Readlink;
@@ -426,11 +427,13 @@ int main(int argc, char** argv) {
 
   std::string opts = "fsname=delay_fs,subtype=delay_fs";
   if (!fuse_opts.empty()) opts += "," + fuse_opts;
-  std::vector<std::string> args_s = {"delay_fs", "-o", opts};
-  std::vector<char*> args_v;
-  for (auto& a : args_s) args_v.push_back(a.data());
-  fuse_args args = FUSE_ARGS_INIT(static_cast<int>(args_v.size()), args_v.data());
-  fuse* fs = fuse_new(&args, &ops, sizeof(ops), nullptr);
+  fuse_args args = FUSE_ARGS_INIT(0, nullptr);
+  fuse* fs = nullptr;
+  if (fuse_opt_add_arg(&args, "delay_fs") == 0 && fuse_opt_add_arg(&args, "-o") == 0 &&
+      fuse_opt_add_arg(&args, opts.c_str()) == 0) {
+    fs = fuse_new(&args, &ops, sizeof(ops), nullptr);
+  }
+  fuse_opt_free_args(&args);
   if (fs == nullptr) {
     fprintf(stderr, "delay_fs: fuse_new failed (bad -o %s?)\n", fuse_opts.c_str());
     return 1;

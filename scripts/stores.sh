@@ -56,14 +56,15 @@
 #
 # A multi-node GlusterFS volume (the "outgrew one machine" story: the data on a shared volume,
 # every client running ccfs as its compressed cache in front of its own mount of it):
-#   on every server:   apt-get install glusterfs-server && glusterd     (or systemctl start glusterd)
+#   on every server:   apt-get install glusterfs-server && glusterd   (or systemctl start glusterd)
 #   on one server:     gluster peer probe server2; gluster peer probe server3
 #                      gluster volume create ccfs-store replica 3 \
 #                        server1:/bricks/ccfs server2:/bricks/ccfs server3:/bricks/ccfs
 #                      (or a distribute volume: list the bricks without `replica N`)
 #                      gluster volume start ccfs-store
 #                      scripts/stores.sh tune-gluster ccfs-store
-#   on every client:   STORES_GLUSTER_VOLUME=server1:ccfs-store STORES_GLUSTER_BACKUP=server2:server3 \
+#   on every client:   STORES_GLUSTER_VOLUME=server1:ccfs-store \
+#                        STORES_GLUSTER_BACKUP=server2:server3 \
 #                        scripts/stores.sh up gluster /mnt/store
 #                      ccfs mount /mnt/store /mnt/ccfs ...
 #                      ... and later `scripts/stores.sh down gluster` (it unmounts; the volume,
@@ -203,7 +204,8 @@ wait_for() {  # wait_for WHAT COMMAND...: polls COMMAND for STORES_TIMEOUT secon
 ensure_packages() {
   local p missing=() policy=/usr/sbin/policy-rc.d made_policy=0
   for p in "$@"; do
-    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
+      missing+=("$p")
   done
   [ ${#missing[@]} -eq 0 ] && return 0
   [ "$(id -u)" -eq 0 ] || die "needs root to install ${missing[*]}"
@@ -220,7 +222,8 @@ ensure_packages() {
 }
 
 free_port() {
-  python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+  python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0))
+print(s.getsockname()[1])'
 }
 
 # DIR must be an empty directory (made if missing: then `down` removes it) with nothing mounted.
@@ -365,7 +368,8 @@ up_gluster() {
   if [ -n "${STORES_GLUSTER_VOLUME:-}" ]; then
     ensure_packages glusterfs-client glusterfs-cli
     # An existing (multi-node) volume: only this client's mount is ours.
-    [[ $STORES_GLUSTER_VOLUME == *:* ]] || die "STORES_GLUSTER_VOLUME=$STORES_GLUSTER_VOLUME: want SERVER:VOLUME"
+    [[ $STORES_GLUSTER_VOLUME == *:* ]] ||
+      die "STORES_GLUSTER_VOLUME=$STORES_GLUSTER_VOLUME: want SERVER:VOLUME"
     server=${STORES_GLUSTER_VOLUME%%:*}
     vol=${STORES_GLUSTER_VOLUME#*:}
     vol=${vol#/}
@@ -402,7 +406,9 @@ up_gluster() {
     gluster_cli volume create "$vol" "$server:$brick_parent/$vol" force >/dev/null
     record volume "$vol"
     tune_gluster "$vol"
-    if [ $remote_dio -eq 1 ]; then gluster_cli volume set "$vol" network.remote-dio enable >/dev/null; fi
+    if [ $remote_dio -eq 1 ]; then
+      gluster_cli volume set "$vol" network.remote-dio enable >/dev/null
+    fi
     gluster_cli volume start "$vol" >/dev/null
     info brick "$server:$brick_parent/$vol"
   fi
@@ -430,7 +436,8 @@ up_gluster() {
 
 find_delay_fs() {
   local b
-  for b in "${DELAY_FS:-}" "$repo"/build/delay_fs "$repo"/build-perf/delay_fs "$repo"/build*/delay_fs; do
+  for b in "${DELAY_FS:-}" "$repo"/build/delay_fs "$repo"/build-perf/delay_fs \
+           "$repo"/build*/delay_fs; do
     [ -n "$b" ] && [ -x "$b" ] && { echo "$b"; return; }
   done
   note "no delay_fs binary: building it in $repo/build"
@@ -484,7 +491,8 @@ cmd_up() {
   [[ $dir == /* ]] || dir=$PWD/$dir
   dir=${dir%/}
   state=$state_root/$kind
-  [ -e "$state" ] && die "$kind is up already at $(info_get "$kind" dir); run: scripts/stores.sh down $kind"
+  [ -e "$state" ] &&
+    die "$kind is up already at $(info_get "$kind" dir); run: scripts/stores.sh down $kind"
   [ "$kind" = local ] || [ "$(id -u)" -eq 0 ] || die "up $kind needs root"
   mkdir -p "$state"
   : >"$state/undo"
@@ -520,11 +528,15 @@ cmd_status() {
     local dir
     dir=$(info_get "$k" dir)
     if [ "$k" != local ]; then
-      if is_mounted "$dir"; then echo "  mounted: $(awk -v d="$dir" '$2 == d {print $1, $3}' /proc/mounts)"
-      else echo "  mounted: NO"; fi
+      if is_mounted "$dir"; then
+        echo "  mounted: $(awk -v d="$dir" '$2 == d {print $1, $3}' /proc/mounts)"
+      else
+        echo "  mounted: NO"
+      fi
     fi
     sed -n 's/^\([a-z_]*\)_pid=\(.*\)$/\1 \2/p' "$state_root/$k/info" | while read -r name pid; do
-      if kill -0 "$pid" 2>/dev/null; then echo "  $name $pid: running"; else echo "  $name $pid: GONE"; fi
+      if kill -0 "$pid" 2>/dev/null; then echo "  $name $pid: running"
+      else echo "  $name $pid: GONE"; fi
     done
   done
   [ $any -eq 1 ] || echo "no store is up"

@@ -9,8 +9,8 @@
 #      that load falls on both alike; with O_DIRECT after `stores.sh evict` ("cold": the server's
 #      disk answers the first read of each page);
 #   3. the bytes the store's server processes (sftp session, GlusterFS brick, delay_fs; from
-#      `stores.sh server-pids`) read from /proc/PID/io during the repeat reads: each repeat pair must
-#      have made the server read both pages (>= 2 x COUNT pages), so the count, not only the
+#      `stores.sh server-pids`) read from /proc/PID/io during the repeat reads: each repeat pair
+#      must have made the server read both pages (>= 2 x COUNT pages), so the count, not only the
 #      latency, says the store answered;
 #   4. `stores.sh down`; then no mount at the mountpoint, none of the processes `up` started alive,
 #      no glusterd that was not running before, no state directory, no mountpoint directory.
@@ -105,7 +105,8 @@ for spec in "${specs[@]}"; do
   if [ ${#servers[@]} -gt 0 ]; then
     served=$(awk -v d="$((after - before))" -v n="$reads" 'BEGIN {printf "%.2f", d / 8192 / n}')
     ge "$served" 2 ||
-      fail "$label: the store's servers read $served pages per repeat pair; want >= 2 (a cache answered)"
+      fail "$label: the store's servers read $served pages per repeat pair; want >= 2" \
+           "(a cache answered)"
   fi
 
   case $kind in
@@ -117,10 +118,12 @@ for spec in "${specs[@]}"; do
       ;;
     *)
       ge "$repeat" "$(awk -v b="$buffered" 'BEGIN {print b / 2}')" ||
-        fail "$label: a repeat read ($repeat us) costs less than half a first read ($buffered us): a cache answers"
+        fail "$label: a repeat read ($repeat us) costs less than half a first read" \
+             "($buffered us): a cache answers"
       floor=${local_repeat:-3}
       ge "$repeat" "$(awk -v f="$floor" 'BEGIN {print 3 * f}')" ||
-        fail "$label: a repeat read ($repeat us) costs less than 3x a local page cache hit ($floor us)"
+        fail "$label: a repeat read ($repeat us) costs less than 3x a local page cache hit" \
+             "($floor us)"
       if [ "$kind" = delay ]; then
         for v in "$direct" "$cold" "$buffered" "$repeat"; do
           ge "$v" "$delay_us" || fail "$label: a read took $v us, less than the delay"
@@ -128,15 +131,16 @@ for spec in "${specs[@]}"; do
       fi
       ;;
   esac
-  rows+=("$(printf '| %-27s | %9s | %9s | %9s | %9s | %12s |' "$label" "$direct" "$cold" "$buffered" \
-            "$repeat" "$served")")
+  rows+=("$(printf '| %-26s | %9s | %9s | %9s | %9s | %12s |' \
+              "$label" "$direct" "$cold" "$buffered" "$repeat" "$served")")
 
   "$stores" down "$kind" >/dev/null
   current=""
   awk -v d="$mnt" '$2 == d {found = 1} END {exit !found}' /proc/mounts &&
     fail "$label: $mnt is still mounted after down"
   for pid in $started_pids; do
-    kill -0 "$pid" 2>/dev/null && fail "$label: process $pid ($(cat /proc/"$pid"/comm)) outlived down"
+    kill -0 "$pid" 2>/dev/null &&
+      fail "$label: process $pid ($(cat /proc/"$pid"/comm)) outlived down"
   done
   [ -e "$STORES_STATE_DIR/$kind" ] && fail "$label: its state directory outlived down"
   [ -e "$mnt" ] && fail "$label: the mountpoint $mnt (made by up) outlived down"
@@ -148,8 +152,9 @@ echo
 echo "8 KiB reads, median µs over $reads reads each (server pages: what the store's server"
 echo "processes read per repeat pair, from /proc/PID/io; 2 = both reads reached the store)"
 echo
-echo "| store                       | O_DIRECT  | O_D. cold | buffered  | repeat    | server pages |"
-echo "|-----------------------------|-----------|-----------|-----------|-----------|--------------|"
+printf '| %-26s | %-9s | %-9s | %-9s | %-9s | %-12s |\n' store O_DIRECT "O_D. cold" buffered repeat \
+  "server pages"
+echo "|----------------------------|-----------|-----------|-----------|-----------|--------------|"
 printf '%s\n' "${rows[@]}"
 echo
 if [ $failures -gt 0 ]; then
