@@ -21,7 +21,15 @@
 # of each step, and PNG plots (µs per buffer and hit ratio vs C%, with page-cache and RocksDB
 # lines). Nothing is left behind: mounts are unmounted, the daemons and cgroups it made are gone.
 #
-# Knobs (environment): BENCH_MEMORY (64MiB), BENCH_DATA (512MiB), BENCH_DATA_DIR
+# And the two levels (raw_tier = kernel, issue 13): the page cache alone, ccfs with raw pages in the
+# daemon and ccfs with raw pages in the kernel's page cache, at C = 0 and at each codec's best C,
+# interleaved rounds, equal RAM held by the kernel (the page cache alone in a memory cgroup of
+# BENCH_MEMORY; the replaying reader and the daemon together in one of the same size), on the data
+# set (8x memory) and on one of 2x memory, Pareto 80/20 and uniform, with the null-FUSE round trip
+# of the same run: levels.jsonl, levels.md.
+#
+# Knobs (environment): BENCH_STEPS (all; or a comma list of floors, mount, pinned, inproc, onoff,
+# compress, scale, levels), BENCH_MEMORY (64MiB), BENCH_DATA (512MiB), BENCH_DATA_DIR
 # (/var/tmp/ccfs-bench-data: must be a real disk, not tmpfs), BENCH_OPS (100000 measured page reads
 # per mount run), BENCH_ENGINE_OPS (100000 per in-process run), BENCH_SWEEP (0:80:20),
 # BENCH_SKIP_BUILD=1, BENCH_SKIP_SCALE=1, BENCH_SCALE_ROUNDS (3).
@@ -42,6 +50,8 @@ mkdir -p "$out" "$data_root"
 out=$(cd "$out" && pwd)
 log() { printf '== [%s] %s\n' "$(date +%T)" "$*" | tee -a "$out/bench.log" >&2; }
 t_start=$(date +%s)
+# step NAME: whether BENCH_STEPS asks for that step.
+step() { [[ ${BENCH_STEPS:-all} == all || ,${BENCH_STEPS}, == *,$1,* ]]; }
 
 # ---- cleanup: only what this script started ---------------------------------------------------
 mounts=()
@@ -99,7 +109,7 @@ double() { echo "$(( ${1%%[!0-9]*} * 2 ))${1##*[0-9]}"; }
 data=$(make_data "$data_size")
 data2_size=$(double "$data_size")
 memory2=$(double "$memory")
-[ "${BENCH_SKIP_SCALE:-0}" = 1 ] || data2=$(make_data "$data2_size")
+if [ "${BENCH_SKIP_SCALE:-0}" != 1 ] && step scale; then data2=$(make_data "$data2_size"); fi
 # Warm-up before each measured run: twice the data set in page reads, so that every configuration
 # (a compressed tier that holds 2-3x its memory in pages, a cache just reconfigured from another
 # split) is full and steady when measurement starts. BENCH_WARMUP_FACTOR changes the multiple.
@@ -115,6 +125,7 @@ cat >"$out/machine.json" <<EOF
 EOF
 
 # ---- 1. physical floors and engine per-path costs -------------------------------------------------
+if step floors; then
 for codec in lz4 zstd; do
   log "engine_bench ($codec): raw/compressed hit, miss vs memcpy/decompress/pread"
   run "$build/engine_bench" --dir "$data_root" --size 64MiB --ops 20000 --compressor "$codec" \
@@ -123,6 +134,7 @@ done
 log "fuse_rtt: null-FUSE floor vs ccfs raw hit, 1 and 2 readers"
 run "$build/fuse_rtt" --dir "$data_root" --file-mib 32 --ops 20000 --seconds 2 --rounds 1 \
   --null-loops single,fixed:1,fixed:2 --ccfs-threads 1,2 >"$out/fuse_rtt.txt" || true
+fi
 
 # ---- 2. through the mount: sweeps, page cache, RSS ------------------------------------------------
 mnt=$out/mnt
@@ -148,6 +160,20 @@ umount_ccfs() {
 }
 rss_kib() { awk "/^$1:/{print \$2}" "/proc/$daemon_pid/status"; }
 
+# Best C > 0 per codec (lowest µs per buffer through the mount in the sweep): the compressed
+# configuration the headline measures against C = 0.
+best_c() {  # $1 = csv -> C
+  "$py" - "$1" <<'PY'
+import csv, sys
+rows = [r for r in csv.DictReader(open(sys.argv[1]))
+        if r["mode"] != "baseline" and r["compressed_percent"] not in ("", "0")]
+print(min(rows, key=lambda r: float(r["us_per_buffer"]))["compressed_percent"] if rows else 0)
+PY
+}
+
+best_pareto_lz4=${BENCH_BEST_LZ4:-40}
+best_pareto_zstd=${BENCH_BEST_ZSTD:-60}
+if step mount; then
 mount_ccfs "$data" "$memory" "compressed_percent=0,compressor=lz4"
 for dist in pareto uniform; do
   for codec in lz4 zstd; do
@@ -162,16 +188,6 @@ for dist in pareto uniform; do
   done
 done
 
-# Best C > 0 per codec (lowest µs per buffer through the mount in the sweep): the compressed
-# configuration the headline measures against C = 0.
-best_c() {  # $1 = csv -> C
-  "$py" - "$1" <<'PY'
-import csv, sys
-rows = [r for r in csv.DictReader(open(sys.argv[1]))
-        if r["mode"] != "baseline" and r["compressed_percent"] not in ("", "0")]
-print(min(rows, key=lambda r: float(r["us_per_buffer"]))["compressed_percent"] if rows else 0)
-PY
-}
 best_pareto_lz4=$(best_c "$out/mount-pareto-lz4.csv")
 best_pareto_zstd=$(best_c "$out/mount-pareto-zstd.csv")
 log "best C > 0 (pareto, mount sweep): lz4 $best_pareto_lz4%, zstd $best_pareto_zstd%"
@@ -196,12 +212,14 @@ cat "$mnt/.ccfs/stats.json" >"$out/daemon-stats-end.json"
 echo "{\"vmrss_kib\": $(rss_kib VmRSS), \"vmhwm_kib\": $(rss_kib VmHWM), \"memory\": \"$memory\"}" \
   >"$out/daemon-rss.json"
 umount_ccfs
+fi
 
 # ---- 2c. the headline again with the threads pinned -----------------------------------------------
 # pin_threads=true and request_threads=1: the request thread on the first CPU, the compression
 # workers on the others; every client (the page cache's too) runs on that first CPU with taskset,
 # so a FUSE round trip does not wake another CPU. The floors are measured the same way.
 pin_cpu=$(taskset -pc $$ | sed 's/.*: //; s/[,-].*//')
+if step pinned; then
 log "fuse_rtt pinned: null-FUSE floor vs ccfs raw hit, everything on CPU $pin_cpu"
 run taskset -c "$pin_cpu" "$build/fuse_rtt" --dir "$data_root" --file-mib 32 --ops 20000 --seconds 2 \
   --rounds 1 --null-loops single --ccfs-threads 1 >"$out/fuse_rtt-pinned.txt" || true
@@ -219,9 +237,65 @@ for round in $(seq "${BENCH_ROUNDS:-3}"); do
     --warmup "$warmup" --no-progress --json >>"$out/headline-pinned.jsonl" 2>>"$out/bench.log" || true
 done
 umount_ccfs
+fi
+
+# ---- 2d. the two levels: raw pages in the daemon or in the kernel's page cache ---------------------
+if step levels; then
+log "fuse_rtt: null-FUSE floor of this run (the uniform target is the page cache + one trip)"
+run "$build/fuse_rtt" --dir "$data_root" --file-mib 32 --ops 20000 --seconds 2 --rounds 1 \
+  --null-loops fixed:2 --ccfs-threads 2 >"$out/levels-fuse_rtt.txt" || true
+data_2x=$(make_data "$(double "$memory")")
+warmup_2x=$(( ${BENCH_WARMUP_FACTOR:-2} * $(pages_of "$data_2x") ))
+levels_c=${BENCH_LEVELS_SWEEP:-"0 25 50 75"}
+# A short sweep of C in kernel mode (both codecs) picks each codec's best C for the rounds below.
+: >"$out/levels-sweep.jsonl"
+for codec in lz4 zstd; do
+  mount_ccfs "$data" "$memory" "raw_tier=kernel,compressed_percent=0,compressor=$codec"
+  for c in $levels_c; do
+    [ "$c" = 0 ] && [ "$codec" = zstd ] && continue
+    "$ccfs" set "$mnt" "compressed_percent=$c" >/dev/null
+    log "levels sweep: kernel mode, pareto, $codec, C=$c%"
+    run "$ccfs" replay "$mnt" --dist pareto --ops "$ops" --warmup "$warmup" --no-progress --json \
+      >>"$out/levels-sweep.jsonl" 2>>"$out/bench.log" || true
+  done
+  umount_ccfs
+done
+read -r kbest_lz4 kbest_zstd < <("$py" - "$out/levels-sweep.jsonl" <<'PY'
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1]) if l.startswith("{")]
+def best(codec):
+    r = [x for x in rows if x.get("compressor") == codec and x.get("compressed_percent", 0) > 0]
+    return min(r, key=lambda x: x["us_per_buffer"])["compressed_percent"] if r else 50
+print(best("lz4"), best("zstd"))
+PY
+)
+log "levels: best C in kernel mode: lz4 $kbest_lz4%, zstd $kbest_zstd%"
+: >"$out/levels.jsonl"
+for round in $(seq "${BENCH_ROUNDS:-3}"); do
+  for set in "$data:$warmup" "$data_2x:$warmup_2x"; do
+    d=${set%%:*}; w=${set##*:}
+    for dist in pareto uniform; do
+      log "levels round $round: $(basename "$d"), $dist: the page cache in a $memory cgroup"
+      run "$ccfs" replay "$d" --memory "$memory" --dist "$dist" --ops "$ops" --warmup "$w" \
+        --no-progress --json >>"$out/levels.jsonl" 2>>"$out/bench.log" || true
+      for cfg in "daemon:lz4:0" "daemon:zstd:$best_pareto_zstd" "kernel:lz4:0" \
+                 "kernel:lz4:$kbest_lz4" "kernel:zstd:$kbest_zstd"; do
+        IFS=: read -r tier codec c <<<"$cfg"
+        mount_ccfs "$d" "$memory" "raw_tier=$tier,compressed_percent=$c,compressor=$codec"
+        log "levels round $round: $(basename "$d"), $dist: ccfs raw_tier=$tier, $codec, C=$c%"
+        run "$ccfs" replay "$mnt" --dist "$dist" --ops "$ops" --warmup "$w" --no-progress --json \
+          >>"$out/levels.jsonl" 2>>"$out/bench.log" || true
+        umount_ccfs
+      done
+    done
+  done
+done
+"$py" "$root/bench/levels_report.py" "$out" | tee "$out/levels.md"
+fi
 
 # ---- 3. RocksDB tiered cache vs ccfs engine, in-process, same trace -----------------------------
 IFS=: read -r s_from s_to s_step <<<"$sweep"
+if step inproc; then
 for dist in pareto uniform; do
   : >"$out/inproc-$dist.jsonl"
   # Both codecs on Pareto (the targets); lz4 alone on uniform, to stay within the time budget.
@@ -246,6 +320,7 @@ for dist in pareto uniform; do
     done
   done
 done
+fi
 
 # ---- 3b/3c. what one engine switch buys: the same in-process run with KEY on and off --------------
 # onoff_step KEY FILE "C CODEC"...: every (C, codec) pair run with KEY=true, then KEY=false.
@@ -262,10 +337,13 @@ onoff_step() {
     done
   done
 }
+if step onoff; then
 onoff_step admission_filter "$out/admission.jsonl" "40 lz4" "80 lz4" "40 zstd" "80 zstd"
 onoff_step probation "$out/probation.jsonl" "0 lz4" "40 zstd" "80 lz4"
+fi
 
 # ---- 4. compression keeps up: threads and stalls -------------------------------------------------
+if step compress; then
 : >"$out/compress_scale.jsonl"
 for codec in lz4 zstd; do
   log "compress_scale ($codec): pool throughput vs compress_threads 1..$(nproc)"
@@ -280,9 +358,10 @@ for threads in $(seq 1 "$(nproc)"); do
     --compressor lz4 --dist uniform --ops "$engine_ops" --compress-threads "$threads" \
     >>"$out/stalls.jsonl" || true
 done
+fi
 
 # ---- 5. scaling: data and memory doubled together; the page index --------------------------------
-if [ "${BENCH_SKIP_SCALE:-0}" != 1 ]; then
+if [ "${BENCH_SKIP_SCALE:-0}" != 1 ] && step scale; then
   : >"$out/scale.jsonl"
   # Rounds alternate the two sizes, so that the machine's drift falls on both; the report compares
   # medians.
@@ -310,6 +389,6 @@ fi
 t_end=$(date +%s)
 echo "{\"seconds\": $((t_end - t_start))}" >"$out/elapsed.json"
 log "report"
-"$py" "$root/bench/bench_report.py" "$out"
+[ "${BENCH_STEPS:-all}" = all ] && "$py" "$root/bench/bench_report.py" "$out"
 rmdir "$mnt" 2>/dev/null || true
 log "done in $((t_end - t_start)) s: $out"

@@ -73,8 +73,9 @@ void PrintSummary(const ReplayResult& r, int threads) {
   fmt::print("  data set       {} pages of {} ({})\n", r.dataset_pages, FormatSize(r.page_size),
              FormatSize(r.dataset_bytes));
   if (r.compressed_percent >= 0) {
-    fmt::print("  cache          {}, compressed {}% ({})\n", FormatSize(r.memory_bytes),
-               r.compressed_percent, r.compressor);
+    fmt::print("  cache          {}, compressed {}% ({}){}\n", FormatSize(r.memory_bytes),
+               r.compressed_percent, r.compressor,
+               r.kernel_raw_tier ? ", raw pages in the kernel's page cache (memory cgroup)" : "");
   } else if (r.memory_bytes > 0) {
     fmt::print("  page cache     confined to {} (memory cgroup)\n", FormatSize(r.memory_bytes));
   } else {
@@ -83,7 +84,13 @@ void PrintSummary(const ReplayResult& r, int threads) {
   if (r.have_counters) {
     double n = r.cache_reads ? static_cast<double>(r.cache_reads) : 1.0;
     std::string model = r.memory_bytes ? "model " + Percent(r.model.hit_ratio) : "";
-    if (r.compressed_percent >= 0) {
+    if (r.kernel_raw_tier) {
+      // Per level, as shares of this client's reads: the kernel's hits never reach the daemon.
+      const double reads = r.reads ? static_cast<double>(r.reads) : 1.0;
+      fmt::print("  hit ratio      {:>7}  (kernel {}, daemon raw {}, compressed {}, miss {})   {}\n",
+                 Percent(r.hit_ratio), Percent(r.kernel_hits / reads), Percent(r.raw_hits / reads),
+                 Percent(r.compressed_hits / reads), Percent(r.misses / reads), model);
+    } else if (r.compressed_percent >= 0) {
       fmt::print("  hit ratio      {:>7}  (raw {}, compressed {}, miss {})   {}\n",
                  Percent(r.hit_ratio), Percent(r.raw_hits / n), Percent(r.compressed_hits / n),
                  Percent(r.misses / n), model);

@@ -39,18 +39,22 @@ Status MemoryCgroup::Create(uint64_t limit, std::unique_ptr<MemoryCgroup>* cgrou
   g->created_ = true;
   Status s = WriteValue(g->path_ + "/memory.limit_in_bytes", std::to_string(limit));
   if (!s.ok()) return s;  // g's destructor removes the directory
+  // Anonymous (1) and page-cache (2) charges follow a process that joins. Kernels without the
+  // knob (it is deprecated) charge only what a process allocates after joining.
+  WriteValue(g->path_ + "/memory.move_charge_at_immigrate", "3");
   *cgroup = std::move(g);
   return Status::Ok();
 }
 
 Status MemoryCgroup::AddProcess(pid_t pid) {
   Status s = WriteValue(path_ + "/cgroup.procs", std::to_string(pid));
-  if (s.ok() && pid == ::getpid()) holds_self_ = true;
+  if (s.ok()) added_.push_back(pid);
   return s;
 }
 
 MemoryCgroup::~MemoryCgroup() {
-  if (holds_self_) WriteValue(std::string(kRoot) + "/cgroup.procs", std::to_string(::getpid()));
+  // A process that has exited since is gone from the cgroup already (the write fails, harmlessly).
+  for (pid_t pid : added_) WriteValue(std::string(kRoot) + "/cgroup.procs", std::to_string(pid));
   if (created_) {
     WriteValue(path_ + "/memory.force_empty", "0");  // reclaim its page cache before removal
     ::rmdir(path_.c_str());

@@ -22,6 +22,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "ccfs/status.h"
 
@@ -37,7 +38,9 @@ class MemoryCgroup {
   MemoryCgroup(const MemoryCgroup&) = delete;
   MemoryCgroup& operator=(const MemoryCgroup&) = delete;
 
-  // Moves process `pid` into the cgroup; its later page-cache use is charged here.
+  // Moves process `pid` into the cgroup; its later page-cache use is charged here, and so are the
+  // pages it had charged elsewhere (move_charge_at_immigrate), so memory a process allocated
+  // before it joined counts too. The destructor moves it back to the root cgroup.
   Status AddProcess(pid_t pid);
 
   // The cgroup's directory.
@@ -48,7 +51,7 @@ class MemoryCgroup {
 
   std::string path_;
   bool created_ = false;
-  bool holds_self_ = false;  // this process was added: move it back before removing
+  std::vector<pid_t> added_;  // moved back to the root cgroup before removing
 };
 
 }  // namespace ccfs

@@ -1,6 +1,14 @@
 // The mount target (trace/replay_target.h): page reads through a ccfs mount, so a replay measures
 // what an application would see, FUSE trip included; the daemon's counters come from the mount.
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <chrono>
+
+#include <fmt/format.h>
+
 #include "client/mount_client.h"
+#include "trace/memory_cgroup.h"
 #include "trace/replay_target.h"
 
 namespace ccfs {
@@ -9,9 +17,25 @@ namespace {
 
 class MountTarget final : public ReplayTarget {
  public:
-  Status Open(const Dataset& dataset, bool writable) {
+  Status Open(const Dataset& dataset, bool writable, const CacheStats& daemon) {
     mountpoint_ = dataset.root();
-    return files_.Open(dataset, writable);
+    Status s = files_.Open(dataset, writable);
+    if (!s.ok() || !daemon.kernel_raw_tier) return s;
+    // Clean pages go without a request to the daemon (whose ledger then over-counts, harmlessly).
+    for (int fd : files_.fds()) ::posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+    const pid_t daemon_pid = ReadDaemonPid(mountpoint_, std::chrono::milliseconds(2000));
+    if (daemon_pid <= 0) {
+      return Status::IOError(0, mountpoint_ + ": cannot read the daemon's pid from stats.json");
+    }
+    s = MemoryCgroup::Create(daemon.memory_bytes, &cgroup_);
+    if (s.ok()) s = cgroup_->AddProcess(::getpid());
+    if (s.ok()) s = cgroup_->AddProcess(daemon_pid);
+    if (!s.ok()) {
+      return Status::IOError(0, fmt::format("raw_tier = kernel: cannot hold the reader and the "
+                                            "daemon to memory = {} bytes: {}",
+                                            daemon.memory_bytes, s.ToString()));
+    }
+    return s;
   }
 
   Status Read(uint32_t file, uint64_t offset, size_t len, char* buf) override {
@@ -27,13 +51,14 @@ class MountTarget final : public ReplayTarget {
  private:
   std::string mountpoint_;
   DescriptorFiles files_;
+  std::unique_ptr<MemoryCgroup> cgroup_;  // after files_: the processes leave it first
 };
 
 }  // namespace
 
-Status OpenMountTarget(const Dataset& dataset, bool writable,
+Status OpenMountTarget(const Dataset& dataset, bool writable, const CacheStats& daemon,
                        std::unique_ptr<ReplayTarget>* target) {
-  return OpenTargetAs<MountTarget>(target, dataset, writable);
+  return OpenTargetAs<MountTarget>(target, dataset, writable, daemon);
 }
 
 }  // namespace ccfs

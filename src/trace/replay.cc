@@ -49,7 +49,8 @@ Status OpenTarget(const ReplayOptions& options, const Dataset& dataset, const Ca
       r->memory_bytes = daemon.memory_bytes;
       r->compressed_percent = daemon.compressed_percent;
       r->compressor = CodecName(static_cast<CodecKind>(daemon.compressor));
-      return OpenMountTarget(dataset, writes, target);
+      r->kernel_raw_tier = daemon.kernel_raw_tier;
+      return OpenMountTarget(dataset, writes, daemon, target);
     case ReplayMode::kDirectory:
       r->memory_bytes = options.cgroup_memory;
       return OpenDirectoryTarget(dataset, writes, options.cgroup_memory, target);  // drops cached pages
@@ -155,12 +156,14 @@ std::string ReplayResultJson(const ReplayResult& r) {
     j["compressed_percent"] = r.compressed_percent;
     j["compressor"] = r.compressor;
   }
+  if (r.mode == "mount") j["raw_tier"] = r.kernel_raw_tier ? "kernel" : "daemon";
   if (r.have_counters) {
     j["hit_ratio"] = r.hit_ratio;
     j["raw_hits"] = r.raw_hits;
     j["compressed_hits"] = r.compressed_hits;
     j["misses"] = r.misses;
     j["cache_reads"] = r.cache_reads;
+    if (r.kernel_raw_tier) j["kernel_hits"] = r.kernel_hits;
     j["compression_ratio"] = r.compression_ratio;
   } else {
     j["hit_ratio"] = nullptr;

@@ -92,6 +92,7 @@ struct ReplayResult {
   uint64_t memory_bytes = 0;     // the cache's memory (engine, mount) or the cgroup limit
   int compressed_percent = -1;   // -1: no ccfs cache (directory mode)
   std::string compressor;
+  bool kernel_raw_tier = false;  // mount with raw_tier = kernel: the kernel's page cache on top
 
   // Cache counters over the measured phase (what the cache or the kernel says).
   bool have_counters = false;
@@ -99,6 +100,9 @@ struct ReplayResult {
   uint64_t compressed_hits = 0;
   uint64_t misses = 0;
   uint64_t cache_reads = 0;      // reads the cache counted (mount: includes other clients)
+  // raw_tier = kernel: this client's reads the kernel answered itself (reads less those that
+  // reached the daemon). hit_ratio is then the whole stack's: kernel, raw and compressed hits.
+  uint64_t kernel_hits = 0;
   double hit_ratio = 0;
   double compression_ratio = 1.0;
 

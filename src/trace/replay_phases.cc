@@ -24,7 +24,8 @@ uint64_t NsSince(Clock::time_point start) {
 }
 
 // Hit ratio of the reads between two counter readings, -1 if unknown. The directory target counts
-// only misses, so its hits are this client's reads less those.
+// only misses, so its hits are this client's reads less those; a mount with raw_tier = kernel
+// counts only the reads that reached the daemon, the rest being the kernel's hits.
 double HitRatioSince(const ReplayOptions& options, const CacheStats& now, const CacheStats& before,
                      uint64_t client_reads) {
   if (options.mode == ReplayMode::kDirectory) {
@@ -34,6 +35,12 @@ double HitRatioSince(const ReplayOptions& options, const CacheStats& now, const 
                : -1;
   }
   CacheStats d = Minus(now, before);
+  if (now.kernel_raw_tier) {
+    if (client_reads == 0) return -1;
+    const uint64_t kernel_hits = client_reads - std::min(client_reads, d.reads);
+    return std::min(1.0, static_cast<double>(kernel_hits + d.raw_hits + d.compressed_hits) /
+                             client_reads);
+  }
   return d.reads ? d.hit_ratio() : -1;
 }
 
@@ -224,6 +231,12 @@ void Report(const ReplayOptions& options, const Dataset& dataset, const OpRunner
     r->misses = d.misses;
     r->cache_reads = d.reads;
     r->hit_ratio = d.hit_ratio();
+    if (r->kernel_raw_tier && r->reads > 0) {
+      // The daemon never sees the kernel's hits: they are the reads that did not reach it.
+      r->kernel_hits = r->reads - std::min(r->reads, d.reads);
+      r->hit_ratio = std::min(1.0, static_cast<double>(r->kernel_hits + d.raw_hits + d.compressed_hits) /
+                                       r->reads);
+    }
     r->compression_ratio = after.compression_ratio();
     r->cache_us_per_buffer = d.us_per_buffer();
     if (d.raw_hit_latency.count()) r->costs.hit_us = d.raw_hit_latency.mean_us();
