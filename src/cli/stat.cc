@@ -16,6 +16,7 @@
 #include <memory>
 #include <string>
 
+#include "ccfs/config.h"
 #include "ccfs/stats.h"
 #include "cli/command.h"
 #include "client/mount_client.h"
@@ -76,6 +77,13 @@ int RunStat(const StatArgs& args) {
   if (!s.ok()) {
     std::fprintf(stderr, "ccfs stat: %s\n", s.ToString().c_str());
     return 1;
+  }
+  if (before.kernel_raw_tier && !args.json) {
+    std::printf("raw_tier = kernel: the kernel answers hot reads itself and the daemon cannot count "
+                "them; the figures are of the reads that reached the daemon. \"raw\" includes the "
+                "kernel's pages of the mount's files (at most %s now, budget %s).\n",
+                FormatSize(before.kernel_held_bytes).c_str(),
+                FormatSize(before.kernel_budget_bytes).c_str());
   }
   timespec before_at = Now();
   timespec deadline = before_at;

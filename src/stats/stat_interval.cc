@@ -93,7 +93,8 @@ StatInterval ComputeStatInterval(const CacheStats& before_in, const CacheStats& 
   iv.us_p50 = lat.PercentileUs(0.50);
   iv.us_p99 = lat.PercentileUs(0.99);
 
-  iv.raw_bytes = after.raw_bytes;
+  iv.kernel_bytes = after.kernel_held_bytes;
+  iv.raw_bytes = after.raw_bytes + iv.kernel_bytes;
   iv.compressed_bytes = after.compressed_bytes;
   iv.compression_ratio = after.compression_ratio();
   return iv;
@@ -129,6 +130,7 @@ std::string FormatStatJson(const StatInterval& iv, std::time_t now) {
   j["p50_us"] = iv.us_p50;
   j["p99_us"] = iv.us_p99;
   j["raw_bytes"] = iv.raw_bytes;
+  j["kernel_bytes"] = iv.kernel_bytes;
   j["compressed_bytes"] = iv.compressed_bytes;
   j["compression_ratio"] = iv.compression_ratio;
   j["evictions_per_s"] = iv.evictions_per_s;

@@ -28,8 +28,10 @@ struct StatInterval {
   double us_mean = 0;
   double us_p50 = 0;
   double us_p99 = 0;
-  // Tier sizes and compression ratio at the end of the interval.
+  // Tier sizes and compression ratio at the end of the interval. raw_tier = kernel: raw_bytes is
+  // the daemon's staging tier plus kernel_bytes, the bound on the kernel's pages of the mount.
   uint64_t raw_bytes = 0;
+  uint64_t kernel_bytes = 0;
   uint64_t compressed_bytes = 0;
   double compression_ratio = 1.0;
   double evictions_per_s = 0;
