@@ -5,9 +5,11 @@
 #     (tests/reliability) and the POSIX conformance suite (tests/posix), at CCFS_RELIABILITY_SCALE
 #     times their CI length (default 10: ~80 s of integrity load, 30 kill -9 cycles, ...), on the
 #     release build and again under ASan+UBSan;
+#     each in every mode (CCFS_RELIABILITY_MODES, default "daemon:dev kernel:dev daemon:uring
+#     kernel:uring": raw_tier and transport; the uring modes only where the kernel allows them);
 #   - each libFuzzer target for CCFS_FUZZ_SECONDS (default 300) from its seed corpus.
-# Bound: about 15 + 3*CCFS_FUZZ_SECONDS/60 + 2.5*CCFS_RELIABILITY_SCALE minutes on a 2-core VM
-# (default ~55 minutes, most of it the ASan pass); each test binary run is killed after
+# Bound: about 15 + 3*CCFS_FUZZ_SECONDS/60 + 2.5*CCFS_RELIABILITY_SCALE minutes per mode on a
+# 2-core VM (~55 minutes for one mode, most of it the ASan pass; about 3 hours for the four); each test binary run is killed after
 # CCFS_RELIABILITY_TIMEOUT seconds (default 2400). Figures (threads, bytes, seconds, cycles,
 # executions, RSS) are printed as [integrity] / [crash] / [pressure] / fuzz lines.
 # Usage: scripts/reliability.sh [--no-asan] [--no-fuzz]
@@ -29,21 +31,43 @@ jobs=$(nproc)
 filter='PosixTest.*:IntegrityTest.*:CrashTest.*:UnderneathTest.*:PressureTest.*:PathsTest.*:BadInputTest.*'
 start=$(date +%s)
 
-echo "== release build: reliability and POSIX suites, scale $scale"
+# The modes: raw_tier:transport. The kernel's io_uring switch is turned on for the uring modes and
+# left as it was found afterwards.
+modes=${CCFS_RELIABILITY_MODES:-"daemon:dev kernel:dev daemon:uring kernel:uring"}
+uring_switch=/sys/module/fuse/parameters/enable_uring
+if [[ -w $uring_switch ]]; then
+  uring_was=$(cat "$uring_switch")
+  trap 'echo "$uring_was" > "$uring_switch"' EXIT
+  echo Y > "$uring_switch"
+else
+  modes=$(tr ' ' '\n' <<<"$modes" | grep -v ':uring$' | tr '\n' ' ')
+  echo "(no FUSE over io_uring here: $uring_switch is missing or not writable; modes: $modes)"
+fi
+# in_mode MODE COMMAND...: runs COMMAND with the tests' mounts in MODE.
+in_mode() {
+  local mode=$1; shift
+  CCFS_TEST_RAW_TIER=${mode%%:*} CCFS_TEST_TRANSPORT=${mode##*:} "$@"
+}
+
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build build -j"$jobs" --target ccfs_tests
-CCFS_RELIABILITY_SCALE=$scale timeout -k 10 "$limit" build/ccfs_tests --gtest_filter="$filter" \
-  | grep -E '^\[(integrity|crash|pressure|underneath)\]|FAILED|PASSED|^\[  FAILED'
+for mode in $modes; do
+  echo "== release build, raw_tier:transport = $mode: reliability and POSIX suites, scale $scale"
+  CCFS_RELIABILITY_SCALE=$scale in_mode "$mode" timeout -k 10 "$limit" build/ccfs_tests \
+    --gtest_filter="$filter" | grep -E '^\[(integrity|crash|pressure|underneath)\]|FAILED|PASSED|^\[  FAILED'
+done
 
 if [ $asan = 1 ]; then
-  echo "== ASan+UBSan build: the same suites, scale $(( (scale + 1) / 2 ))"
   cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCCFS_SANITIZE=address \
   -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1" >/dev/null
   cmake --build build-asan -j"$jobs" --target ccfs_tests
-  LSAN_OPTIONS="suppressions=$PWD/tests/lsan.supp" ASAN_OPTIONS="detect_leaks=1:abort_on_error=1" UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1" \
-  CCFS_RELIABILITY_SCALE=$(( (scale + 1) / 2 )) timeout -k 10 "$limit" \
-    build-asan/ccfs_tests --gtest_filter="$filter" \
-    | grep -E '^\[(integrity|crash|pressure|underneath)\]|FAILED|PASSED|^\[  FAILED'
+  for mode in $modes; do
+    echo "== ASan+UBSan build, raw_tier:transport = $mode: the same suites, scale $(( (scale + 1) / 2 ))"
+    LSAN_OPTIONS="suppressions=$PWD/tests/lsan.supp" ASAN_OPTIONS="detect_leaks=1:abort_on_error=1" UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1" \
+    CCFS_RELIABILITY_SCALE=$(( (scale + 1) / 2 )) in_mode "$mode" timeout -k 10 "$limit" \
+      build-asan/ccfs_tests --gtest_filter="$filter" \
+      | grep -E '^\[(integrity|crash|pressure|underneath)\]|FAILED|PASSED|^\[  FAILED'
+  done
 fi
 
 if [ $fuzz = 1 ]; then

@@ -13,6 +13,11 @@ build/ccfs_tests --gtest_brief=1
 echo "== Debian package: cpack from build/, control fields, files, --version, man pages"
 tests/packaging/deb_test.sh build
 
+echo "== mount, POSIX and coherence tests again with raw_tier = kernel (the kernel's page cache as the raw tier)"
+# Tests that count every read pin raw_tier = daemon themselves; the changes-underneath tests wait
+# out attr_timeout, the kernel mode's bound (testing/command.h AwaitChangeUnderneath).
+CCFS_TEST_RAW_TIER=kernel build/ccfs_tests --gtest_brief=1 --gtest_filter='*Mount*:DaemonTest.*:PosixTest.*:KillPrivTest.*:CreateAsCallerTest.*:UnderneathTest.*:IntegrityTest.*:CrashTest.*:PathsTest.*:PressureTest.*'
+
 echo "== mount, POSIX and reliability tests again on transport = uring (FUSE over io_uring)"
 # Needs Linux 6.14+ with CONFIG_FUSE_IO_URING and root: the kernel's switch is turned on for this
 # step and left as it was found afterwards (connections that already use a ring keep it).
