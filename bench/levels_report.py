@@ -92,6 +92,23 @@ for (ratio, dist) in sorted(groups, key=lambda k: (-k[0], k[1])):
         checks.append((f"2x {dist}: kernel mode best C ({kbest_name}) <= {limit}x page cache",
                        kbest["us_per_buffer"] / pc, limit))
 
+seq = {}
+try:
+    for line in open(os.path.join(out, "levels-seq.jsonl")):
+        if line.startswith("{"):
+            r = json.loads(line)
+            seq.setdefault(r["raw_tier"], []).append(r["bytes"] / r["seconds"] / 2**20)
+except FileNotFoundError:
+    pass
+if seq:
+    print("## Sequential: cat of the whole data set, cold (MiB/s, median)\n")
+    for tier, v in sorted(seq.items()):
+        print(f"- raw_tier = {tier}: {statistics.median(v):.0f} MiB/s ({len(v)} rounds)")
+    print()
+    if "daemon" in seq and "kernel" in seq:
+        checks.append(("sequential: kernel mode streams at least as fast as daemon mode (daemon/kernel time)",
+                       statistics.median(seq["daemon"]) / statistics.median(seq["kernel"]), 1.0))
+
 if checks:
     print("## Targets\n")
     print("| target | measured | limit | holds |")

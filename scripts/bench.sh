@@ -290,6 +290,21 @@ for round in $(seq "${BENCH_ROUNDS:-3}"); do
     done
   done
 done
+# A sequential reader (cat of every file, cold: a fresh mount, its pages read with O_DIRECT) must
+# stream at least as fast in kernel mode (kernel readahead) as in daemon mode.
+: >"$out/levels-seq.jsonl"
+for round in $(seq "${BENCH_ROUNDS:-3}"); do
+  for tier in daemon kernel; do
+    mount_ccfs "$data" "$memory" "raw_tier=$tier,compressed_percent=0"
+    t0=$(date +%s.%N)
+    find "$mnt" -path "$mnt/.ccfs" -prune -o -type f -print0 | xargs -0 cat >/dev/null
+    secs=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.3f", b - a }')
+    log "levels sequential round $round: cat of the data set, raw_tier=$tier: $secs s"
+    echo "{\"raw_tier\": \"$tier\", \"bytes\": $(du -sb "$data" | cut -f1), \"seconds\": $secs}" \
+      >>"$out/levels-seq.jsonl"
+    umount_ccfs
+  done
+done
 "$py" "$root/bench/levels_report.py" "$out" | tee "$out/levels.md"
 fi
 
