@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -19,6 +20,7 @@ namespace ccfs {
 KernelCache::KernelCache(uint64_t budget_bytes, uint32_t page_size)
     : page_size_(page_size), budget_pages_(budget_bytes / page_size) {
   counts_.budget_bytes = budget_bytes;
+  slack_pages_ = std::min<uint64_t>(budget_pages_ / 32, kMaxSlackBytes / page_size_);
 }
 
 KernelCache::~KernelCache() { Stop(); }
@@ -63,8 +65,11 @@ void KernelCache::Served(fuse_ino_t ino, uint64_t off, uint64_t len) {
 }
 
 void KernelCache::EvictOverBudgetLocked() {
-  // Consecutive pages of one file leave as one range, so a sequential reader's pages cost one
-  // notification per run rather than one per page.
+  // Eviction starts only once the ledger is a slack over the budget, and then brings it back to
+  // the budget: a batch of invalidations per wake-up of the thread, not one per miss. Consecutive
+  // pages of one file leave as one range, so a sequential reader's pages cost one notification per
+  // run rather than one per page.
+  if (order_.size() <= budget_pages_ + slack_pages_) return;
   Invalidation run{0, 0, 0};
   bool have_run = false;
   while (order_.size() > budget_pages_) {
@@ -123,6 +128,7 @@ void KernelCache::Forget(fuse_ino_t ino) {
 void KernelCache::SetBudget(uint64_t budget_bytes) {
   MutexLock lock(&mu_);
   budget_pages_ = budget_bytes / page_size_;
+  slack_pages_ = std::min<uint64_t>(budget_pages_ / 32, kMaxSlackBytes / page_size_);
   counts_.budget_bytes = budget_bytes;
   EvictOverBudgetLocked();
 }
@@ -136,8 +142,8 @@ KernelCache::Counts KernelCache::counts() const {
 }
 
 void KernelCache::QueueLocked(const Invalidation& inv) {
+  if (queue_.empty()) wake_.Signal();  // otherwise the thread is awake and will find it
   queue_.push_back(inv);
-  wake_.Signal();
 }
 
 void KernelCache::Run() {

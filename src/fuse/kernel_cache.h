@@ -10,7 +10,9 @@
 // page counts whole), in the order the pages were served, and holds it within a budget
 // (Options::kernel_budget(): the raw share of `memory` less the daemon's staging tier): once over,
 // it tells the kernel to drop the oldest served pages (fuse_lowlevel_notify_inval_inode), so the
-// kernel's pages plus the daemon's tiers stay within `memory` whoever reads the mount. The kernel
+// kernel's pages plus the daemon's tiers stay within `memory` whoever reads the mount (plus a
+// slack of at most 1/32 of the budget and kMaxSlackBytes, which lets one wake-up of the
+// invalidation thread drop a batch). The kernel
 // may drop pages earlier by itself (memory pressure, a memory cgroup); the ledger then over-counts
 // and the kernel's share is under-used, never exceeded. A page the kernel asks for again while the
 // ledger still holds it was dropped by the kernel itself; those are counted (rerequests).
@@ -79,6 +81,8 @@ class KernelCache {
   Counts counts() const;
 
  private:
+  static constexpr uint64_t kMaxSlackBytes = 4ull << 20;
+
   struct Key {
     fuse_ino_t ino;
     uint64_t page;
@@ -99,6 +103,7 @@ class KernelCache {
   mutable Mutex mu_;
   CondVar wake_;
   uint64_t budget_pages_ GUARDED_BY(mu_);
+  uint64_t slack_pages_ GUARDED_BY(mu_) = 0;
   // The ledger: served pages, oldest first, and where each sits in that order.
   Order order_ GUARDED_BY(mu_);
   std::unordered_map<fuse_ino_t, std::unordered_map<uint64_t, Order::iterator>> where_

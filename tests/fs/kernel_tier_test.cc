@@ -89,11 +89,11 @@ TEST_F(KernelTierMountTest, TheKernelsPagesStayWithinTheirShareOfMemory) {
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
       uint64_t resident = 0;
       for (const std::string& m : names) resident += ResidentBytes(ds_.MntPath(m));
-      EXPECT_LE(resident, budget + (256u << 10)) << "after reading " << n;
+      EXPECT_LE(resident, budget + budget / 32) << "after reading " << n;
     }
   }
   nlohmann::json s = ds_.Stats();
-  EXPECT_LE(s["kernel_held_bytes"].get<uint64_t>(), budget);
+  EXPECT_LE(s["kernel_held_bytes"].get<uint64_t>(), budget + budget / 32);  // the batch slack
   EXPECT_GT(s["kernel_evictions"].get<uint64_t>(), 0u);
 }
 
