@@ -25,9 +25,9 @@
 //   exclusive  L1's victims move into L2 and an L2 hit moves the page back up to L1. Under lru it
 //              is the upper bound of demoting pages found evicted by polling residency; under fifo
 //              it is exactly what the daemon can do, since it picks the victims itself;
-//   mix        exclusive, but once L2 is full a victim is demoted only if it came back (served from
-//              L2, or a ghost hit when served): the engine's admission filter, using only what the
-//              daemon can see.
+//   mix        exclusive until L2 first fills up; from then on a victim is demoted only if it came
+//              back (served from L2, or a ghost hit when served), also into the room L2 hits free:
+//              the engine's admission filter, using only what the daemon can see.
 // Every policy is counted in compressions per read too, the CPU the daemon spends filling L2.
 //
 // Today's daemon mode (one exclusive raw + compressed cache of M) is, in this model, exclusive with
@@ -72,6 +72,10 @@ class PageList {
       : prev_(pages, kNil), next_(pages, kNil), in_(pages, 0), capacity_(capacity), cost_(cost) {}
 
   bool Contains(uint32_t p) const { return in_[p] != 0; }
+  // True if p can be stored at all (its cost is not kNil and not above the capacity).
+  bool Storable(uint32_t p) const {
+    return !(cost_ && (*cost_)[p] == kNil) && Cost(p) <= capacity_;
+  }
   // True if p could be stored without pushing anything out.
   bool HasRoomFor(uint32_t p) const { return Storable(p) && used_ + Cost(p) <= capacity_; }
 
@@ -112,9 +116,6 @@ class PageList {
 
  private:
   uint64_t Cost(uint32_t p) const { return cost_ ? (*cost_)[p] : 1; }
-  bool Storable(uint32_t p) const {
-    return !(cost_ && (*cost_)[p] == kNil) && Cost(p) <= capacity_;
-  }
 
   std::vector<uint32_t> prev_, next_;
   std::vector<uint8_t> in_;
@@ -184,6 +185,9 @@ Counts Simulate(const std::vector<uint32_t>& pages, uint64_t warmup, uint64_t da
   // mix: whether the page came back the last time it was served (the demotion filter).
   std::vector<uint8_t> came_back(policy == Policy::kMix ? dataset_pages : 0, 0);
   Counts c;
+  // mix: set once a victim first finds L2 full. From then on only pages that came back are
+  // demoted, also into the room an L2 hit frees, which first-time pages would otherwise take.
+  bool l2_filled = false;
   for (uint64_t i = 0; i < pages.size(); ++i) {
     const uint32_t p = pages[i];
     const bool counted = i >= warmup;
@@ -215,8 +219,11 @@ Counts Simulate(const std::vector<uint32_t>& pages, uint64_t warmup, uint64_t da
     if (uses_ghost) ghost.Record(p);
     if (policy == Policy::kMix) came_back[p] = l2_hit || served_before;
     const uint32_t victim = l1.Insert(p);
+    if (demotes && victim != kNil && l2.Storable(victim) && !l2.HasRoomFor(victim)) {
+      l2_filled = true;
+    }
     if (demotes && victim != kNil && has_l2 &&
-        (policy == Policy::kExclusive || l2.HasRoomFor(victim) || came_back[victim])) {
+        (policy == Policy::kExclusive || !l2_filled || came_back[victim])) {
       l2.Insert(victim);
       c.compressions += counted;
     }
