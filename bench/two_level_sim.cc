@@ -333,7 +333,7 @@ int main(int argc, char** argv) {
   app.add_option("--memory", memories, "memory M per point instead of --ratio (e.g. 32MiB,128MiB)")
       ->delimiter(',');
   app.add_option("--percent", percents, "C: share of M for L2, 0..95")
-      ->delimiter(',')->capture_default_str();
+      ->delimiter(',')->check(CLI::Range(0, 95))->capture_default_str();
   app.add_option("--compressor", codec_names, "lz4, zstd")->delimiter(',')->capture_default_str();
   app.add_option("--page-size", page_text, "page size")->capture_default_str();
   app.add_option("--seed", seed, "trace seed (and page sample seed)")->capture_default_str();
@@ -370,9 +370,11 @@ int main(int argc, char** argv) {
     }
     codecs.push_back(s);
   }
-  for (int c : percents) {
-    if (c < 0 || c > 95) {
-      std::fprintf(stderr, "two_level_sim: --percent %d: expected 0..95\n", c);
+  for (const std::string& dist : dists) {
+    ccfs::DistSpec spec;
+    ccfs::Status s = ccfs::ParseDistSpec(dist, 0.2, &spec);
+    if (!s.ok()) {
+      std::fprintf(stderr, "two_level_sim: %s\n", s.ToString().c_str());
       return 2;
     }
   }
