@@ -156,7 +156,7 @@ struct Counts {
   uint64_t reads = 0;
   uint64_t l1_hits = 0;
   uint64_t l2_hits = 0;
-  uint64_t compressions = 0;  // pages compressed into L2
+  uint64_t compressions = 0;  // pages compressed to go into L2 (a rejected one counts too)
 
   double Share(uint64_t n) const { return reads ? static_cast<double>(n) / reads : 0.0; }
   nlohmann::json ToJson() const {
