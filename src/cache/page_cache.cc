@@ -118,6 +118,10 @@ class PageCache::Impl {
   void Count(EngineCounters::Counter c, uint64_t n = 1) { counters_.Add(c, n); }
 
   const uint32_t page_size_;
+  // raw_tier = kernel: the kernel keeps the raw copy of what it was sent, so a compressed hit is
+  // served from a scratch copy and stays compressed (promoting it into the small staging tier
+  // would only cost a compression when it is evicted again).
+  const bool promote_;
   const uint64_t memory_;
   mutable Mutex options_mu_;
   Options options_ GUARDED_BY(options_mu_);
@@ -137,6 +141,7 @@ class PageCache::Impl {
 
 PageCache::Impl::Impl(const Options& o)
     : page_size_(o.page_size),
+      promote_(!o.kernel_raw_tier()),
       memory_(o.memory),
       options_(o),
       // Raw frames plus compressed pages at the ratio a good codec reaches on mixed data.
@@ -283,7 +288,7 @@ Status PageCache::Impl::ReadCompressed(PageEntry* e, uint64_t s, uint32_t in_pag
   // which then costs a compression, so a page read once from the compressed tier is served from
   // a scratch copy instead. Promotion is optional: it also leaves the last few free frames to
   // misses, which must have one.
-  bool promote = (s & cache::kTierHitBit) != 0 &&
+  bool promote = promote_ && (s & cache::kTierHitBit) != 0 &&
                  raw_.free_count() > evictor_->low_watermark() / 4 &&
                  raw_.TryAlloc(&frame);
   char* page = promote ? raw_.data(frame) : ScratchPage(page_size_);
