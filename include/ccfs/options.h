@@ -44,6 +44,11 @@ struct Options {
   // pages of the mount's files within kernel_budget() (src/fuse/kernel_cache.h). Checked against
   // kRawTierNames.
   std::string raw_tier = "daemon";
+  // raw_tier = kernel: the daemon drops the kernel's oldest pages of the mount's files to hold
+  // them within kernel_budget() whoever reads (true), or leaves that to a memory cgroup the
+  // readers share with the daemon (false: the kernel's own reclaim then picks, by recency, which
+  // the daemon cannot see).
+  bool kernel_evict = true;
   // Codec of the compressed tier and its level (ranges: codec.h CodecLevelRange).
   CodecKind compressor = kDefaultCodec;
   int compression_level = kDefaultCodecLevel;

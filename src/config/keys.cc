@@ -86,6 +86,9 @@ const std::vector<KeySpec>& AllKeys() {
       {"raw_tier", "cache", &Options::raw_tier, OneOf(kRawTierNames), kRemount,
        "Where raw pages live: \"daemon\" (every read reaches the daemon and is counted) or "
        "\"kernel\" (the kernel's page cache; the daemon holds the compressed tier beneath it)."},
+      {"kernel_evict", "cache", &Options::kernel_evict, Any(), kRemount,
+       "raw_tier = kernel: the daemon drops the kernel's oldest pages to hold their share (true), "
+       "or leaves it to a memory cgroup shared with the readers (false)."},
       {"compressor", "compression", &Options::compressor, Codec(), kLive,
        "Codec of the compressed tier: \"lz4\" or \"zstd\"."},
       {"compression_level", "compression", &Options::compression_level, CodecLevel(), kLive,

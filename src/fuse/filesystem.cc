@@ -17,7 +17,7 @@ namespace {
 
 std::unique_ptr<KernelCache> KernelCacheFor(const Options& o) {
   if (!o.kernel_raw_tier()) return nullptr;
-  return std::make_unique<KernelCache>(o.kernel_budget(), o.page_size);
+  return std::make_unique<KernelCache>(o.kernel_budget(), o.page_size, o.kernel_evict);
 }
 
 }  // namespace

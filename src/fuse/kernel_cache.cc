@@ -17,8 +17,8 @@
 
 namespace ccfs {
 
-KernelCache::KernelCache(uint64_t budget_bytes, uint32_t page_size)
-    : page_size_(page_size), budget_pages_(budget_bytes / page_size) {
+KernelCache::KernelCache(uint64_t budget_bytes, uint32_t page_size, bool evict)
+    : page_size_(page_size), evict_(evict), budget_pages_(budget_bytes / page_size) {
   counts_.budget_bytes = budget_bytes;
   slack_pages_ = std::min<uint64_t>(budget_pages_ / 32, kMaxSlackBytes / page_size_);
 }
@@ -78,6 +78,7 @@ void KernelCache::EvictOverBudgetLocked() {
     auto f = where_.find(k.ino);
     f->second.erase(k.page);
     if (f->second.empty()) where_.erase(f);
+    if (!evict_) continue;  // a memory cgroup holds the kernel's share: forget the oldest only
     ++counts_.evicted_pages;
     const uint64_t off = k.page * page_size_;
     if (have_run && run.ino == k.ino && run.off + run.len == off) {

@@ -9,7 +9,8 @@
 // mount's files. KernelCache keeps that ledger, one entry per ccfs page (page_size; a partly served
 // page counts whole), in the order the pages were served, and holds it within a budget
 // (Options::kernel_budget(): the raw share of `memory` less the daemon's staging tier): once over,
-// it tells the kernel to drop the oldest served pages (fuse_lowlevel_notify_inval_inode), so the
+// it tells the kernel to drop the oldest served pages (fuse_lowlevel_notify_inval_inode; with
+// kernel_evict = false it only forgets them, leaving the kernel's share to a memory cgroup), so the
 // kernel's pages plus the daemon's tiers stay within `memory` whoever reads the mount (plus a
 // slack of at most 1/32 of the budget and kMaxSlackBytes, which lets one wake-up of the
 // invalidation thread drop a batch). The kernel
@@ -54,7 +55,7 @@ class KernelCache {
     uint64_t file_invalidations = 0;  // whole files dropped (changed underneath)
   };
 
-  KernelCache(uint64_t budget_bytes, uint32_t page_size);
+  KernelCache(uint64_t budget_bytes, uint32_t page_size, bool evict);
   ~KernelCache();
   KernelCache(const KernelCache&) = delete;
   KernelCache& operator=(const KernelCache&) = delete;
@@ -100,10 +101,14 @@ class KernelCache {
   void Run();
 
   const uint32_t page_size_;
+  // kernel_evict: pages over the budget are dropped from the kernel (true) or only from the ledger
+  // (false: a memory cgroup holds the kernel's share; the ledger stays a bounded estimate).
+  const bool evict_;
   mutable Mutex mu_;
   CondVar wake_;
   uint64_t budget_pages_ GUARDED_BY(mu_);
   uint64_t slack_pages_ GUARDED_BY(mu_) = 0;
+
   // The ledger: served pages, oldest first, and where each sits in that order.
   Order order_ GUARDED_BY(mu_);
   std::unordered_map<fuse_ino_t, std::unordered_map<uint64_t, Order::iterator>> where_

@@ -14,6 +14,7 @@ inline Options AllNonDefault() {
   o.compressed_percent = 40;
   o.page_size = 16384;
   o.raw_tier = "kernel";
+  o.kernel_evict = false;
   o.compressor = CodecKind::kZstd;
   o.compression_level = 3;
   o.compress_threads = 3;

@@ -97,6 +97,20 @@ TEST_F(KernelTierMountTest, TheKernelsPagesStayWithinTheirShareOfMemory) {
   EXPECT_GT(s["kernel_evictions"].get<uint64_t>(), 0u);
 }
 
+// kernel_evict = false leaves the kernel's share to a memory cgroup: the daemon drops nothing.
+TEST_F(KernelTierMountTest, WithKernelEvictOffTheDaemonDropsNothing) {
+  ASSERT_NO_FATAL_FAILURE(MountKernel("memory=8MiB,compressed_percent=50,kernel_evict=false"));
+  for (int i = 0; i < 4; ++i) {
+    WriteWholeFile(ds_.DataPath("f" + std::to_string(i)), CompressibleBytes(2 << 20, 30 + i));
+    ASSERT_EQ(ReadAll(ds_.MntPath("f" + std::to_string(i))).size(), 2u << 20);
+  }
+  nlohmann::json s = ds_.Stats();
+  EXPECT_EQ(s["kernel_evictions"].get<uint64_t>(), 0u);
+  uint64_t resident = 0;
+  for (int i = 0; i < 4; ++i) resident += ResidentBytes(ds_.MntPath("f" + std::to_string(i)));
+  EXPECT_GT(resident, s["kernel_budget_bytes"].get<uint64_t>()) << "pages were dropped";
+}
+
 TEST_F(KernelTierMountTest, ItsShareFollowsALiveChangeOfCompressedPercent) {
   ASSERT_NO_FATAL_FAILURE(MountKernel("memory=16MiB,compressed_percent=25"));
   const uint64_t before = ds_.Stats()["kernel_budget_bytes"].get<uint64_t>();
