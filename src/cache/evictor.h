@@ -44,6 +44,9 @@ namespace ccfs::cache {
 
 class Evictor {
  public:
+  // raw_tier = kernel: the least batch and low watermark, percent of the (staging) raw frames.
+  static constexpr double kStagingMinPercent = 10;
+
   // The engine's parts the evictor works on (not owned).
   struct Parts {
     PageIndex* index;
