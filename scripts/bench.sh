@@ -247,10 +247,19 @@ run "$build/fuse_rtt" --dir "$data_root" --file-mib 32 --ops 20000 --seconds 2 -
 data_2x=$(make_data "$(double "$memory")")
 warmup_2x=$(( ${BENCH_WARMUP_FACTOR:-2} * $(pages_of "$data_2x") ))
 levels_c=${BENCH_LEVELS_SWEEP:-"0 25 50 75"}
-# A short sweep of C in kernel mode (both codecs) picks each codec's best C for the rounds below.
+# FUSE over io_uring for the uring rounds, where the kernel allows it (switched back afterwards).
+uring_switch=/sys/module/fuse/parameters/enable_uring
+levels_uring=0
+if [[ -w $uring_switch ]]; then
+  uring_was=$(cat "$uring_switch")
+  echo Y >"$uring_switch"
+  levels_uring=1
+fi
+# A short sweep of C in kernel mode (both codecs; the kernel's share held by the memory cgroup the
+# replay shares with the daemon) picks each codec's best C for the rounds below.
 : >"$out/levels-sweep.jsonl"
 for codec in lz4 zstd; do
-  mount_ccfs "$data" "$memory" "raw_tier=kernel,compressed_percent=0,compressor=$codec"
+  mount_ccfs "$data" "$memory" "raw_tier=kernel,kernel_evict=false,compressed_percent=0,compressor=$codec"
   for c in $levels_c; do
     [ "$c" = 0 ] && [ "$codec" = zstd ] && continue
     "$ccfs" set "$mnt" "compressed_percent=$c" >/dev/null
@@ -278,13 +287,18 @@ for round in $(seq "${BENCH_ROUNDS:-3}"); do
       log "levels round $round: $(basename "$d"), $dist: the page cache in a $memory cgroup"
       run "$ccfs" replay "$d" --memory "$memory" --dist "$dist" --ops "$ops" --warmup "$w" \
         --no-progress --json >>"$out/levels.jsonl" 2>>"$out/bench.log" || true
-      for cfg in "daemon:lz4:0" "daemon:zstd:$best_pareto_zstd" "kernel:lz4:0" \
-                 "kernel:lz4:$kbest_lz4" "kernel:zstd:$kbest_zstd"; do
-        IFS=: read -r tier codec c <<<"$cfg"
-        mount_ccfs "$d" "$memory" "raw_tier=$tier,compressed_percent=$c,compressor=$codec"
-        log "levels round $round: $(basename "$d"), $dist: ccfs raw_tier=$tier, $codec, C=$c%"
+      # raw_tier:codec:C:kernel_evict:transport
+      cfgs=("daemon:lz4:0:true:dev" "daemon:zstd:$best_pareto_zstd:true:dev" "kernel:lz4:0:true:dev"
+            "kernel:lz4:0:false:dev" "kernel:lz4:$kbest_lz4:false:dev" "kernel:zstd:$kbest_zstd:false:dev"
+            "kernel:zstd:$kbest_zstd:true:dev")
+      [ $levels_uring = 1 ] && cfgs+=("daemon:lz4:0:true:uring" "kernel:zstd:$kbest_zstd:false:uring")
+      for cfg in "${cfgs[@]}"; do
+        IFS=: read -r tier codec c evict transport <<<"$cfg"
+        mount_ccfs "$d" "$memory" "raw_tier=$tier,compressed_percent=$c,compressor=$codec,kernel_evict=$evict,transport=$transport"
+        log "levels round $round: $(basename "$d"), $dist: ccfs raw_tier=$tier, $codec, C=$c%, kernel_evict=$evict, $transport"
+        # The line carries the configuration (kernel_evict and transport are not in replay's JSON).
         run "$ccfs" replay "$mnt" --dist "$dist" --ops "$ops" --warmup "$w" --no-progress --json \
-          >>"$out/levels.jsonl" 2>>"$out/bench.log" || true
+          2>>"$out/bench.log" | sed "s/^{/{\"config\": \"$cfg\", /" >>"$out/levels.jsonl" || true
         umount_ccfs
       done
     done
@@ -305,6 +319,7 @@ for round in $(seq "${BENCH_ROUNDS:-3}"); do
     umount_ccfs
   done
 done
+[ $levels_uring = 1 ] && echo "$uring_was" >"$uring_switch"
 "$py" "$root/bench/levels_report.py" "$out" | tee "$out/levels.md"
 fi
 
