@@ -7,7 +7,9 @@
 #     release build and again under ASan+UBSan;
 #     each in every mode (CCFS_RELIABILITY_MODES, default "daemon:dev kernel:dev daemon:uring
 #     kernel:uring": raw_tier and transport; the uring modes only where the kernel allows them);
-#   - each libFuzzer target for CCFS_FUZZ_SECONDS (default 300) from its seed corpus.
+#   - each libFuzzer target for CCFS_FUZZ_SECONDS (default 300) from its seed corpus;
+#   - the backing stores (tests/stores/stores_test.sh: sshfs, GlusterFS, delay_fs brought up from
+#     Debian packages, shown to answer every read themselves, torn down).
 # Bound: about 15 + 3*CCFS_FUZZ_SECONDS/60 + 2.5*CCFS_RELIABILITY_SCALE minutes per mode on a
 # 2-core VM (~55 minutes for one mode, most of it the ASan pass; about 3 hours for the four); each test binary run is killed after
 # CCFS_RELIABILITY_TIMEOUT seconds (default 2400). Figures (threads, bytes, seconds, cycles,
@@ -86,5 +88,7 @@ if [ $fuzz = 1 ]; then
     rm -rf "$work"
   done
 fi
+echo "== backing stores: local, sshfs, GlusterFS, delay_fs (each up, read, down; nothing left)"
+tests/stores/stores_test.sh
 if grep -q ccfs_fs_test /proc/mounts; then echo "reliability: a test mount was left behind" >&2; exit 1; fi
 echo "== reliability suite passed in $(( ($(date +%s) - start) / 60 )) min"
