@@ -8,15 +8,16 @@
 // daemon has served, and not since invalidated, are an upper bound on what the kernel holds of the
 // mount's files. KernelCache keeps that ledger, one entry per ccfs page (page_size; a partly served
 // page counts whole), in the order the pages were served, and holds it within a budget
-// (Options::kernel_budget(): the raw share of `memory` less the daemon's staging tier): once over,
-// it tells the kernel to drop the oldest served pages (fuse_lowlevel_notify_inval_inode; with
-// kernel_evict = false it only forgets them, leaving the kernel's share to a memory cgroup), so the
-// kernel's pages plus the daemon's tiers stay within `memory` whoever reads the mount (plus a
-// slack of at most 1/32 of the budget and kMaxSlackBytes, which lets one wake-up of the
-// invalidation thread drop a batch). The kernel
-// may drop pages earlier by itself (memory pressure, a memory cgroup); the ledger then over-counts
-// and the kernel's share is under-used, never exceeded. A page the kernel asks for again while the
-// ledger still holds it was dropped by the kernel itself; those are counted (rerequests).
+// (Options::kernel_budget(): the raw share of `memory` less the daemon's staging tier). Once the
+// ledger passes the budget by a slack (1/32 of it, at most kMaxSlackBytes, so that one wake-up of
+// the invalidation thread drops a batch), it tells the kernel to drop the pages served longest ago
+// (fuse_lowlevel_notify_inval_inode) until it is back within the budget, so the kernel's pages plus
+// the daemon's tiers stay within `memory` whoever reads the mount. With kernel_evict = false it
+// only forgets them, leaving the kernel's share to a memory cgroup the readers share with the
+// daemon. The kernel may drop pages earlier by itself (memory pressure, a memory cgroup); the
+// ledger then over-counts and the kernel's share is under-used, never exceeded. A page the kernel
+// asks for again while the ledger still holds it was dropped by the kernel itself; those are
+// counted (rerequests).
 //
 // The daemon also tells the kernel to drop its pages of a file that changed underneath (the
 // change detector found a new signature on a read that reached the daemon), beyond what the

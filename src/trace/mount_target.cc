@@ -21,8 +21,14 @@ class MountTarget final : public ReplayTarget {
     mountpoint_ = dataset.root();
     Status s = files_.Open(dataset, writable);
     if (!s.ok() || !daemon.kernel_raw_tier) return s;
-    // Clean pages go without a request to the daemon (whose ledger then over-counts, harmlessly).
-    for (int fd : files_.fds()) ::posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+    for (int fd : files_.fds()) {
+      // Clean pages go without a request to the daemon (whose ledger then over-counts, harmlessly).
+      ::posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+      // As the page cache baseline's reader does (directory_target.cc): the trace's reads are its
+      // own; the kernel's readahead would otherwise take cached neighbours for a stream and fill
+      // the cache with pages nobody asked for.
+      ::posix_fadvise(fd, 0, 0, POSIX_FADV_RANDOM);
+    }
     const pid_t daemon_pid = ReadDaemonPid(mountpoint_, std::chrono::milliseconds(2000));
     if (daemon_pid <= 0) {
       return Status::IOError(0, mountpoint_ + ": cannot read the daemon's pid from stats.json");

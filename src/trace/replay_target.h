@@ -54,7 +54,8 @@ Status OpenEngineTarget(const Dataset& dataset, const Options& options, bool wri
 // Opens every file of `dataset`, whose root is a ccfs mount point; `daemon` is the mount's counters
 // at the start. With raw_tier = kernel (daemon.kernel_raw_tier) the kernel's pages of the mount's
 // files are part of ccfs's memory: the pages cached before the run are dropped (they were charged
-// to no budget), and this process (the reader, whose reads the kernel's pages are charged to) and
+// to no budget), the files are read with POSIX_FADV_RANDOM as the page cache baseline's are, and
+// this process (the reader, whose reads the kernel's pages are charged to) and
 // the daemon join a fresh memory cgroup of the mount's `memory` for the run (memory_cgroup.h), so
 // everything ccfs uses is held to the same RAM as the page cache baseline.
 Status OpenMountTarget(const Dataset& dataset, bool writable, const CacheStats& daemon,
