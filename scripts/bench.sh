@@ -58,6 +58,8 @@ mounts=()
 pids=()
 cleanup() {
   set +e
+  # The levels step turns FUSE over io_uring on; leave the switch as it was found.
+  [ -n "${uring_was:-}" ] && echo "$uring_was" >/sys/module/fuse/parameters/enable_uring
   for m in "${mounts[@]}"; do
     if grep -q " $m fuse" /proc/mounts; then fusermount3 -u "$m" 2>/dev/null || fusermount3 -u -z "$m"; fi
   done
@@ -319,7 +321,7 @@ for round in $(seq "${BENCH_ROUNDS:-3}"); do
     umount_ccfs
   done
 done
-[ $levels_uring = 1 ] && echo "$uring_was" >"$uring_switch"
+if [ $levels_uring = 1 ]; then echo "$uring_was" >"$uring_switch"; uring_was=""; fi
 "$py" "$root/bench/levels_report.py" "$out" | tee "$out/levels.md"
 fi
 

@@ -51,6 +51,14 @@ int AttachHandle(FsContext* fs, Inode* i, int fd, fuse_file_info* fi) {
   return 0;
 }
 
+// Kernel mode: bytes [off, off + len) of `ino` are now in the kernel's page cache, unless the
+// caller opened the file O_DIRECT (its reads and writes bypass that cache).
+void NoteSentToKernel(FsContext* fs, fuse_file_info* fi, fuse_ino_t ino, off_t off, size_t len) {
+  if (fs->kernel != nullptr && !(fi->flags & O_DIRECT)) {
+    fs->kernel->Served(ino, static_cast<uint64_t>(off), len);
+  }
+}
+
 void DetachHandle(FsContext* fs, fuse_file_info* fi) {
   fs->files.Remove(fi->fh);
   fi->fh = 0;
@@ -148,10 +156,7 @@ void Read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info
   Status s = fs->cache->Read(i->file_id, h->backing.get(), static_cast<uint64_t>(off), size,
                              buffer.data(), &n);
   if (!s.ok()) return (void)fuse_reply_err(req, s.ToErrno());
-  // An O_DIRECT caller's read bypasses the kernel's cache; every other one fills it.
-  if (fuse_reply_buf(req, buffer.data(), n) == 0 && fs->kernel != nullptr && !(fi->flags & O_DIRECT)) {
-    fs->kernel->Served(ino, static_cast<uint64_t>(off), n);
-  }
+  if (fuse_reply_buf(req, buffer.data(), n) == 0) NoteSentToKernel(fs, fi, ino, off, n);
 }
 
 void Write(fuse_req_t req, fuse_ino_t ino, const char* buf, size_t size, off_t off,
@@ -179,11 +184,9 @@ void Write(fuse_req_t req, fuse_ino_t ino, const char* buf, size_t size, off_t o
     change.Record(h->fd);
   }
   if (!s.ok()) return (void)fuse_reply_err(req, s.ToErrno());
-  // Kernel mode: the kernel keeps the pages it wrote through (an appended write landed elsewhere
-  // and was dropped above; a mapping's write-back is of a page already counted when it was read).
-  if (fs->kernel != nullptr && !h->append && !fi->writepage && !(fi->flags & O_DIRECT)) {
-    fs->kernel->Served(ino, static_cast<uint64_t>(off), size);
-  }
+  // The kernel keeps the pages it wrote through (an appended write landed elsewhere and was
+  // dropped above; a mapping's write-back is of a page already counted when it was read).
+  if (!h->append && !fi->writepage) NoteSentToKernel(fs, fi, ino, off, size);
   fuse_reply_write(req, size);
 }
 

@@ -28,9 +28,7 @@ FsContext::FsContext(const Filesystem::Config& config_in, PageCache* cache_in)
       kernel(KernelCacheFor(cache_in->options())),
       changes(cache_in, kernel == nullptr ? ChangeDetector::StaleCallback()
                                           : [this](Inode* i, uint64_t offset) {
-                                              fuse_ino_t ino = inodes.InoOf(i);
-                                              if (offset == 0) kernel->InvalidateFile(ino);
-                                              else kernel->InvalidateFrom(ino, offset);
+                                              kernel->InvalidateFrom(inodes.InoOf(i), offset);
                                             }),
       control(cache_in, kernel.get(), config_in.dataset, config_in.mountpoint,
               config_in.attr_timeout) {}

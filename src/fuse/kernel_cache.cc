@@ -50,7 +50,6 @@ void KernelCache::Served(fuse_ino_t ino, uint64_t off, uint64_t len) {
   MutexLock lock(&mu_);
   auto& pages = where_[ino];
   for (uint64_t p = first; p <= last; ++p) {
-    ++counts_.served_pages;
     auto it = pages.find(p);
     if (it != pages.end()) {
       // Asked for again while we thought it held: the kernel dropped it by itself. Young again.
@@ -106,18 +105,11 @@ void KernelCache::DropFileLocked(fuse_ino_t ino, uint64_t from_page) {
   if (f->second.empty()) where_.erase(f);
 }
 
-void KernelCache::InvalidateFile(fuse_ino_t ino) {
-  MutexLock lock(&mu_);
-  DropFileLocked(ino, 0);
-  ++counts_.file_invalidations;
-  QueueLocked(Invalidation{ino, 0, 0});
-}
-
 void KernelCache::InvalidateFrom(fuse_ino_t ino, uint64_t off) {
   MutexLock lock(&mu_);
   const uint64_t page = off / page_size_;
   DropFileLocked(ino, page);
-  // len 0 with a non-zero offset reaches to the end of the file (fuse_lowlevel_notify_inval_inode).
+  // len 0 reaches to the end of the file (fuse_lowlevel_notify_inval_inode).
   QueueLocked(Invalidation{ino, static_cast<uint64_t>(page * page_size_), 0});
 }
 
@@ -156,7 +148,6 @@ void KernelCache::Run() {
     Invalidation inv = queue_.front();
     queue_.pop_front();
     fuse_session* se = session_;
-    ++counts_.invalidations;
     lock.Unlock();
     // The kernel drops the range (unmapping it where it is mapped) and returns once it has;
     // ENOENT: it holds no inode of that number any more, so nothing of it is cached.

@@ -49,11 +49,8 @@ class KernelCache {
     uint64_t budget_bytes = 0;     // what the kernel may hold of the mount's files
     uint64_t held_pages = 0;       // the ledger: served and not invalidated (an upper bound)
     uint64_t held_bytes = 0;       // held_pages * page_size
-    uint64_t served_pages = 0;     // pages sent to the kernel (reads) or written through it
     uint64_t rerequests = 0;       // pages asked for again while still in the ledger
     uint64_t evicted_pages = 0;    // pages the daemon told the kernel to drop for the budget
-    uint64_t invalidations = 0;    // notify_inval_inode calls made
-    uint64_t file_invalidations = 0;  // whole files dropped (changed underneath)
   };
 
   KernelCache(uint64_t budget_bytes, uint32_t page_size, bool evict);
@@ -71,9 +68,8 @@ class KernelCache {
   // Bytes [off, off + len) of inode `ino` were sent to the kernel's page cache (a READ reply or a
   // WRITE through the mount).
   void Served(fuse_ino_t ino, uint64_t off, uint64_t len);
-  // `ino` changed underneath: drop every page the kernel holds of it.
-  void InvalidateFile(fuse_ino_t ino);
-  // Bytes from `off` to the end of `ino` changed in a way the kernel did not see: drop them.
+  // Bytes from `off` (rounded down to a page; 0: the whole file) to the end of `ino` changed in a
+  // way the kernel did not see (underneath, or an append that landed elsewhere): drop them.
   void InvalidateFrom(fuse_ino_t ino, uint64_t off);
   // The kernel forgot `ino` (its pages went with it).
   void Forget(fuse_ino_t ino);
