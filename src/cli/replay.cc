@@ -81,33 +81,53 @@ void PrintSummary(const ReplayResult& r, int threads) {
   } else {
     fmt::print("  page cache     unconfined (give --memory SIZE to compare at equal RAM)\n");
   }
+  // The model's figures beside the measured ones (the model needs the memory it is given).
+  const bool model = r.memory_bytes > 0;
   if (r.have_counters) {
     double n = r.cache_reads ? static_cast<double>(r.cache_reads) : 1.0;
-    std::string model = r.memory_bytes ? "model " + Percent(r.model.hit_ratio) : "";
+    std::string beside = model ? "  model " + fmt::format("{:>6}", Percent(r.model.hit_ratio)) : "";
     if (r.kernel_raw_tier) {
       // Per level, as shares of this client's reads: the kernel's hits never reach the daemon.
       const double reads = r.reads ? static_cast<double>(r.reads) : 1.0;
-      fmt::print("  hit ratio      {:>7}  (kernel {}, daemon raw {}, compressed {}, miss {})   {}\n",
-                 Percent(r.hit_ratio), Percent(r.kernel_hits / reads), Percent(r.raw_hits / reads),
-                 Percent(r.compressed_hits / reads), Percent(r.misses / reads), model);
+      fmt::print("  hit ratio      {:>7}{}  (kernel {}, daemon raw {}, compressed {}, miss {})\n",
+                 Percent(r.hit_ratio), beside, Percent(r.kernel_hits / reads),
+                 Percent(r.raw_hits / reads), Percent(r.compressed_hits / reads),
+                 Percent(r.misses / reads));
     } else if (r.compressed_percent >= 0) {
-      fmt::print("  hit ratio      {:>7}  (raw {}, compressed {}, miss {})   {}\n",
-                 Percent(r.hit_ratio), Percent(r.raw_hits / n), Percent(r.compressed_hits / n),
-                 Percent(r.misses / n), model);
+      fmt::print("  hit ratio      {:>7}{}  (raw {}, compressed {}, miss {})\n",
+                 Percent(r.hit_ratio), beside, Percent(r.raw_hits / n),
+                 Percent(r.compressed_hits / n), Percent(r.misses / n));
     } else {
-      fmt::print("  hit ratio      {:>7}  (misses counted from block reads)   {}\n",
-                 Percent(r.hit_ratio), model);
+      fmt::print("  hit ratio      {:>7}{}  (misses counted from block reads)\n",
+                 Percent(r.hit_ratio), beside);
     }
   }
-  std::string model = r.memory_bytes ? fmt::format("model {:.1f}", r.model.us_per_buffer) : "";
-  fmt::print("  µs per buffer  {:>7.1f}  (p50 {:.1f}, p99 {:.1f})   {}\n", r.us_per_buffer,
-             r.p50_us, r.p99_us, model);
+  std::string beside;
+  if (model) {
+    beside = fmt::format("  model {:>6.1f}", r.model.us_per_buffer);
+    if (r.us_per_buffer > 0) {
+      beside += fmt::format(" ({:+.0f}%)", 100.0 * (r.model.us_per_buffer / r.us_per_buffer - 1.0));
+    }
+  }
+  fmt::print("  µs per buffer  {:>7.1f}{}  (p50 {:.1f}, p99 {:.1f})\n", r.us_per_buffer, beside,
+             r.p50_us, r.p99_us);
   if (r.writes) fmt::print("  µs per write   {:>7.1f}  ({} writes)\n", r.write_us, r.writes);
   if (r.compressed_percent >= 0 && r.have_counters) {
     fmt::print("  inside cache   {:.1f} µs per buffer; hit {:.1f}, decompress {:.1f}, compress "
                "{:.1f}, disk {:.1f} µs; ratio {:.2f}x\n",
                r.cache_us_per_buffer, r.costs.hit_us, r.costs.decompress_us, r.costs.compress_us,
                r.costs.disk_us, r.compression_ratio);
+  }
+  if (r.mode == "mount" && r.have_counters) {
+    std::string kernel;
+    if (r.kernel_raw_tier) {
+      kernel = r.kernel_hits_timed
+                   ? fmt::format(", kernel hit {:.1f} µs", r.costs.kernel_hit_us)
+                   : ", kernel hits not told apart (no cachestat): the trip holds them";
+    }
+    fmt::print("  transport      trip {:.1f} µs per read that reaches the daemon{} (model: {:.1f} "
+               "µs per buffer)\n",
+               r.costs.trip_us, kernel, r.model.trip_us_per_buffer);
   }
 }
 
@@ -154,11 +174,12 @@ std::string FindPlotScript(const std::string& given) {
 std::string CsvRow(const std::string& mode, const ReplayResult& r) {
   return fmt::format(
       "{},{},{:.6f},{},{},{},{},{:.3f},{:.3f},{:.3f},{:.4f},{:.6f},{:.3f},{:.3f},{:.3f},{:.3f},"
-      "{:.3f}\n",
+      "{:.3f},{:.3f},{}\n",
       mode, r.compressed_percent >= 0 ? std::to_string(r.compressed_percent) : "", r.hit_ratio,
       r.raw_hits, r.compressed_hits, r.misses, r.ops, r.us_per_buffer, r.p50_us, r.p99_us,
       r.compression_ratio, r.model.hit_ratio, r.model.us_per_buffer, r.costs.hit_us,
-      r.costs.decompress_us, r.costs.compress_us, r.costs.disk_us);
+      r.costs.decompress_us, r.costs.compress_us, r.costs.disk_us, r.costs.trip_us,
+      r.kernel_hits_timed ? fmt::format("{:.3f}", r.costs.kernel_hit_us) : "");
 }
 
 Status SetLivePercent(const std::string& mount, int percent) {
@@ -175,7 +196,7 @@ int RunSweep(const ReplayArgs& args, ReplayOptions options, const std::vector<in
   }
   csv << "mode,compressed_percent,hit_ratio,raw_hits,compressed_hits,misses,ops,us_per_buffer,"
          "p50_us,p99_us,compression_ratio,model_hit_ratio,model_us_per_buffer,cost_hit_us,"
-         "cost_decompress_us,cost_compress_us,cost_disk_us\n";
+         "cost_decompress_us,cost_compress_us,cost_disk_us,cost_trip_us,cost_kernel_hit_us\n";
   // A live sweep leaves the mount as it found it.
   int original = -1;
   if (options.mode == ReplayMode::kMount) {

@@ -179,7 +179,13 @@ std::string ReplayResultJson(const ReplayResult& r) {
   j["costs_us"] = {{"hit", r.costs.hit_us},
                    {"decompress", r.costs.decompress_us},
                    {"compress", r.costs.compress_us},
-                   {"disk", r.costs.disk_us}};
+                   {"disk", r.costs.disk_us},
+                   {"trip", r.costs.trip_us}};
+  if (r.kernel_raw_tier && r.kernel_hits_timed) {
+    j["costs_us"]["kernel_hit"] = r.costs.kernel_hit_us;
+  } else {
+    j["costs_us"]["kernel_hit"] = nullptr;  // daemon mode has none; kernel mode: not told apart
+  }
   if (r.memory_bytes > 0) {
     j["model_hit_ratio"] = r.model.hit_ratio;
     j["model_raw_hit_ratio"] = r.model.raw_hit_ratio;

@@ -112,8 +112,13 @@ struct ReplayResult {
   double p99_us = 0;
   double write_us = 0;           // mean per page write
 
-  // Per-path costs measured inside the cache (engine, mount) and the model fed with them.
+  // Per-path costs measured inside the cache (engine, mount) and the model fed with them. Through a
+  // mount the costs hold the transport too, measured in the same run (replay_phases.cc
+  // MeasureTransport): trip_us, and with raw_tier = kernel kernel_hit_us, if kernel_hits_timed
+  // (the runner could tell the kernel's hits apart). The engine has no trip (0), the directory
+  // target none of these: its model is the thesis's with the thesis's costs.
   PathCosts costs;
+  bool kernel_hits_timed = false;
   double cache_us_per_buffer = 0;
   ModelResult model;
   CacheStats delta;              // engine/mount: the counters' differences

@@ -99,6 +99,19 @@ TEST_F(ReplayEngineTest, DefaultWarmupLastsUntilTheCompressedTierIsFull) {
   EXPECT_EQ(r.warmup_ops, 1234u);
 }
 
+// The engine is in the reader's process: no FUSE trip, and its model is the thesis's.
+TEST_F(ReplayEngineTest, TheEngineHasNoTrip) {
+  ReplayOptions options = Uniform(0);
+  options.ops = 3000;
+  options.warmup = 1000;
+  ReplayResult r;
+  Status s = RunReplay(options, &r);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_EQ(r.costs.trip_us, 0.0);
+  EXPECT_EQ(r.model.trip_us_per_buffer, 0.0);
+  EXPECT_FALSE(r.kernel_hits_timed);
+}
+
 TEST_F(ReplayEngineTest, RecordedTraceReplaysTheSameOperations) {
   std::string trace = (fs::path(::testing::TempDir()) / "ccfs_replay_test.csv").string();
   ReplayOptions options = Uniform(25);
