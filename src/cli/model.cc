@@ -1,5 +1,6 @@
-// `ccfs model`: the thesis's hit-ratio and µs-per-buffer model (trace/model.h) for given inputs,
-// as a table over compressed_percent or for one split.
+// `ccfs model`: the thesis's hit-ratio and µs-per-buffer model (trace/model.h), with the FUSE
+// trip of the raw-tier mode given, for given inputs, as a table over compressed_percent or for one
+// split.
 #include <cmath>
 #include <cstdio>
 #include <memory>
@@ -161,7 +162,7 @@ int RunModel(const ModelArgs& args) {
 }
 
 CommandRegistrar registrar(
-    "model", "print the thesis's hit-ratio and µs-per-buffer model for given inputs",
+    "model", "print the thesis's hit-ratio and µs-per-buffer model, FUSE trip included, for given inputs",
     [](CLI::App* app) {
       auto args = std::make_shared<ModelArgs>();
       app->footer(

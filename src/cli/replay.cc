@@ -53,6 +53,12 @@ struct ReplayArgs {
 
 std::string Percent(double ratio) { return fmt::format("{:.1f}%", 100.0 * ratio); }
 
+// How far the model's µs per buffer is from the measured one, e.g. "-5%".
+std::string ModelError(const ReplayResult& r) {
+  if (r.us_per_buffer <= 0) return "-";
+  return fmt::format("{:+.0f}%", 100.0 * (r.model.us_per_buffer / r.us_per_buffer - 1.0));
+}
+
 void PrintProgress(const ReplayProgress& p) {
   constexpr int kWidth = 24;
   double fraction = p.total ? static_cast<double>(p.done) / p.total
@@ -102,13 +108,8 @@ void PrintSummary(const ReplayResult& r, int threads) {
                  Percent(r.hit_ratio), beside);
     }
   }
-  std::string beside;
-  if (model) {
-    beside = fmt::format("  model {:>6.1f}", r.model.us_per_buffer);
-    if (r.us_per_buffer > 0) {
-      beside += fmt::format(" ({:+.0f}%)", 100.0 * (r.model.us_per_buffer / r.us_per_buffer - 1.0));
-    }
-  }
+  std::string beside =
+      model ? fmt::format("  model {:>6.1f} ({})", r.model.us_per_buffer, ModelError(r)) : "";
   fmt::print("  µs per buffer  {:>7.1f}{}  (p50 {:.1f}, p99 {:.1f})\n", r.us_per_buffer, beside,
              r.p50_us, r.p99_us);
   if (r.writes) fmt::print("  µs per write   {:>7.1f}  ({} writes)\n", r.write_us, r.writes);
@@ -223,9 +224,10 @@ int RunSweep(const ReplayArgs& args, ReplayOptions options, const std::vector<in
     }
     csv << CsvRow(r.mode, r);
     csv.flush();
-    fmt::print("C={:>2}%  hit {:>6} (model {:>6})  {:7.1f} µs/buffer (model {:7.1f})  ratio {:.2f}x\n",
+    fmt::print("C={:>2}%  hit {:>6} (model {:>6})  {:7.1f} µs/buffer (model {:7.1f}, {:>4})  "
+               "ratio {:.2f}x\n",
                percent, Percent(r.hit_ratio), Percent(r.model.hit_ratio), r.us_per_buffer,
-               r.model.us_per_buffer, r.compression_ratio);
+               r.model.us_per_buffer, ModelError(r), r.compression_ratio);
     if (args.json) fmt::print("{}\n", ReplayResultJson(r));
   }
   if (original >= 0) {

@@ -47,16 +47,18 @@ double HitRatioSince(const ReplayOptions& options, const CacheStats& now, const 
 // The transport's costs for the model (model.h), from the measured run through a mount: `d` is
 // the daemon's counters over it. The trip is what the reader waited for a read that reached the
 // daemon beyond the daemon's own time for it: the reader's mean for those reads less the daemon's
-// mean per page served. Taken this way, in the same run and under the same load, it holds what a
-// round trip really costs there: the request's queueing and wake-ups, the reply's copy, and the
-// delays a busy machine adds to each. A probe of null requests (8 KiB reads of .ccfs/stats.json,
-// direct_io) taken beside the run predicts worse: its median matches a raw hit's trip (~11 µs
-// here) but its mean misses the longer wake-ups of a reader that slept through a miss, and in
-// kernel mode a miss's trip also fills the kernel's page cache, which a direct_io probe never does.
+// mean per page served. So at the run's own hit ratios the model's sum is the reader's mean, and
+// what is left of its error is the hit ratios it predicts and the thesis's compression charge.
+// The other way to take the trip, a probe of null requests beside the run (8 KiB preads of
+// .ccfs/stats.json, direct_io, 5000 after each run), predicted worse: over 16 runs (raw_tier
+// daemon and kernel, C = 0 and 50, Pareto, 32 MiB over 128 MiB, a busy 2-vCPU host) its mean was
+// 15-66 µs (median ~11) where the runs' own trips were 19-169 µs, and the model with it was off by
+// -64%..+14% against -36%..+18% with the trip taken here (daemon mode: -62%..+14% against
+// -5%..+18%). A probe's request is not the run's: a short reply, at another moment of the load.
 // raw_tier = daemon: every read reaches the daemon. raw_tier = kernel: the runner asked before
 // each read whether the kernel held its pages (cachestat(2)); those it held are the kernel's hits,
 // whose mean is kernel_hit_us, the rest reached the daemon. Where the kernel would not say, the
-// trip takes the kernel's hits' time as well and kernel_hit_us stays unmeasured (0).
+// trip takes the kernel's hits' time as well and kernel_hit_us is left at 0 (unmeasured).
 void MeasureTransport(const OpRunner& runner, const CacheStats& d, ReplayResult* r) {
   if (d.reads == 0) return;
   const double daemon_us = d.us_per_buffer();
