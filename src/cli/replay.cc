@@ -32,6 +32,7 @@ struct ReplayArgs {
   std::vector<std::string> option_lists;
   std::string dist = "pareto";
   double hot_fraction = 0.2;
+  uint64_t phase_ops = 0;
   uint64_t seed = 1;
   uint64_t ops = 200000;
   double duration_s = 0;
@@ -327,11 +328,37 @@ int RunReplayCommand(const ReplayArgs& args) {
     fmt::print(stderr, "ccfs replay: {}\n", s.ToString());
     return 2;
   }
-  if (!(s = ParseDistSpec(args.dist, args.hot_fraction, &options.dist)).ok() ||
+  // --dist LAW[,LAW...]: several laws are a phase-change trace, one law per phase.
+  std::vector<std::string> laws;
+  for (size_t start = 0;;) {
+    size_t comma = args.dist.find(',', start);
+    laws.push_back(args.dist.substr(start, comma - start));
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  if (!(s = ParseDistSpec(laws[0], args.hot_fraction, &options.dist)).ok() ||
       !(s = ParseTraceFormat(args.trace_format, &options.trace_format)).ok()) {
     fmt::print(stderr, "ccfs replay: {}\n", s.ToString());
     return 2;
   }
+  for (size_t i = 1; i < laws.size(); ++i) {
+    options.next_laws.emplace_back();
+    if (!(s = ParseDistSpec(laws[i], args.hot_fraction, &options.next_laws.back())).ok()) {
+      fmt::print(stderr, "ccfs replay: {}\n", s.ToString());
+      return 2;
+    }
+  }
+  if (laws.size() > 1 && args.phase_ops == 0) {
+    fmt::print(stderr, "ccfs replay: --dist {}: several laws make a phase-change trace; give "
+                       "--phase-ops N (operations per phase)\n", args.dist);
+    return 2;
+  }
+  if (args.phase_ops > 0 && !args.trace.empty()) {
+    fmt::print(stderr, "ccfs replay: --phase-ops applies to a generated trace, not to --trace {}\n",
+               args.trace);
+    return 2;
+  }
+  options.phase_ops = args.phase_ops;
   options.seed = args.seed;
   options.ops = args.ops;
   options.duration_s = args.duration_s;
@@ -398,8 +425,13 @@ CommandRegistrar registrar(
       app->add_option("--engine", args->engine_dir, "run the engine in-process over this data set");
       app->add_option("--config", args->config_file, "engine mode: TOML config file");
       app->add_option("-o", args->option_lists, "engine mode: key=value[,key=value...]");
-      app->add_option("--dist", args->dist, "pareto, pareto:H, uniform or zipf:THETA")
+      app->add_option("--dist", args->dist,
+                      "pareto, pareto:H, uniform or zipf:THETA; a comma list (with --phase-ops) "
+                      "changes the law at every phase")
           ->capture_default_str();
+      app->add_option("--phase-ops", args->phase_ops,
+                      "a phase-change trace: the hot set moves every N operations (and the law "
+                      "cycles through --dist's list)");
       app->add_option("--hot-fraction", args->hot_fraction,
                       "pareto: the hottest fraction of pages, which gets 1-H of the accesses")
           ->capture_default_str();

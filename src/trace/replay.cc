@@ -103,6 +103,19 @@ Status RunReplay(const ReplayOptions& options, ReplayResult* result) {
   OpSource source(dataset, dist.get(), options.seed, options.write_ratio);
   bool writes = options.write_ratio > 0;
   r.dist = options.dist.ToString();
+  std::vector<std::unique_ptr<AccessDistribution>> next_laws;
+  if (options.phase_ops > 0) {
+    std::vector<const AccessDistribution*> laws = {dist.get()};
+    for (const DistSpec& spec : options.next_laws) {
+      next_laws.emplace_back();
+      s = NewAccessDistribution(spec, dataset.pages(), options.seed, &next_laws.back());
+      if (!s.ok()) return s;
+      laws.push_back(next_laws.back().get());
+      r.dist += "," + spec.ToString();
+    }
+    source.SetPhases(options.phase_ops, std::move(laws));
+    r.dist += fmt::format(" (phases of {} ops)", options.phase_ops);
+  }
   if (!options.trace_path.empty()) {
     std::vector<TraceRecord> records;
     s = ReadTraceFile(options.trace_path, dataset, options.trace_format, &records);

@@ -50,6 +50,10 @@ struct ReplayOptions {
   std::string target;          // data set directory (engine, directory) or mount point
   Options engine;              // engine mode: the cache's settings (page_size is used by all modes)
   DistSpec dist;
+  // A phase-change trace (phase_ops > 0): the hot set moves every phase_ops operations, and the law
+  // cycles through dist, then next_laws (see OpSource::SetPhases).
+  uint64_t phase_ops = 0;
+  std::vector<DistSpec> next_laws;
   uint64_t seed = 1;
   uint64_t ops = 200000;       // measured page operations (0 with duration_s > 0: time-bound)
   double duration_s = 0;       // if > 0, measure for this long instead of `ops`
