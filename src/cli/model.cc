@@ -162,7 +162,8 @@ int RunModel(const ModelArgs& args) {
 }
 
 CommandRegistrar registrar(
-    "model", "print the thesis's hit-ratio and µs-per-buffer model, FUSE trip included, for given inputs",
+    "model",
+    "print the thesis's hit-ratio and µs-per-buffer model, FUSE trip included, for given inputs",
     [](CLI::App* app) {
       auto args = std::make_shared<ModelArgs>();
       app->footer(

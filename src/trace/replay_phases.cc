@@ -52,7 +52,7 @@ double HitRatioSince(const ReplayOptions& options, const CacheStats& now, const 
 // The other way to take the trip, a probe of null requests beside the run (8 KiB preads of
 // .ccfs/stats.json, direct_io, 5000 after each run), predicted worse: over 16 runs (raw_tier
 // daemon and kernel, C = 0 and 50, Pareto, 32 MiB over 128 MiB, a busy 2-vCPU host) its mean was
-// 15-66 µs (median ~11) where the runs' own trips were 19-169 µs, and the model with it was off by
+// 14-66 µs (median ~11) where the runs' own trips were 19-169 µs, and the model with it was off by
 // -64%..+14% against -36%..+18% with the trip taken here (daemon mode: -62%..+14% against
 // -5%..+18%). A probe's request is not the run's: a short reply, at another moment of the load.
 // raw_tier = daemon: every read reaches the daemon. raw_tier = kernel: the runner asked before
