@@ -7,7 +7,8 @@
 // adds the shards up into a CacheStats.
 //
 // compressed_evictions and wasted_compressions are counted by CompressedTier under its mutex
-// (CompressedTier::Counts); their slots here stay zero and the engine fills those fields itself.
+// (CompressedTier::Counts), mrc_samples and mrc_drops by MissRatioCurve (cache/mrc.h); their slots
+// here stay zero and the engine fills those fields itself.
 //
 // Thread-safety: every method may be called from any thread. Each count is exact; a snapshot
 // taken under load reads the counts one after another.

@@ -81,8 +81,8 @@ TEST(StatsJsonTest, TopLevelKeysAndTheirOrderAreStable) {
       "evict_sweeps", "compressions", "compressed_stored", "rejects", "zero_pages",
       "admission_drops", "incompressible_skips", "pressure_drops", "compressed_evictions",
       "promotions", "wasted_compressions", "stalls", "stall_ns", "compress_ns", "decompress_ns",
-      "kernel_rerequests", "kernel_evictions", "raw_budget_bytes", "compressed_budget_bytes",
-      "raw_pages", "free_frames", "compressed_pages", "compressed_logical_bytes",
+      "kernel_rerequests", "kernel_evictions", "mrc_samples", "mrc_drops", "raw_budget_bytes",
+      "compressed_budget_bytes", "raw_pages", "free_frames", "compressed_pages", "compressed_logical_bytes",
       "kernel_budget_bytes", "kernel_held_bytes", "compressor", "compression_level",
       "page_size", "latency"};
   EXPECT_EQ(keys, expected);
