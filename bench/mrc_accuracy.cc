@@ -12,7 +12,8 @@
 //   exact   LRU, from the stack distance of every read (ExactLruCurve);
 //   rate=R  MissRatioCurve at a fixed rate R (no bound on tracked pages), each of --rates;
 //   keys=S  MissRatioCurve fixed-size: rate 1 lowered to keep at most S pages (each of
-//           --max-keys; 8192 is what the engine runs);
+//           --max-keys);
+//   engine  what the engine runs (Config::ForCache(C): 8192 keys, rate at most 1/2), not aged;
 //   ghost   a ghost list: an LRU list of the 4C most recently read pages cut into segments at the
 //           grid's sizes (ARC's ghost lists generalised to a curve), tracking every read: exact at
 //           the grid's points, its cost is the question.
@@ -20,8 +21,9 @@
 // against exact; the same without SHARDS_adj (samples normalised by their own weight) for the
 // sampled ones; ns per read on one thread (hash included; `hash` is the hash alone), samples, the
 // final rate and tracked pages. --threads T also records the trace on T threads at once (each
-// thread a share of it; lines 8192xT/S), back to back and with --spacing-ns between one thread's
-// reads, to show the cost under contention and the samples dropped.
+// thread a share of it; lines "engine xT/S", aged as in the engine), back to back and with
+// --spacing-ns between one thread's reads, to show the cost under contention and the samples
+// dropped.
 //
 //   mrc_accuracy [--data DIR | --pages N] [--dist pareto,uniform,zipf:0.9] [--ops N] [--warmup N]
 //                [--memory 32MiB | --capacity PAGES] [--rates 0.001,0.01,0.1]
@@ -316,6 +318,9 @@ int main(int argc, char** argv) {
       config.max_keys = static_cast<uint32_t>(std::stoul(k));
       run("keys=" + k, config);
     }
+    MissRatioCurve::Config engine = MissRatioCurve::Config::ForCache(capacity);
+    engine.half_life_reads = 0;  // the exact curve covers every read after the warm-up
+    run("engine", engine);
     {
       GhostCurve ghost(sizes);
       start = Clock::now();
@@ -331,7 +336,7 @@ int main(int argc, char** argv) {
       // engine's configuration), back to back (spacing 0: the ring fills and drops) or one read
       // every `spacing` ns per thread (a busy reader); the warm-up is not left out. ns/read is the
       // wall time per thread's read less the spacing.
-      MissRatioCurve mrc(MissRatioCurve::Config{});
+      MissRatioCurve mrc(MissRatioCurve::Config::ForCache(capacity));
       start = Clock::now();
       std::vector<std::thread> workers;
       for (int t = 0; t < threads; ++t) {
@@ -350,7 +355,7 @@ int main(int argc, char** argv) {
       for (auto& w : workers) w.join();
       const double ns = ns_per(start, static_cast<double>(total) / threads) - spacing;
       const MissRatioCurve::Counts c = mrc.counts();
-      line(fmt::format("8192x{}/{}", threads, spacing), mrc.HitRatios(sizes), -1, ns, &c);
+      line(fmt::format("engine x{}/{}", threads, spacing), mrc.HitRatios(sizes), -1, ns, &c);
     }
     report.push_back(jl);
     first_law = false;

@@ -64,16 +64,6 @@ Codec& ReaderCodec(uint8_t kind) {
   return *c;
 }
 
-// The estimator tracks at most 8 Ki sampled pages (SHARDS's s_max: within ~1 point of exact LRU
-// on the 80/20, uniform and zipf:0.9 laws, bench/mrc_accuracy) and halves old counts every 64
-// cache sizes of reads, so a curve point at 4x the cache has seen its reuses many times over.
-MissRatioCurve::Config MrcConfig(uint64_t cache_pages) {
-  MissRatioCurve::Config c;
-  c.max_keys = 8192;
-  c.half_life_reads = 64 * std::max<uint64_t>(cache_pages, 1);
-  return c;
-}
-
 char* ScratchPage(size_t page_size) {
   thread_local std::vector<char> scratch;
   if (scratch.size() < page_size) scratch.resize(page_size);
@@ -168,7 +158,7 @@ PageCache::Impl::Impl(const Options& o)
       compressed_(o.compressed_budget()),
       probation_(o.probation),
       frequency_(o.memory / o.page_size * 4, o.memory / o.page_size),
-      mrc_(MrcConfig(o.memory / o.page_size)) {
+      mrc_(MissRatioCurve::Config::ForCache(o.memory / o.page_size)) {
   // liburcu starts its reclamation thread on the first call_rcu, from whichever thread makes it,
   // and the new thread inherits that thread's name, scheduling class, nice value and CPUs: made by
   // a compression worker it would run as a pinned, SCHED_BATCH "ccfs-compress". Start it here.
