@@ -304,7 +304,8 @@ Subsystem sftp internal-sftp
 ForceCommand internal-sftp
 EOF
   /usr/sbin/sshd -t -f "$state/sshd_config" || die "sshd rejects $state/sshd_config"
-  setsid /usr/sbin/sshd -D -f "$state/sshd_config" -E "$state/sshd.log" </dev/null >/dev/null 2>&1 &
+  setsid /usr/sbin/sshd -D -f "$state/sshd_config" -E "$state/sshd.log" \
+    </dev/null >/dev/null 2>&1 &
   local sshd_pid=$!
   record stop "$sshd_pid" sshd
   info sshd_pid "$sshd_pid"
@@ -395,7 +396,8 @@ up_gluster() {
       mkdir -p "$state/glusterd"
       sed "s#option working-directory .*#option working-directory $state/glusterd#" \
         /etc/glusterfs/glusterd.vol >"$state/glusterd.vol"
-      setsid glusterd -N -f "$state/glusterd.vol" -l "$state/glusterd.log" </dev/null >>"$state/glusterd.log" 2>&1 &
+      setsid glusterd -N -f "$state/glusterd.vol" -l "$state/glusterd.log" \
+        </dev/null >>"$state/glusterd.log" 2>&1 &
       local glusterd_pid=$!
       record stop "$glusterd_pid" glusterd
       info glusterd_pid "$glusterd_pid"
@@ -615,7 +617,7 @@ cmd_stop_server() {
       [ -n "$(info_get gluster brick)" ] || die "the GlusterFS volume was not created here"
       pid=$(cmd_server_pids gluster)
       [ -n "$pid" ] || die "no brick process of the volume is running"
-      kill -9 $pid
+      kill -9 $pid  # one pid per brick
       # Until the brick has exited and glusterd has seen it go, `volume start force` takes it for
       # running (its pid file stays).
       wait_for "the bricks of $(info_get gluster volume) to stop" bricks_offline $pid
@@ -649,7 +651,8 @@ cmd_start_server() {
     sshfs)
       local port
       port=$(info_get sshfs port)
-      setsid /usr/sbin/sshd -D -f "$state/sshd_config" -E "$state/sshd.log" </dev/null >/dev/null 2>&1 &
+      setsid /usr/sbin/sshd -D -f "$state/sshd_config" -E "$state/sshd.log" \
+        </dev/null >/dev/null 2>&1 &
       local sshd_pid=$!
       record stop "$sshd_pid" sshd
       info sshd_pid "$sshd_pid"

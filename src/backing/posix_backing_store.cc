@@ -14,9 +14,10 @@
 // because such misses are not device reads and reports must not pretend they are.
 //
 // Why ENOTCONN becomes EIO: a FUSE or network file system under the dataset (an sshfs mount whose
-// process died, a GlusterFS client cut off from its bricks) answers ENOTCONN. Handed up unchanged,
-// ccfs's own readers would see "Transport endpoint is not connected", which on a FUSE mount says
-// that ccfs is gone; ccfs is up and the store failed an I/O: EIO, the message keeping the cause.
+// process died, a GlusterFS client cut off from its bricks) answers ENOTCONN (ECONNABORTED for a
+// request in flight when a FUSE connection went). Handed up unchanged, ccfs's own readers would
+// see "Transport endpoint is not connected", which on a FUSE mount says that ccfs is gone; ccfs
+// is up and the store failed an I/O: EIO, the message keeping the cause.
 //
 // This file and mem_backing_store.cc are the only places where errno becomes a Status.
 #include <fcntl.h>
@@ -39,7 +40,10 @@ bool IsAligned(uint64_t v) { return v % kIoAlignment == 0; }
 
 // The Status of a failed read or write of the store's data (ENOTCONN: EIO, see above).
 Status DataError(int err, const std::string& what) {
-  if (err == ENOTCONN) return Status::FromErrno(EIO, what + " (the store is not connected)");
+  if (err == ENOTCONN || err == ECONNABORTED) {
+    return Status::FromErrno(EIO, what + " (the store is not connected: " +
+                                      (err == ENOTCONN ? "ENOTCONN" : "ECONNABORTED") + ")");
+  }
   return Status::FromErrno(err, what);
 }
 

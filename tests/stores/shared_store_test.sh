@@ -43,7 +43,8 @@ read -r -a modes <<<"${SHARED_TEST_MODES:-daemon kernel}"
 specs=("$@")
 [ ${#specs[@]} -gt 0 ] || specs=(sshfs gluster)
 [ "$(id -u)" -eq 0 ] || { echo "shared_store_test: SKIP: needs root (sshd, GlusterFS)"; exit 0; }
-[ -x "$ccfs" ] || { echo "shared_store_test: no ccfs binary at $ccfs (build it first)" >&2; exit 1; }
+[ -x "$ccfs" ] ||
+  { echo "shared_store_test: no ccfs binary at $ccfs (build it first)" >&2; exit 1; }
 attr_timeout=1
 bound=2  # ccfs attr_timeout + the store client's 1 s (stores.sh)
 
@@ -87,7 +88,10 @@ mount_ccfs() {  # mount_ccfs MODE: ccfs over $work/store at $work/mnt, in the ba
 
 unmount_ccfs() {  # the daemon must exit 0
   local rc=0
-  fusermount3 -u "$work/mnt" || { fail "fusermount3 -u $work/mnt failed"; fusermount3 -u -z "$work/mnt"; }
+  if ! fusermount3 -u "$work/mnt"; then
+    fail "fusermount3 -u $work/mnt failed"
+    fusermount3 -u -z "$work/mnt"
+  fi
   wait "$ccfs_pid" || rc=$?
   ccfs_pid=""
   [ $rc -eq 0 ] || { fail "the ccfs daemon exited $rc"; tail -n 20 "$work/ccfs.log" >&2; }
