@@ -50,6 +50,7 @@ Status OpenTarget(const ReplayOptions& options, const Dataset& dataset, const Ca
       r->compressed_percent = daemon.compressed_percent;
       r->compressor = CodecName(static_cast<CodecKind>(daemon.compressor));
       r->kernel_raw_tier = daemon.kernel_raw_tier;
+      r->kernel_evict = daemon.kernel_evict;
       return OpenMountTarget(dataset, writes, daemon, target);
     case ReplayMode::kDirectory:
       r->memory_bytes = options.cgroup_memory;

@@ -97,6 +97,7 @@ struct ReplayResult {
   int compressed_percent = -1;   // -1: no ccfs cache (directory mode)
   std::string compressor;
   bool kernel_raw_tier = false;  // mount with raw_tier = kernel: the kernel's page cache on top
+  bool kernel_evict = false;     // ...whose pages the daemon's ledger drops (a FIFO level)
 
   // Cache counters over the measured phase (what the cache or the kernel says).
   bool have_counters = false;

@@ -300,6 +300,14 @@ void Report(const ReplayOptions& options, const Dataset& dataset, const OpRunner
   }
   model.costs = r->costs;
   model.raw_tier = r->kernel_raw_tier ? RawTierMode::kKernel : RawTierMode::kDaemon;
+  // The replacement each level really does (che.h), not the thesis's oracle: GCLOCK is close to
+  // LRU; the kernel raw tier is FIFO when the ledger drops pages in the order they were sent, and
+  // close to LRU when a memory cgroup's reclaim holds it.
+  model.cache_replacement = Replacement::kLru;
+  model.raw_replacement = r->kernel_evict ? Replacement::kFifo : Replacement::kLru;
+  if (r->have_counters && options.mode != ReplayMode::kDirectory && r->reads > 0) {
+    model.compressions_per_read = static_cast<double>(r->delta.compressions) / r->reads;
+  }
   if (r->memory_bytes > 0) r->model = EvaluateModel(model);
 }
 
