@@ -71,7 +71,7 @@ def median(values):
     return statistics.median(values) if values else None
 
 
-# ---- points and configurations ------------------------------------------------------------------
+# ---- points and configurations -------------------------------------------------------------------
 def store_key(r):
     return (r["store"], r.get("delay_us"))
 
@@ -155,7 +155,8 @@ for point, prs in by_point.items():
     for g in groups.values():
         min(g, key=lambda r: r["us_per_buffer"])["best"] = "c"
     for tier in {r["raw_tier"] for r in ccfs}:
-        min((r for r in ccfs if r["raw_tier"] == tier), key=lambda r: r["us_per_buffer"])["best"] = "tier"
+        in_tier = [r for r in ccfs if r["raw_tier"] == tier]
+        min(in_tier, key=lambda r: r["us_per_buffer"])["best"] = "tier"
     if ccfs:
         min(ccfs, key=lambda r: r["us_per_buffer"])["best"] = "ccfs"
 
@@ -179,7 +180,7 @@ with open(os.path.join(out, "crossover.csv"), "w", newline="") as f:
         w.writerow([fmt(r[c], digits.get(c, 1)) for c in columns])
 
 
-# ---- curves and crossovers ------------------------------------------------------------------------
+# ---- curves and crossovers -----------------------------------------------------------------------
 def pick(point, pred):
     return next((r for r in by_point.get(point, []) if pred(r)), None)
 
@@ -239,7 +240,8 @@ for ratio in size_ratios:
             names.add(config_name(b["config"]))
             series.append((read_us.get(k), b["ratio_vs_pagecache"]))
             if b["model_us_per_buffer"] is not None and pc["us_per_buffer"]:
-                model_series.append((read_us.get(k), b["model_us_per_buffer"] / pc["us_per_buffer"]))
+                model_ratio = b["model_us_per_buffer"] / pc["us_per_buffer"]
+                model_series.append((read_us.get(k), model_ratio))
         series.sort(key=lambda s: s[0] or 0)
         model_series.sort(key=lambda s: s[0] or 0)
         x, status = crossing(series)
@@ -248,33 +250,40 @@ for ratio in size_ratios:
 
 with open(os.path.join(out, "crossover-points.csv"), "w", newline="") as f:
     w = csv.writer(f)
+    # crossover_us is empty unless status is "crosses": "below" = ccfs faster at every latency
+    # measured, "above" = at none (the range is in lowest_us..highest_us).
     w.writerow(["size_ratio", "dist", "crossover_us", "status", "model_crossover_us",
-                "model_status", "from", "emulated", "ccfs_best_configs"])
-    for ratio, dist, x, status, mx, mstatus, source, names, _ in crossovers:
-        w.writerow([ratio, dist, fmt(x), status, fmt(mx), mstatus, source,
-                    "yes" if source.startswith("emulated") else "no", "; ".join(names)])
+                "model_status", "lowest_us", "highest_us", "from", "emulated",
+                "ccfs_best_configs"])
+    for ratio, dist, x, status, mx, mstatus, source, names, series in crossovers:
+        w.writerow([ratio, dist, fmt(x) if status == "crosses" else "", status,
+                    fmt(mx) if mstatus == "crosses" else "", mstatus,
+                    fmt(series[0][0]) if series else "", fmt(series[-1][0]) if series else "",
+                    source, "yes" if source.startswith("emulated") else "no", "; ".join(names)])
 
-# ---- Markdown ---------------------------------------------------------------------------------------
+# ---- Markdown ------------------------------------------------------------------------------------
 machines = [read_json(d, "machine.json") for d in dirs]
 machine = next((m for m in machines if m), {})
 elapsed = read_json(out, "elapsed.json") if len(dirs) == 1 else {}
 memories = sorted({m.get("memory") for m in machines if m})
 if len(memories) > 1:
-    print(f"crossover_report: WARNING: the runs had different memory ({', '.join(memories)}): their "
-          "points do not belong on one curve", file=sys.stderr)
+    print(f"crossover_report: WARNING: the runs had different memory ({', '.join(memories)}): "
+          "their points do not belong on one curve", file=sys.stderr)
 rounds_run = max((r["rounds"] for r in rows), default=0)
 print("# Where a compressed cache pays: ccfs against the page cache at equal RAM\n")
 if len(dirs) > 1:
-    print(f"Runs reported together: {', '.join(dirs)}" + (
+    runs = [d for d in dirs if os.path.exists(os.path.join(d, "crossover.jsonl"))]
+    print(f"Runs reported together: {', '.join(runs)}" + (
         f" (**different memory: {', '.join(memories)}**)" if len(memories) > 1 else "") + ".\n")
-print(f"Memory {machine.get('memory', '?')} for each side (the page cache in a memory cgroup of that "
-      "size; ccfs's `memory`, and in raw_tier=kernel the kernel's pages and the daemon together in "
-      f"one cgroup of that size); one reader, 8 KiB pages, {machine.get('ops', '?')} measured reads "
-      f"per run; medians of up to {rounds_run} interleaved round(s); ratios against the page cache of "
-      "the same round. x = the store's median 8 KiB O_DIRECT read, measured each round. "
-      "**delay_fs rows are an EMULATED store** (a timer before each read of the local disk, not a "
-      "network)." + (" **Quick grid** (`scripts/crossover.sh --quick`)."
-                     if any(m.get("quick") for m in machines) else "")
+quick = any(m.get("quick") for m in machines)
+print(f"Memory {machine.get('memory', '?')} for each side (the page cache in a memory cgroup of "
+      "that size; ccfs's `memory`, and in raw_tier=kernel the kernel's pages and the daemon "
+      f"together in one cgroup of that size); one reader, 8 KiB pages, {machine.get('ops', '?')} "
+      f"measured reads per run; medians of up to {rounds_run} interleaved round(s); ratios against "
+      "the page cache of the same round. x = the store's median 8 KiB O_DIRECT read, measured at "
+      "the start and the end of each round. **delay_fs rows are an EMULATED store** (a timer "
+      "before each read of the local disk, not a network)."
+      + (" **Quick grid** (`scripts/crossover.sh --quick`)." if quick else "")
       + (f" Run time {elapsed['seconds']} s; load average {machine.get('loadavg_start', '?')} at "
          f"the start, {elapsed.get('loadavg_end', '?')} at the end." if elapsed else "") + "\n")
 
@@ -291,16 +300,17 @@ for ratio, dist, x, status, mx, mstatus, source, names, series in crossovers:
                 f"**{x:.0f} µs** {where}")
     elif status == "below":
         text = (f"ccfs is faster than the page cache at equal RAM at every measured store latency "
-                f"({span}; ccfs best / page cache {series[0][1]:.2f}x at {series[0][0]:.0f} µs) {where}")
+                f"({span}; ccfs best / page cache {series[0][1]:.2f}x at {series[0][0]:.0f} µs) "
+                f"{where}")
     elif status == "above":
-        text = (f"ccfs is not faster than the page cache at equal RAM at any measured store latency "
-                f"({span}; {series[-1][1]:.2f}x at {series[-1][0]:.0f} µs) {where}")
+        text = (f"ccfs is not faster than the page cache at equal RAM at any measured store "
+                f"latency ({span}; {series[-1][1]:.2f}x at {series[-1][0]:.0f} µs) {where}")
     else:
         text = f"no points {where}"
     if mstatus == "crosses":
         text += f"; the model puts it at {mx:.0f} µs"
     elif mstatus in ("below", "above"):
-        text += f"; the model: {'faster' if mstatus == 'below' else 'not faster'} over the whole range"
+        text += f"; the model: {'faster' if mstatus == 'below' else 'not faster'} at every point"
     print(f"- {text}. ccfs's best configuration at these points: {', '.join(names) or '-'}.")
     # The real stores beside the curve: does each sit on the side the crossover says?
     for k in real_keys:
@@ -321,34 +331,43 @@ for ratio, dist, x, status, mx, mstatus, source, names, series in crossovers:
               f"page cache {pc['us_per_buffer']:.1f} µs, {b['ratio_vs_pagecache']:.2f}x{agree}")
 print()
 
+def ratio_of(r):
+    return f"{r['ratio_vs_pagecache']:.2f}x" if r and r["ratio_vs_pagecache"] else "-"
+
+
+def hit(r):
+    return f"{r['hit_ratio']:.3f}" if r and r["hit_ratio"] is not None else "-"
+
+
+def with_config(r):
+    """"0.83x zstd C=50": a ratio and the configuration it is of, less the raw tier."""
+    return f"{ratio_of(r)} {config_name(r['config']).split(' ', 2)[2]}" if r else "-"
+
+
 for ratio in size_ratios:
     for dist in dists:
         print(f"## data {ratio_x(ratio)} memory, {dist}\n")
-        print("| store | read µs | page cache µs (hit) | ccfs best | µs (hit) | ratio | best daemon | "
-              "best kernel | C=0 daemon / kernel | model µs (best) |")
+        print("| store | read µs | page cache µs (hit) | ccfs best | µs (hit) | ratio "
+              "| best daemon | best kernel | C=0 daemon / kernel | model µs (best) |")
         print("|---|---|---|---|---|---|---|---|---|---|")
         for k in store_keys:
             point = (k, ratio, dist)
             pc, b = pagecache_row(point), best_row(point)
             if pc is None:
                 continue
-
-            def ratio_of(r):
-                return f"{r['ratio_vs_pagecache']:.2f}x" if r and r["ratio_vs_pagecache"] else "-"
-
-            def hit(r):
-                return f"{r['hit_ratio']:.3f}" if r and r["hit_ratio"] is not None else "-"
-
-            bd, bk = best_row(point, "daemon"), best_row(point, "kernel")
-            c0 = [pick(point, lambda r, t=t: r["raw_tier"] == t and r["system"] == "ccfs" and r["C"] == 0)
-                  for t in ("daemon", "kernel")]
-            print(f"| {store_label(k)} | {fmt(read_us.get(k))} | {pc['us_per_buffer']:.1f} ({hit(pc)}) | "
-                  + (f"{config_name(b['config'])} | {b['us_per_buffer']:.1f} ({hit(b)}) | {ratio_of(b)} | "
-                     if b else "- | - | - | ")
-                  + f"{ratio_of(bd)}{' ' + config_name(bd['config']).split(' ', 2)[2] if bd else ''} | "
-                  + f"{ratio_of(bk)}{' ' + config_name(bk['config']).split(' ', 2)[2] if bk else ''} | "
-                  + f"{ratio_of(c0[0])} / {ratio_of(c0[1])} | "
-                  + f"{fmt(b['model_us_per_buffer']) if b else ''} |")
+            c0 = [pick(point, lambda r, t=t: r["system"] == "ccfs" and r["raw_tier"] == t
+                       and r["C"] == 0) for t in ("daemon", "kernel")]
+            cells = [store_label(k), fmt(read_us.get(k)), f"{pc['us_per_buffer']:.1f} ({hit(pc)})"]
+            if b:
+                cells += [config_name(b["config"]), f"{b['us_per_buffer']:.1f} ({hit(b)})",
+                          ratio_of(b)]
+            else:
+                cells += ["-", "-", "-"]
+            cells += [with_config(best_row(point, "daemon")),
+                      with_config(best_row(point, "kernel")),
+                      f"{ratio_of(c0[0])} / {ratio_of(c0[1])}",
+                      fmt(b["model_us_per_buffer"]) if b else ""]
+            print("| " + " | ".join(cells) + " |")
         print()
 failures = read_jsonl("failures.jsonl")
 if failures:
@@ -360,12 +379,13 @@ if failures:
         why = f.get("daemon_exit", "")
         if why == 137:
             why = "137 (SIGKILL: the memory cgroup's OOM killer in raw_tier=kernel?)"
-        print(f"| {store_label(store_key(f))} | {ratio_x(f['size_ratio'])} | {f['dist']} | {f['round']} | "
-              f"{f['system']} | {f.get('config', '-')} | {why} |")
+        cells = [store_label(store_key(f)), ratio_x(f["size_ratio"]), f["dist"], f["round"],
+                 f["system"], f.get("config", "-"), why]
+        print("| " + " | ".join(str(c) for c in cells) + " |")
     print()
 print("Every configuration of every point: crossover.csv; the crossovers: crossover-points.csv.\n")
 
-# ---- plots ------------------------------------------------------------------------------------------
+# ---- plots ---------------------------------------------------------------------------------------
 try:
     import matplotlib
     matplotlib.use("Agg")
@@ -398,7 +418,7 @@ def latency_panels(value, ylabel, fname, title, log_y):
             curves += [(f"ccfs {t} best", lambda p, t=t: best_row(p, t), *tier_style[t])
                        for t in ("daemon", "kernel")]
             for name, get, color, style in curves:
-                if value == "ratio" and name == "page cache":
+                if value == "ratio_vs_pagecache" and name == "page cache":
                     continue
                 xs, ys = [], []
                 for k in emulated_keys:
@@ -411,29 +431,31 @@ def latency_panels(value, ylabel, fname, title, log_y):
                     ax.plot([xs[n] for n in order], [ys[n] for n in order], style, color=color,
                             marker="o", markersize=3, label=f"{name} (EMULATED sweep)",
                             **wide.get(name, {}))
-                for k in real_keys:
+                for k in real_keys if name in ("page cache", "ccfs best") else []:
                     r = get((k, ratio, dist))
                     if r is None or not read_us.get(k) or r[value] is None:
                         continue
                     ax.plot([read_us[k]], [r[value]], markers.get(k[0], "o"), color=color,
-                            markersize=7, markerfacecolor="none")
-                    if name in ("ccfs best", "page cache") and not (value == "ratio" and name != "ccfs best"):
-                        ax.annotate(store_label(k), (read_us[k], r[value]), fontsize=7,
-                                    xytext=(4, 4), textcoords="offset points")
-            if value == "ratio":
+                            markersize=7, markerfacecolor="none", markeredgewidth=1.5)
+                    ax.annotate(f"{store_label(k)}: {'ccfs' if name == 'ccfs best' else 'pc'}",
+                                (read_us[k], r[value]), fontsize=7, xytext=(5, -2),
+                                textcoords="offset points")
+            if value == "ratio_vs_pagecache":
                 ax.axhline(1.0, color="black", linewidth=0.8)
             x, status = cross[2], cross[3]
             if status == "crosses":
                 ax.axvline(x, color="tab:red", linewidth=1, alpha=0.7)
                 xs_all = [read_us[k] for k in store_keys if read_us.get(k)]
                 right = math.log(x) > (math.log(min(xs_all)) + math.log(max(xs_all))) / 2
-                ax.annotate(f"crossover\n{x:.0f} µs" + ("\n(EMULATED)" if cross[6].startswith("emulated") else ""),
-                            (x, 0.97), xycoords=("data", "axes fraction"), fontsize=8, color="tab:red",
+                emulated = "\n(EMULATED)" if cross[6].startswith("emulated") else ""
+                ax.annotate(f"crossover\n{x:.0f} µs{emulated}", (x, 0.97),
+                            xycoords=("data", "axes fraction"), fontsize=8, color="tab:red",
                             ha="right" if right else "left", va="top",
                             xytext=(-3 if right else 3, 0), textcoords="offset points")
             elif status in ("below", "above"):
-                ax.text(0.02, 0.95, "ccfs faster everywhere" if status == "below" else "no crossover in range",
-                        transform=ax.transAxes, fontsize=8, color="tab:red", va="top")
+                note = "ccfs faster everywhere" if status == "below" else "no crossover in range"
+                ax.text(0.02, 0.95, note, transform=ax.transAxes, fontsize=8, color="tab:red",
+                        va="top")
             ax.set_xscale("log")
             if log_y:
                 ax.set_yscale("log")
@@ -445,7 +467,7 @@ def latency_panels(value, ylabel, fname, title, log_y):
     for k in real_keys:
         handles.append(plt.Line2D([], [], linestyle="", marker=markers.get(k[0], "o"), color="gray",
                                   markerfacecolor="none"))
-        labels.append(f"{store_label(k)} (real store)")
+        labels.append(f"{store_label(k)} (real store: page cache black, ccfs best red)")
     ncol = 2 if len(size_ratios) < 3 else 3
     fig.legend(handles, labels, loc="lower center", ncol=ncol, fontsize=8)
     fig.suptitle(title, fontsize=10)
@@ -491,7 +513,8 @@ for i, k in enumerate(store_keys):
         ax.grid(True, which="both", alpha=0.3)
         if i == 0 and j == 0:
             ax.legend(fontsize=7)
-fig.suptitle(f"µs per buffer vs the data set's size relative to memory ({mem}), per store", fontsize=11)
+fig.suptitle(f"µs per buffer vs the data set's size relative to memory ({mem}), per store",
+             fontsize=11)
 fig.tight_layout(rect=(0, 0, 1, 0.97))
 fig.savefig(os.path.join(out, "crossover-size.png"), dpi=100)
 plt.close(fig)

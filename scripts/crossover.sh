@@ -50,11 +50,13 @@
 #
 # --quick: the delay store only, at 2 latencies (0, 800 µs), data 2x and 8x of 32 MiB (64 + 256
 # MiB), pareto and uniform, C = 0 and C = 50 (lz4, zstd), both raw tiers, 1 round, 2000 measured
-# reads, warm-up 6x memory's pages: @QUICK@ on the 2-vCPU development VM (load 5-9); it validates
-# the whole pipeline; its figures are one noisy round. The full grid (the defaults below) was not
-# run there: scaled from the quick run's measured cost per read at each latency (plus ~1.5 s per
-# mount), it takes about @FULL@.
-# Any knob narrows it: e.g. CROSS_STORES=sshfs CROSS_RATIOS=8 CROSS_DISTS=pareto.
+# reads, warm-up 6x memory's pages: 8 minutes (480 s) on the 2-vCPU development VM at load 5-9
+# (CROSS_STORES=sshfs --quick: 3.5 minutes). It validates the whole pipeline; its figures are one
+# noisy round. The full grid (the defaults below) was not run there: scaled from the quick run's
+# measured cost per read at each latency and data set, it takes about 15 hours on that machine
+# (the delay sweep ~13 h, 5 h of it at 1600 µs; local, sshfs and gluster 0.5-1 h each). Run it in
+# pieces (one CROSS_STORES, or a few CROSS_DELAYS, each into its own directory) and report them
+# together; any knob narrows it: e.g. CROSS_STORES=sshfs CROSS_RATIOS=8 CROSS_DISTS=pareto.
 #
 # Knobs (environment; --quick changes the defaults marked q):
 #   CROSS_STORES (local sshfs gluster delay; q: delay)   CROSS_DELAYS (0 50 100 200 400 800 1600;
@@ -66,9 +68,10 @@
 #   CROSS_DATA_DIR (/var/tmp/ccfs-crossover-data: the data sets, made once and kept; a real disk)
 #   CROSS_SKIP_BUILD=1 (use build-perf/ as it is).
 # Why C tops out at 75 and memory starts at 32 MiB: in raw_tier=kernel the daemon shares the cgroup
-# of `memory` with the kernel's pages, and its own ~12 MB (code, libraries, index, allocator) come
-# on top of its compressed tier; at C = 80 of 16 MiB the cgroup's OOM killer kills the daemon
-# (failures.jsonl says so when it happens), and at C = 80 of 64 MiB the kernel is left ~0 pages.
+# of `memory` with the kernel's pages, and its mapped code and libraries (~10 MB) and what it
+# allocates beyond its tiers come on top of its compressed tier. At 16 MiB and C = 80 the cgroup's
+# OOM killer killed the daemon (anon 18.5 MB + file 9.6 MB; failures.jsonl records such runs); at
+# 64 MiB and C = 80 the same sum leaves the kernel next to no pages.
 # Needs root (sshd, GlusterFS, memory cgroups; installs openssh-server, sshfs, glusterfs-server and
 # glusterfs-client if missing). Nothing is left behind, also on failure or interrupt: every store
 # is brought down (`stores.sh down`), every ccfs mount unmounted, every daemon and replay stopped
@@ -123,13 +126,17 @@ for c in "${cs[@]}"; do
     die "CROSS_CS: '$c' is not a percentage 1..95 (C = 0 is always run)"
 done
 for d in "${delays[@]}"; do [[ $d =~ ^[0-9]+$ ]] || die "CROSS_DELAYS: '$d' is not whole µs"; done
-for r in "${ratios[@]}"; do [[ $r =~ ^[0-9]+(\.[0-9]+)?$ ]] || die "CROSS_RATIOS: '$r' is not a number"; done
+for r in "${ratios[@]}"; do
+  [[ $r =~ ^[0-9]+(\.[0-9]+)?$ ]] || die "CROSS_RATIOS: '$r' is not a number"
+done
 [[ $memory =~ ^[0-9]+MiB$ ]] || die "CROSS_MEMORY=$memory: want a whole number of MiB (e.g. 32MiB)"
 for n in "$rounds" "$ops" "$probe_reads"; do
-  [[ $n =~ ^[0-9]+$ ]] && [ "$n" -ge 1 ] || die "CROSS_ROUNDS, CROSS_OPS and CROSS_READS want whole numbers >= 1"
+  [[ $n =~ ^[0-9]+$ ]] && [ "$n" -ge 1 ] ||
+    die "CROSS_ROUNDS, CROSS_OPS and CROSS_READS want whole numbers >= 1"
 done
 for n in "$warmup_factor" "$warmup_memory"; do
-  [[ $n =~ ^[0-9]+(\.[0-9]+)?$ ]] || die "CROSS_WARMUP_FACTOR, CROSS_WARMUP_MEMORY: '$n' is not a number"
+  [[ $n =~ ^[0-9]+(\.[0-9]+)?$ ]] ||
+    die "CROSS_WARMUP_FACTOR, CROSS_WARMUP_MEMORY: '$n' is not a number"
 done
 [ "$(id -u)" -eq 0 ] || die "needs root (stores, memory cgroups)"
 [ -f /sys/fs/cgroup/memory/memory.limit_in_bytes ] ||
@@ -140,7 +147,7 @@ out=$(cd "$out" && pwd)
 log() { printf '== [%s] %s\n' "$(date +%T)" "$*" | tee -a "$out/crossover.log" >&2; }
 t_start=$(date +%s)
 
-# ---- cleanup: only what this script started ---------------------------------------------------
+# ---- cleanup: only what this script started ------------------------------------------------------
 # Mounts, stores and state live under one work directory (removed at exit); the stores get a state
 # directory and a GlusterFS volume name of their own, so a store someone else has up is not touched.
 work=$(mktemp -d /var/tmp/ccfs-crossover.XXXXXX)
@@ -153,7 +160,9 @@ cleanup() {
   set +e
   local p i entry
   for p in "${pids[@]}"; do kill -0 "$p" 2>/dev/null && kill "$p" 2>/dev/null; done
-  if grep -q " $mnt fuse" /proc/mounts; then fusermount3 -u "$mnt" 2>/dev/null || fusermount3 -u -z "$mnt"; fi
+  if grep -q " $mnt fuse" /proc/mounts; then
+    fusermount3 -u "$mnt" 2>/dev/null || fusermount3 -u -z "$mnt"
+  fi
   for p in "${pids[@]}"; do
     for i in $(seq 50); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
     kill -9 "$p" 2>/dev/null
@@ -196,7 +205,7 @@ run() {
   wait "$p"
 }
 
-# ---- build, data sets -------------------------------------------------------------------------
+# ---- build, data sets ----------------------------------------------------------------------------
 if [ "${CROSS_SKIP_BUILD:-0}" != 1 ]; then
   scripts/setup.sh >"$out/setup.log"
   log "build (Release) in $build"
@@ -204,7 +213,9 @@ if [ "${CROSS_SKIP_BUILD:-0}" != 1 ]; then
   cmake --build "$build" -j"$(nproc)" --target ccfs delay_fs >>"$out/cmake.log"
 fi
 ccfs=$build/ccfs
-for b in ccfs delay_fs; do [ -x "$build/$b" ] || die "$build/$b missing (build it, or unset CROSS_SKIP_BUILD)"; done
+for b in ccfs delay_fs; do
+  [ -x "$build/$b" ] || die "$build/$b missing (build it, or unset CROSS_SKIP_BUILD)"
+done
 export DELAY_FS=$build/delay_fs
 
 memory_mib=${memory%MiB}
@@ -224,7 +235,8 @@ for r in "${ratios[@]}"; do
   # needs many reads to touch more pages than memory holds (2x: ~3x its pages), a large one few.
   warmup_of[$r]=$(awk -v f="$warmup_factor" -v b="$(du -sb "$data_root/$name" | cut -f1)" \
                       -v m="$warmup_memory" -v mem="$memory_mib" \
-                      'BEGIN { w = f * b / 8192; if (m * mem * 128 > w) w = m * mem * 128; printf "%d", w }')
+                      'BEGIN { w = f * b / 8192; if (m * mem * 128 > w) w = m * mem * 128
+                               printf "%d", w }')
 done
 # The probe file for a store's read latency: the largest file of the data sets.
 probe=$(for r in "${ratios[@]}"; do
@@ -234,7 +246,8 @@ probe=$(for r in "${ratios[@]}"; do
 cat >"$out/machine.json" <<EOF
 {"cpus": $(nproc), "cpu": "$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')",
  "mem_total_kib": $(awk '/MemTotal/{print $2}' /proc/meminfo), "kernel": "$(uname -r)",
- "libfuse": "$(pkg-config --modversion fuse3)", "disk": "$(df --output=source "$data_root" | tail -1)",
+ "libfuse": "$(pkg-config --modversion fuse3)",
+ "disk": "$(df --output=source "$data_root" | tail -1)",
  "memory": "$memory", "ops": $ops, "warmup_factor": $warmup_factor,
  "warmup_memory": $warmup_memory, "rounds": $rounds,
  "cs": "${cs[*]}", "tiers": "${tiers[*]}", "codecs": "${codecs[*]}",
@@ -244,7 +257,7 @@ EOF
 : >"$out/store-reads.jsonl"
 : >"$out/failures.jsonl"
 
-# ---- stores -------------------------------------------------------------------------------------
+# ---- stores --------------------------------------------------------------------------------------
 # Each store twice: at $work/store (every read reaches the store: ccfs's backing directory and the
 # latency probe) and at $work/store-pc (--page-cache: the page cache baseline), from two state
 # directories. local is one plain directory for both.
@@ -295,7 +308,7 @@ stores_down() {
   stop_stray_bricks
 }
 
-# ---- one configuration --------------------------------------------------------------------------
+# ---- one configuration ---------------------------------------------------------------------------
 mount_ccfs() {  # $1 = backing directory, $2 = -o options
   "$ccfs" mount -f -o "memory=$memory,$2" "$1" "$mnt" 2>>"$out/daemon.log" &
   daemon_pid=$!
@@ -371,14 +384,16 @@ store_point() {
           echo "{$tag, \"dist\": \"$dist\", \"system\": \"pagecache\"}" >>"$out/failures.jsonl"
         for cfg in "${cfgs[@]}"; do
           IFS=: read -r tier codec c <<<"$cfg"
-          log "$label, round $round: data ${ratio}x memory, $dist: ccfs raw_tier=$tier, C=$c%$([ "$c" = 0 ] || echo ", $codec")"
+          log "$label, round $round: data ${ratio}x memory, $dist: ccfs raw_tier=$tier," \
+              "C=$c%$([ "$c" = 0 ] || echo ", $codec")"
           mount_ccfs "$store_dir/${data_of[$ratio]}" \
             "raw_tier=$tier,compressed_percent=$c,compressor=$codec,kernel_evict=false"
           local failed=0
           replay "$tag, \"system\": \"ccfs\", \"config\": \"$cfg\"" "$mnt" || failed=1
           umount_ccfs
-          [ $failed = 0 ] || echo "{$tag, \"dist\": \"$dist\", \"system\": \"ccfs\", \"config\": \"$cfg\"," \
-            "\"daemon_exit\": $daemon_rc}" >>"$out/failures.jsonl"
+          [ $failed = 0 ] ||
+            echo "{$tag, \"dist\": \"$dist\", \"system\": \"ccfs\", \"config\": \"$cfg\"," \
+                 "\"daemon_exit\": $daemon_rc}" >>"$out/failures.jsonl"
         done
       done
     done
@@ -414,7 +429,7 @@ for kind in "${stores[@]}"; do
   fi
 done
 
-# ---- report ---------------------------------------------------------------------------------------
+# ---- report --------------------------------------------------------------------------------------
 t_end=$(date +%s)
 echo "{\"seconds\": $((t_end - t_start)), \"loadavg_end\": \"$(cut -d' ' -f1-3 /proc/loadavg)\"}" \
   >"$out/elapsed.json"
