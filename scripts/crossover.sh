@@ -154,14 +154,18 @@ work=$(mktemp -d /var/tmp/ccfs-crossover.XXXXXX)
 mnt=$work/mnt
 mkdir -p "$mnt"
 up_stores=()   # "STATE_DIR KIND" of every store up, in order
-pids=()        # daemons and replays
+# The daemon and the replay running now, if any (a replay's cgroup is named after its pid). Only
+# these: a pid kept after its process was reaped may belong to someone else's process hours later.
 daemon_pid=""
+replay_pid=""
 cleanup() {
   set +e
-  local p i entry
-  for p in "${pids[@]}"; do kill -0 "$p" 2>/dev/null && kill "$p" 2>/dev/null; done
+  local p i entry pids=($replay_pid $daemon_pid)
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
+  # (A daemon stopped above has usually unmounted itself already.)
   if grep -q " $mnt fuse" /proc/mounts; then
-    fusermount3 -u "$mnt" 2>/dev/null || fusermount3 -u -z "$mnt"
+    fusermount3 -u "$mnt" 2>/dev/null || fusermount3 -u -z "$mnt" 2>/dev/null
+    grep -q " $mnt fuse" /proc/mounts && echo "crossover.sh: $mnt is still mounted" >&2
   fi
   for p in "${pids[@]}"; do
     for i in $(seq 50); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
@@ -197,20 +201,12 @@ stop_stray_bricks() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-# Runs a command in the background, remembering its pid for cleanup; returns its status.
-run() {
-  "$@" &
-  local p=$!
-  pids+=("$p")
-  wait "$p"
-}
-
 # ---- build, data sets ----------------------------------------------------------------------------
 if [ "${CROSS_SKIP_BUILD:-0}" != 1 ]; then
-  scripts/setup.sh >"$out/setup.log"
-  log "build (Release) in $build"
-  cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release >"$out/cmake.log"
-  cmake --build "$build" -j"$(nproc)" --target ccfs delay_fs >>"$out/cmake.log"
+  log "packages (scripts/setup.sh), then ccfs and delay_fs (Release) in $build"
+  { scripts/setup.sh && cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release &&
+    cmake --build "$build" -j"$(nproc)" --target ccfs delay_fs; } >"$out/build.log" 2>&1 ||
+    die "the build failed: $out/build.log"
 fi
 ccfs=$build/ccfs
 for b in ccfs delay_fs; do
@@ -312,7 +308,6 @@ stores_down() {
 mount_ccfs() {  # $1 = backing directory, $2 = -o options
   "$ccfs" mount -f -o "memory=$memory,$2" "$1" "$mnt" 2>>"$out/daemon.log" &
   daemon_pid=$!
-  pids+=("$daemon_pid")
   for _ in $(seq 400); do
     grep -q " $mnt fuse" /proc/mounts && return 0
     kill -0 "$daemon_pid" 2>/dev/null || break
@@ -336,9 +331,14 @@ replay() {
   local tag=$1 target=$2 t0
   shift 2
   t0=$(date +%s.%N)
-  if run "$ccfs" replay "$target" --dist "$dist" --ops "$ops" --warmup "${warmup_of[$ratio]}" \
-       --no-progress --json "$@" >"$work/replay.json" 2>>"$out/crossover.log" &&
-     grep -q '^{' "$work/replay.json"; then
+  # In the background, so that a signal reaches the trap at once; its pid is kept for cleanup.
+  local rc=0
+  "$ccfs" replay "$target" --dist "$dist" --ops "$ops" --warmup "${warmup_of[$ratio]}" \
+    --no-progress --json "$@" >"$work/replay.json" 2>>"$out/crossover.log" &
+  replay_pid=$!
+  wait "$replay_pid" || rc=$?
+  replay_pid=""
+  if [ $rc = 0 ] && grep -q '^{' "$work/replay.json"; then
     tag+=", \"wall_s\": $(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')"
     grep '^{' "$work/replay.json" | sed "s/^{/{$tag, /" >>"$out/crossover.jsonl"
   else
