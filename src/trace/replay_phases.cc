@@ -259,7 +259,15 @@ void Report(const ReplayOptions& options, const Dataset& dataset, const OpRunner
   const CacheStats& after = counters.after;
   r->costs = ThesisCosts(r->compressor == "zstd" ? CodecKind::kZstd : CodecKind::kLz4);
   if (r->have_counters && options.mode == ReplayMode::kDirectory) {
-    r->misses = std::min<uint64_t>(r->reads, after.misses - before.misses);
+    // A hit is a read whose pages the kernel held just before it (cachestat), whatever the store;
+    // /proc/self/io's read_bytes (the counters) only where cachestat was refused.
+    const uint64_t held = runner.kernel_read_latency().Snapshot().count();
+    const uint64_t not_held = runner.daemon_read_latency().Snapshot().count();
+    if (held + not_held == r->reads) {
+      r->misses = not_held;
+    } else {
+      r->misses = std::min<uint64_t>(r->reads, after.misses - before.misses);
+    }
     r->raw_hits = r->reads - r->misses;
     r->cache_reads = r->reads;
     r->hit_ratio = r->reads ? static_cast<double>(r->raw_hits) / r->reads : 0;
