@@ -74,7 +74,7 @@ void PrintCpu(const ReplayResult& r) {
   if (r.have_counters && r.mode != "directory") {
     std::string paths;
     for (int i = 0; i < CpuTimes::kPaths; ++i) {
-      if (i == 0 && r.mode == "engine") continue;  // no request threads in the engine alone
+      if (i == CpuTimes::kRequest && r.mode == "engine") continue;  // no request threads there
       paths += fmt::format("{}{} {:.1f}", paths.empty() ? "" : ", ", CpuTimes::kNames[i],
                            r.cpu.UsPerBuffer(i, r.ops));
     }

@@ -19,14 +19,13 @@ double CpuTimes::TotalUsPerBuffer(uint64_t reads) const {
 CpuTimes CpuTimesOf(const CacheStats& s) {
   CpuTimes t;
   const uint64_t read_paths = s.cpu_raw_hit_ns + s.cpu_decompress_ns + s.cpu_miss_ns;
-  const uint64_t values[CpuTimes::kPaths] = {
-      s.cpu_request_threads_ns > read_paths ? s.cpu_request_threads_ns - read_paths : 0,
-      s.cpu_raw_hit_ns,
-      s.cpu_decompress_ns,
-      s.cpu_miss_ns,
-      s.cpu_compress_ns,
-      s.cpu_evictor_ns};
-  for (int i = 0; i < CpuTimes::kPaths; ++i) t.ns[i] = values[i];
+  t.ns[CpuTimes::kRequest] =
+      s.cpu_request_threads_ns > read_paths ? s.cpu_request_threads_ns - read_paths : 0;
+  t.ns[CpuTimes::kRawHit] = s.cpu_raw_hit_ns;
+  t.ns[CpuTimes::kDecompress] = s.cpu_decompress_ns;
+  t.ns[CpuTimes::kMiss] = s.cpu_miss_ns;
+  t.ns[CpuTimes::kCompress] = s.cpu_compress_ns;
+  t.ns[CpuTimes::kEvictor] = s.cpu_evictor_ns;
   return t;
 }
 

@@ -47,7 +47,7 @@ constexpr bool IsCount(CounterKind kind) {
 // In the daemon, request is the request threads' measured time less the read paths' estimates
 // (never below 0), so the total is what those threads measured plus the workers and the evictor.
 struct CpuTimes {
-  static constexpr int kPaths = 6;
+  enum Path { kRequest, kRawHit, kDecompress, kMiss, kCompress, kEvictor, kPaths };
   static constexpr const char* kNames[kPaths] = {"request", "raw_hit", "decompress",
                                                  "miss",    "compress", "evictor"};
   uint64_t ns[kPaths] = {};

@@ -90,7 +90,7 @@ TEST_F(CpuAccountingTest, CompressionShowsAndThePathsStayWithinTheProcessCpuTime
   const CpuTimes cpu = CpuTimesOf(d);
   EXPECT_GT(d.cpu_compress_ns, 0u);
   EXPECT_GT(d.cpu_miss_ns, 0u);
-  EXPECT_EQ(cpu.ns[0], 0u) << "no request threads in the engine alone";
+  EXPECT_EQ(cpu.ns[CpuTimes::kRequest], 0u) << "no request threads in the engine alone";
   EXPECT_LE(cpu.total_ns(), process_ns)
       << "compress " << d.cpu_compress_ns << " evictor " << d.cpu_evictor_ns << " miss "
       << d.cpu_miss_ns << " raw_hit " << d.cpu_raw_hit_ns << " decompress "

@@ -92,9 +92,9 @@ TEST_F(ReplayEngineTest, ReportsTheCacheCpuByPathAndThisProcessCpu) {
   ASSERT_TRUE(s.ok()) << s.ToString();
   ASSERT_TRUE(r.have_counters);
   ASSERT_GT(r.delta.compressions, 0u);
-  EXPECT_GT(r.cpu.ns[4], 0u) << "compress";
-  EXPECT_GT(r.cpu.ns[3], 0u) << "miss";
-  EXPECT_EQ(r.cpu.ns[0], 0u) << "no request threads in the engine";
+  EXPECT_GT(r.cpu.ns[CpuTimes::kCompress], 0u);
+  EXPECT_GT(r.cpu.ns[CpuTimes::kMiss], 0u);
+  EXPECT_EQ(r.cpu.ns[CpuTimes::kRequest], 0u) << "no request threads in the engine";
   EXPECT_DOUBLE_EQ(r.cpu_us_per_buffer, r.cpu.TotalUsPerBuffer(r.ops));
   EXPECT_GT(r.process_cpu_us_per_buffer, 0.0);
   EXPECT_EQ(r.joules_per_buffer, -1);
