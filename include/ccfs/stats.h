@@ -153,6 +153,8 @@ struct CacheStats {
 
   // Settings now.
   bool kernel_raw_tier = false;    // raw_tier = kernel: the kernel's hits are not in these counts
+  bool kernel_evict = false;       // raw_tier = kernel and the daemon drops the kernel's pages in
+                                   // the order it sent them (kernel_evict = true): a FIFO level
   int compressed_percent = 0;
   uint32_t page_size = 0;
   int compressor = 0;              // CodecKind

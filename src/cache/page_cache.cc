@@ -521,6 +521,7 @@ CacheStats PageCache::Impl::Stats() const {
   s.raw_bytes = s.raw_pages * page_size_;
   s.compressed_percent = o.compressed_percent;
   s.kernel_raw_tier = o.kernel_raw_tier();
+  s.kernel_evict = o.kernel_raw_tier() && o.kernel_evict;
   s.kernel_budget_bytes = o.kernel_budget();
   s.page_size = page_size_;
   s.compressor = static_cast<int>(o.compressor);

@@ -141,6 +141,7 @@ Json StatsObject(const CacheStats& s) {
   j["compression_ratio"] = Round3(s.compression_ratio());
   j["compressed_percent"] = s.compressed_percent;
   j["raw_tier"] = s.kernel_raw_tier ? "kernel" : "daemon";
+  j["kernel_evict"] = s.kernel_evict;
   RenderCounters(s, CounterKind::kTierSize, &j);
   RenderCounters(s, CounterKind::kEvent, &j);
   RenderCounters(s, CounterKind::kLevel, &j);
@@ -218,6 +219,13 @@ Status ParseStatsJson(const std::string& text, CacheStats* s) {
                                      it->dump());
     }
     out.kernel_raw_tier = *it == "kernel";
+  }
+  if (auto it = j.find("kernel_evict"); it != j.end()) {
+    if (!it->is_boolean()) {
+      return Status::InvalidArgument("stats JSON: kernel_evict must be true or false, got " +
+                                     it->dump());
+    }
+    out.kernel_evict = it->get<bool>();
   }
   if (auto it = j.find("compressor"); it != j.end()) {
     CodecKind kind;

@@ -62,6 +62,10 @@ struct ReplayOptions {
   std::string target;          // data set directory (engine, directory) or mount point
   Options engine;              // engine mode: the cache's settings (page_size is used by all modes)
   DistSpec dist;
+  // A phase-change trace (phase_ops > 0): the hot set moves every phase_ops operations, and the law
+  // cycles through dist, then next_laws (see OpSource::SetPhases).
+  uint64_t phase_ops = 0;
+  std::vector<DistSpec> next_laws;
   uint64_t seed = 1;
   uint64_t ops = 200000;       // measured page operations (0 with duration_s > 0: time-bound)
   double duration_s = 0;       // if > 0, measure for this long instead of `ops`
@@ -106,6 +110,7 @@ struct ReplayResult {
   int compressed_percent = -1;   // -1: no ccfs cache (directory mode)
   std::string compressor;
   bool kernel_raw_tier = false;  // mount with raw_tier = kernel: the kernel's page cache on top
+  bool kernel_evict = false;     // ...whose pages the daemon's ledger drops (a FIFO level)
 
   // Cache counters over the measured phase (what the cache or the kernel says).
   bool have_counters = false;
@@ -125,8 +130,13 @@ struct ReplayResult {
   double p99_us = 0;
   double write_us = 0;           // mean per page write
 
-  // Per-path costs measured inside the cache (engine, mount) and the model fed with them.
+  // Per-path costs measured inside the cache (engine, mount) and the model fed with them. Through a
+  // mount the costs hold the transport too, measured in the same run (replay_phases.cc
+  // MeasureTransport): trip_us, and with raw_tier = kernel kernel_hit_us, if kernel_hits_timed
+  // (the runner could tell the kernel's hits apart). The engine has no trip (0), the directory
+  // target none of these: its model is the thesis's with the thesis's costs.
   PathCosts costs;
+  bool kernel_hits_timed = false;
   double cache_us_per_buffer = 0;
   ModelResult model;
   CacheStats delta;              // engine/mount: the counters' differences

@@ -76,8 +76,8 @@ TEST(StatsJsonTest, TopLevelKeysAndTheirOrderAreStable) {
   for (const auto& item : j.items()) keys.push_back(item.key());
   const std::vector<std::string> expected = {
       "hit_ratio", "reads", "raw_hits", "compressed_hits", "misses", "us_per_buffer",
-      "cpu_us_per_buffer", "compression_ratio", "compressed_percent", "raw_tier", "memory_bytes",
-      "raw_bytes", "compressed_bytes",
+      "cpu_us_per_buffer", "compression_ratio", "compressed_percent", "raw_tier", "kernel_evict",
+      "memory_bytes", "raw_bytes", "compressed_bytes",
       "read_errors", "buffered_misses", "page_writes", "invalidations", "evictions",
       "evict_sweeps", "compressions", "compressed_stored", "rejects", "zero_pages",
       "admission_drops", "incompressible_skips", "pressure_drops", "compressed_evictions",

@@ -4,13 +4,17 @@
 // operations.
 #include "trace/replay.h"
 
+#include <algorithm>
 #include <filesystem>
+#include <map>
+#include <set>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 #include "datagen/mkdata.h"
 #include "stats/fake_powercap.h"
+#include "trace/op_source.h"
 
 namespace ccfs {
 namespace {
@@ -158,6 +162,19 @@ TEST_F(ReplayEngineTest, DefaultWarmupLastsUntilTheCompressedTierIsFull) {
   EXPECT_EQ(r.warmup_ops, 1234u);
 }
 
+// The engine is in the reader's process: no FUSE trip, and its model is the thesis's.
+TEST_F(ReplayEngineTest, TheEngineHasNoTrip) {
+  ReplayOptions options = Uniform(0);
+  options.ops = 3000;
+  options.warmup = 1000;
+  ReplayResult r;
+  Status s = RunReplay(options, &r);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_EQ(r.costs.trip_us, 0.0);
+  EXPECT_EQ(r.model.trip_us_per_buffer, 0.0);
+  EXPECT_FALSE(r.kernel_hits_timed);
+}
+
 TEST_F(ReplayEngineTest, RecordedTraceReplaysTheSameOperations) {
   std::string trace = (fs::path(::testing::TempDir()) / "ccfs_replay_test.csv").string();
   ReplayOptions options = Uniform(25);
@@ -186,6 +203,65 @@ TEST_F(ReplayEngineTest, RecordedTraceReplaysTheSameOperations) {
   EXPECT_EQ(second.ops, first.ops);
   EXPECT_EQ(second.dist, "trace:" + trace);
   fs::remove(trace);
+}
+
+// The hottest `n` pages (by count) of operations [first, first + count).
+std::set<uint64_t> HottestPages(const OpSource& source, uint64_t first, uint64_t count,
+                                size_t n) {
+  std::map<uint64_t, int> hits;
+  for (uint64_t i = first; i < first + count; ++i) {
+    PageOp op = source.Get(i);
+    ++hits[(uint64_t{op.file} << 40) | op.offset];
+  }
+  std::vector<std::pair<int, uint64_t>> by_count;
+  for (const auto& [page, c] : hits) by_count.push_back({c, page});
+  std::sort(by_count.rbegin(), by_count.rend());
+  std::set<uint64_t> out;
+  for (size_t i = 0; i < n && i < by_count.size(); ++i) out.insert(by_count[i].second);
+  return out;
+}
+
+TEST_F(ReplayEngineTest, PhasesMoveTheHotSetAndChangeTheLaw) {
+  Dataset dataset;
+  ASSERT_TRUE(Dataset::Open(*dir_, 8192, &dataset).ok());
+  DistSpec pareto, uniform;
+  uniform.kind = DistSpec::Kind::kUniform;
+  std::unique_ptr<AccessDistribution> p, u;
+  ASSERT_TRUE(NewAccessDistribution(pareto, dataset.pages(), 7, &p).ok());
+  ASSERT_TRUE(NewAccessDistribution(uniform, dataset.pages(), 7, &u).ok());
+  OpSource plain(dataset, p.get(), 7, 0);
+  OpSource phased(dataset, p.get(), 7, 0);
+  constexpr uint64_t kPhase = 30000;
+  phased.SetPhases(kPhase, {p.get(), p.get(), u.get()});
+
+  // Phase 0 is the plain stream; every operation is a pure function of its index.
+  for (uint64_t i = 0; i < 1000; ++i) {
+    EXPECT_EQ(phased.Get(i).offset, plain.Get(i).offset);
+    EXPECT_EQ(phased.Get(i).file, plain.Get(i).file);
+  }
+  EXPECT_EQ(phased.Get(kPhase + 5).offset, phased.Get(kPhase + 5).offset);
+
+  // Phase 1 has the same law over another hot set: its 100 hottest pages are not phase 0's.
+  std::set<uint64_t> hot0 = HottestPages(phased, 0, kPhase, 100);
+  std::set<uint64_t> hot1 = HottestPages(phased, kPhase, kPhase, 100);
+  std::set<uint64_t> hot0_again = HottestPages(plain, kPhase, kPhase, 100);
+  size_t kept = 0, kept_plain = 0;
+  for (uint64_t page : hot1) kept += hot0.count(page);
+  for (uint64_t page : hot0_again) kept_plain += hot0.count(page);
+  EXPECT_GT(kept_plain, 60u) << "without phases the hot set stays";
+  EXPECT_LT(kept, 20u) << "with phases it moves";
+
+  // Phase 2 is uniform: its hottest page is read far less often than phase 0's.
+  auto top_count = [&](uint64_t first) {
+    std::map<uint64_t, int> hits;
+    int top = 0;
+    for (uint64_t i = first; i < first + kPhase; ++i) {
+      PageOp op = phased.Get(i);
+      top = std::max(top, ++hits[(uint64_t{op.file} << 40) | op.offset]);
+    }
+    return top;
+  };
+  EXPECT_GT(top_count(0), 5 * top_count(2 * kPhase));
 }
 
 TEST_F(ReplayEngineTest, BadArgumentsAreClearErrors) {
