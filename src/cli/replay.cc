@@ -75,9 +75,6 @@ void PrintProgress(const ReplayProgress& p) {
 
 // CPU and energy per buffer (trace/replay.h says what each covers).
 void PrintCpu(const ReplayResult& r) {
-  const std::string process =
-      fmt::format("this process {:.1f} µs{}", r.process_cpu_us_per_buffer,
-                  r.mode == "engine" ? " (the cache and the replay loop)" : " (the reader's side)");
   if (r.have_counters && r.mode != "directory") {
     std::string paths;
     for (int i = 0; i < CpuTimes::kPaths; ++i) {
@@ -85,9 +82,13 @@ void PrintCpu(const ReplayResult& r) {
       paths += fmt::format("{}{} {:.1f}", paths.empty() ? "" : ", ", CpuTimes::kNames[i],
                            r.cpu.UsPerBuffer(i, r.ops));
     }
-    fmt::print("  CPU per buffer {:>7.1f}  ({}); {}\n", r.cpu_us_per_buffer, paths, process);
+    fmt::print("  CPU per buffer {:>7.1f}  ({}); this process {:.1f} µs{}\n", r.cpu_us_per_buffer,
+               paths, r.process_cpu_us_per_buffer,
+               r.mode == "engine" ? " (the cache and the replay loop)" : " (the reader's side)");
   } else {
-    fmt::print("  CPU per buffer {:>7.1f}  ({})\n", r.process_cpu_us_per_buffer, process);
+    fmt::print("  CPU per buffer {:>7.1f}  (this process, the kernel's work for its reads "
+               "included)\n",
+               r.process_cpu_us_per_buffer);
   }
   if (r.joules_per_buffer >= 0) {
     fmt::print("  energy         {:.3f} mJ per buffer ({}, the whole machine's)\n",
