@@ -10,7 +10,9 @@
 
 #include "ccfs/backing_store.h"
 #include "stats/counters.h"
+#include "stats/rapl.h"
 #include "trace/model.h"
+#include "util/thread_cpu.h"
 
 namespace ccfs {
 
@@ -183,7 +185,14 @@ Status WarmUp(const ReplayOptions& options, const Dataset& dataset, uint64_t mem
 
 Status MeasuredRun(const ReplayOptions& options, uint64_t begin, ReplayTarget* target,
                    OpRunner* runner, MeasuredCounters* counters) {
+  std::unique_ptr<RaplReader> rapl;
+  RaplSample energy_before;
+  Status energy = RaplReader::Open(options.powercap_root, &rapl);
+  if (energy.ok()) energy = rapl->Read(&energy_before);
+  counters->energy_note =
+      energy.ok() ? "RAPL " + rapl->Describe() : RaplReader::NoEnergyNote(energy);
   counters->have = target->Counters(&counters->before);
+  const uint64_t cpu_before = ProcessCpuNs();
   const CacheStats& before = counters->before;
   const uint64_t end = options.duration_s > 0 ? UINT64_MAX : begin + options.ops;
 
@@ -238,6 +247,15 @@ Status MeasuredRun(const ReplayOptions& options, uint64_t begin, ReplayTarget* t
   monitor.join();
   if (!s.ok()) return s;
   if (counters->have) counters->have = target->Counters(&counters->after);
+  // Next to the counters, so that this process's CPU time and the cache's cover the same time.
+  counters->process_cpu_ns = ProcessCpuNs() - cpu_before;
+  RaplSample energy_after;
+  if (energy.ok()) energy = rapl->Read(&energy_after);
+  if (energy.ok()) {
+    counters->joules = rapl->JoulesBetween(energy_before, energy_after);
+  } else {
+    counters->energy_note = RaplReader::NoEnergyNote(energy);
+  }
   return Status::Ok();
 }
 
@@ -254,6 +272,10 @@ void Report(const ReplayOptions& options, const Dataset& dataset, const OpRunner
   r->p50_us = rl.PercentileUs(0.50);
   r->p99_us = rl.PercentileUs(0.99);
   r->write_us = runner.write_latency().Snapshot().mean_us();
+  const double per_op = r->ops ? 1.0 / static_cast<double>(r->ops) : 0.0;
+  r->process_cpu_us_per_buffer = static_cast<double>(counters.process_cpu_ns) / 1e3 * per_op;
+  r->joules_per_buffer = counters.joules >= 0 ? counters.joules * per_op : -1;
+  r->energy_note = counters.energy_note;
   r->have_counters = counters.have;
   const CacheStats& before = counters.before;
   const CacheStats& after = counters.after;
@@ -288,6 +310,8 @@ void Report(const ReplayOptions& options, const Dataset& dataset, const OpRunner
     }
     r->compression_ratio = after.compression_ratio();
     r->cache_us_per_buffer = d.us_per_buffer();
+    r->cpu = CpuTimesOf(d);
+    r->cpu_us_per_buffer = r->cpu.TotalUsPerBuffer(r->ops);
     if (d.raw_hit_latency.count()) r->costs.hit_us = d.raw_hit_latency.mean_us();
     if (d.compressed_hit_latency.count()) r->costs.decompress_us = d.compressed_hit_latency.mean_us();
     if (d.miss_latency.count()) r->costs.disk_us = d.miss_latency.mean_us();
