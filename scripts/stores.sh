@@ -266,6 +266,17 @@ up_local() {
   [ -d "$dir" ] || die "$dir: not a directory"
 }
 
+# Starts the sshd of $state/sshd_config (listening on PORT), records it, waits until it answers.
+start_sshd() {
+  local port=$1
+  setsid /usr/sbin/sshd -D -f "$state/sshd_config" -E "$state/sshd.log" \
+    </dev/null >/dev/null 2>&1 &
+  local sshd_pid=$!
+  record stop "$sshd_pid" sshd
+  info sshd_pid "$sshd_pid"
+  wait_for "sshd on 127.0.0.1:$port" bash -c "exec 3<>/dev/tcp/127.0.0.1/$port"
+}
+
 up_sshfs() {
   ensure_packages openssh-server sshfs
   prepare_source
@@ -304,12 +315,7 @@ Subsystem sftp internal-sftp
 ForceCommand internal-sftp
 EOF
   /usr/sbin/sshd -t -f "$state/sshd_config" || die "sshd rejects $state/sshd_config"
-  setsid /usr/sbin/sshd -D -f "$state/sshd_config" -E "$state/sshd.log" \
-    </dev/null >/dev/null 2>&1 &
-  local sshd_pid=$!
-  record stop "$sshd_pid" sshd
-  info sshd_pid "$sshd_pid"
-  wait_for "sshd on 127.0.0.1:$port" bash -c "exec 3<>/dev/tcp/127.0.0.1/$port"
+  start_sshd "$port"
   echo "[127.0.0.1]:$port $(cut -d' ' -f1,2 "$state/host_key.pub")" >"$state/known_hosts"
   cat >"$state/ssh_config" <<EOF
 Host ccfs-store
@@ -648,16 +654,7 @@ cmd_start_server() {
   [ -f "$state_root/$1/info" ] || die "$1 is not up"
   state=$state_root/$1
   case $1 in
-    sshfs)
-      local port
-      port=$(info_get sshfs port)
-      setsid /usr/sbin/sshd -D -f "$state/sshd_config" -E "$state/sshd.log" \
-        </dev/null >/dev/null 2>&1 &
-      local sshd_pid=$!
-      record stop "$sshd_pid" sshd
-      info sshd_pid "$sshd_pid"
-      wait_for "sshd on 127.0.0.1:$port" bash -c "exec 3<>/dev/tcp/127.0.0.1/$port"
-      ;;
+    sshfs) start_sshd "$(info_get sshfs port)" ;;
     gluster)
       local vol
       vol=$(info_get gluster volume)
