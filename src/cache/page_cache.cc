@@ -201,7 +201,9 @@ Status PageCache::Impl::Read(uint64_t file_id, BackingFile* file, uint64_t offse
     uint64_t start = NowNs();
     const PageKey key{file_id, page_no};
     Status st = ReadPage(key, file, in_page, want, out, &copied, &path);
-    if (!st.ok()) return *n > 0 ? Status::Ok() : st;
+    // An error is the reader's, even after some pages: a short success would read as end of file
+    // (in raw_tier = kernel mode the kernel then zero-fills and keeps the rest of the page).
+    if (!st.ok()) return st;
     if (path != Path::kNone) {
       frequency_.Increment(key);
       uint64_t ns = NowNs() - start;

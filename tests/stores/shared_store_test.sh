@@ -22,10 +22,9 @@
 #
 #   tests/stores/shared_store_test.sh [STORE...]    default: sshfs gluster
 #
-# A read over cached then uncached pages with the store away (--spanning of the checker) runs in
-# raw_tier=daemon; in raw_tier=kernel only with SHARED_TEST_SPANNING=1, because there it fails
-# today: the engine answers such a read short, and the kernel takes a short read for the end of
-# the file (docs/STORES.md, "When the store goes away").
+# A read over cached then uncached pages with the store away (--spanning of the checker) must fail
+# with EIO in both modes, never answer short: the kernel takes a short read for the end of the file
+# (docs/STORES.md, "When the store goes away").
 #
 # Knobs: SHARED_TEST_MODES ("daemon kernel"), CCFS_BINARY (build/ccfs). Needs root (sshd,
 # GlusterFS) and installs openssh-server, sshfs, glusterfs-server and glusterfs-client if missing.
@@ -129,8 +128,7 @@ for kind in "${specs[@]}"; do
     echo "-- $kind, raw_tier=$mode" >&2
     mount_ccfs "$mode"
     label="$kind/$mode"
-    spanning=()
-    [ "$mode" = daemon ] || [ "${SHARED_TEST_SPANNING:-0}" = 1 ] && spanning=(--spanning)
+    spanning=(--spanning)
     run_check "$label" changes --other "$other" --truth "$truth" --sub "changes-$mode"
     run_check "$label" outage --other "$other" --sub "outage-$mode" --pid "$ccfs_pid" \
       --stores "$stores" --kind "$kind" "${spanning[@]}"
