@@ -3,7 +3,8 @@
 // In one run it mounts bench/null_fuse (the floor: reads answered from a static buffer) under each
 // request loop asked for, and ccfs over a small dataset on real disk with memory far above the
 // dataset and compressed_percent = 0, warmed so every read is a raw-tier hit. Against each it
-// measures 8 KiB pread at queue depth 1 (mean, p50, p99 µs, timed per call) and the throughput of
+// measures 8 KiB pread at queue depth 1 (mean, p50, p99 µs, timed per call; the reader's CPU
+// migrations per read; and again with the reader pinned to CPU 0) and the throughput of
 // one and of two reader threads, then prints ccfs/floor and 2-reader/1-reader ratios. Numbers on a
 // shared VM are noisy: compare ratios from the same run.
 //
@@ -15,7 +16,10 @@
 //            [--seconds 2] [--rounds 3] [--null-loops single,fixed:1,fixed:2,mt:2]
 //            [--ccfs-threads 1,2] [--transports dev,uring]
 #include <fcntl.h>
+#include <linux/perf_event.h>
+#include <sched.h>
 #include <signal.h>
+#include <sys/syscall.h>
 #include <spawn.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -83,6 +87,8 @@ int Unmount(pid_t pid, const std::string& mountpoint) {
 struct Result {
   std::string name;
   double mean_us = 0, p50_us = 0, p99_us = 0;
+  double migrations = 0;  // CPU migrations of the reader per read, unpinned QD1 (-1: no counter)
+  double pin_mean_us = 0, pin_p99_us = 0;  // QD1 with the reader pinned to one CPU
   double iops1 = 0, iops2 = 0;
   bool ok = false;
 };
@@ -95,30 +101,76 @@ std::vector<uint64_t> RandomOffsets(uint64_t file_size, int n, uint64_t seed) {
   return v;
 }
 
-bool MeasureQd1(const std::string& path, uint64_t file_size, int ops, Result* r) {
-  int fd = open(path.c_str(), O_RDONLY);
-  if (fd < 0) return false;
-  std::vector<char> buf(kReadSize);
-  std::vector<double> us;
-  us.reserve(ops);
-  for (uint64_t off : RandomOffsets(file_size, ops, 1)) {
-    auto t0 = Clock::now();
-    ssize_t n = pread(fd, buf.data(), kReadSize, static_cast<off_t>(off));
-    auto t1 = Clock::now();
-    if (n != static_cast<ssize_t>(kReadSize)) {
-      close(fd);
-      return false;
-    }
-    us.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
+// Counts the calling thread's CPU migrations (a software event: no PMU needed). -1 when the
+// kernel refuses the counter (perf_event_paranoid), so the column reads "-" rather than 0.
+class MigrationCounter {
+ public:
+  MigrationCounter() {
+    perf_event_attr attr{};
+    attr.size = sizeof(attr);
+    attr.type = PERF_TYPE_SOFTWARE;
+    attr.config = PERF_COUNT_SW_CPU_MIGRATIONS;
+    fd_ = static_cast<int>(syscall(SYS_perf_event_open, &attr, 0, -1, -1, 0));
   }
-  close(fd);
-  double sum = 0;
-  for (double x : us) sum += x;
-  std::sort(us.begin(), us.end());
-  r->mean_us = sum / us.size();
-  r->p50_us = us[us.size() / 2];
-  r->p99_us = us[us.size() * 99 / 100];
-  return true;
+  ~MigrationCounter() {
+    if (fd_ >= 0) close(fd_);
+  }
+  int64_t Read() const {
+    uint64_t v = 0;
+    if (fd_ < 0 || read(fd_, &v, sizeof(v)) != sizeof(v)) return -1;
+    return static_cast<int64_t>(v);
+  }
+
+ private:
+  int fd_ = -1;
+};
+
+// QD1 reads timed one by one, on a thread of its own so that pinning it (pin_cpu >= 0) leaves the
+// caller alone. Unpinned, the reader's migrations per read are counted: on an idle 2-CPU machine
+// the scheduler wakes a reader whose request was answered on its own CPU (the io_uring transport)
+// on the other, idle CPU, and that wake-up, not the transport, is then most of the trip.
+bool MeasureQd1(const std::string& path, uint64_t file_size, int ops, int pin_cpu, double* mean_us,
+                double* p99_us, double* p50_us, double* migrations) {
+  bool ok = false;
+  std::thread reader([&] {
+    if (pin_cpu >= 0) {
+      cpu_set_t set;
+      CPU_ZERO(&set);
+      CPU_SET(pin_cpu, &set);
+      if (sched_setaffinity(0, sizeof(set), &set) != 0) return;
+    }
+    int fd = open(path.c_str(), O_RDONLY);
+    if (fd < 0) return;
+    std::vector<char> buf(kReadSize);
+    std::vector<double> us;
+    us.reserve(ops);
+    MigrationCounter counter;
+    const int64_t before = counter.Read();
+    for (uint64_t off : RandomOffsets(file_size, ops, 1)) {
+      auto t0 = Clock::now();
+      ssize_t n = pread(fd, buf.data(), kReadSize, static_cast<off_t>(off));
+      auto t1 = Clock::now();
+      if (n != static_cast<ssize_t>(kReadSize)) {
+        close(fd);
+        return;
+      }
+      us.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
+    }
+    const int64_t after = counter.Read();
+    close(fd);
+    double sum = 0;
+    for (double x : us) sum += x;
+    std::sort(us.begin(), us.end());
+    *mean_us = sum / us.size();
+    if (p50_us != nullptr) *p50_us = us[us.size() / 2];
+    *p99_us = us[us.size() * 99 / 100];
+    if (migrations != nullptr) {
+      *migrations = before < 0 || after < 0 ? -1.0 : static_cast<double>(after - before) / ops;
+    }
+    ok = true;
+  });
+  reader.join();
+  return ok;
 }
 
 // Reads per second over `seconds` with `readers` threads, each with its own fd.
@@ -150,7 +202,8 @@ double MeasureThroughput(const std::string& path, uint64_t file_size, int reader
 }
 
 void Measure(const std::string& file, uint64_t size, int ops, double seconds, Result* r) {
-  r->ok = MeasureQd1(file, size, ops, r);
+  r->ok = MeasureQd1(file, size, ops, -1, &r->mean_us, &r->p99_us, &r->p50_us, &r->migrations) &&
+          MeasureQd1(file, size, ops, 0, &r->pin_mean_us, &r->pin_p99_us, nullptr, nullptr);
   if (!r->ok) return;
   r->iops1 = MeasureThroughput(file, size, 1, seconds);
   r->iops2 = MeasureThroughput(file, size, 2, seconds);
@@ -299,6 +352,9 @@ int main(int argc, char** argv) {
     m.mean_us = median(&Result::mean_us);
     m.p50_us = median(&Result::p50_us);
     m.p99_us = median(&Result::p99_us);
+    m.migrations = median(&Result::migrations);
+    m.pin_mean_us = median(&Result::pin_mean_us);
+    m.pin_p99_us = median(&Result::pin_p99_us);
     m.iops1 = median(&Result::iops1);
     m.iops2 = median(&Result::iops2);
     results.push_back(m);
@@ -306,8 +362,8 @@ int main(int argc, char** argv) {
   printf("median of %d round(s), %d timed reads and %.1f s per throughput run each\n\n", rounds,
          ops, seconds);
 
-  printf("%-28s %9s %9s %9s %11s %11s %8s\n", "target", "mean_us", "p50_us", "p99_us",
-         "iops_1rd", "iops_2rd", "2rd/1rd");
+  printf("%-28s %9s %9s %9s %8s %9s %9s %11s %11s %8s\n", "target", "mean_us", "p50_us",
+         "p99_us", "migr/rd", "pin_mean", "pin_p99", "iops_1rd", "iops_2rd", "2rd/1rd");
   const Result* floor = nullptr;
   for (const Result& r : results) {
     if (!r.ok) {
@@ -315,8 +371,11 @@ int main(int argc, char** argv) {
       continue;
     }
     if (floor == nullptr && r.name.rfind("null", 0) == 0) floor = &r;
-    printf("%-28s %9.2f %9.2f %9.2f %11.0f %11.0f %8.2f\n", r.name.c_str(), r.mean_us, r.p50_us,
-           r.p99_us, r.iops1, r.iops2, r.iops2 / r.iops1);
+    char migr[16] = "-";
+    if (r.migrations >= 0) snprintf(migr, sizeof(migr), "%.2f", r.migrations);
+    printf("%-28s %9.2f %9.2f %9.2f %8s %9.2f %9.2f %11.0f %11.0f %8.2f\n", r.name.c_str(),
+           r.mean_us, r.p50_us, r.p99_us, migr, r.pin_mean_us, r.pin_p99_us, r.iops1,
+           r.iops2, r.iops2 / r.iops1);
   }
   if (floor != nullptr) {
     printf("\nfloor = %s\n", floor->name.c_str());
@@ -350,9 +409,12 @@ int main(int argc, char** argv) {
     if (best_dev == nullptr) continue;
     for (const Result& r : results) {
       if (!r.ok || r.name.rfind(kind, 0) != 0 || r.name.find("uring") == std::string::npos) continue;
-      printf("%-28s vs %s: QD1 mean %.2fx, p50 %.2fx, p99 %.2fx; 2-reader IOPS %.2fx\n",
+      printf("%-28s vs %s: QD1 mean %.2fx, p50 %.2fx, p99 %.2fx; reader pinned: mean %.2fx, "
+             "p99 %.2fx; 2-reader IOPS %.2fx\n",
              r.name.c_str(), best_dev->name.c_str(), r.mean_us / best_dev->mean_us,
-             r.p50_us / best_dev->p50_us, r.p99_us / best_dev->p99_us, r.iops2 / best_dev->iops2);
+             r.p50_us / best_dev->p50_us, r.p99_us / best_dev->p99_us,
+             r.pin_mean_us / best_dev->pin_mean_us, r.pin_p99_us / best_dev->pin_p99_us,
+             r.iops2 / best_dev->iops2);
     }
   }
   return 0;

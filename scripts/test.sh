@@ -42,6 +42,7 @@ TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$PWD/tests/ts
 echo "== clang thread-safety analysis (compile only): ccfs_core, ccfs_fuse"
 CC=clang CXX=clang++ cmake -S . -B build-tsa -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCCFS_THREAD_SAFETY=ON >/dev/null
 cmake --build build-tsa -j"$jobs" --target ccfs_core ccfs_fuse
+echo "== shared store (sshfs, GlusterFS): another client's changes and store outages, ~2 min"; tests/stores/shared_store_test.sh
 echo "== all tests passed"
 
 # ==== reliability (issue 5): ASan+UBSan, TSan over the mount, fuzz smoke ========================

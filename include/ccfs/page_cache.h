@@ -66,7 +66,8 @@ class PageCache {
   PageCache& operator=(const PageCache&) = delete;
 
   // Reads up to `len` bytes at `offset` of file `file_id` into `dst`; *n is set to the bytes
-  // copied, which is less than len only at end of file. Any offset and length are allowed.
+  // copied, which is less than len only at end of file. Any offset and length are allowed. A page
+  // that cannot be read fails the whole call (*n then counts the bytes copied before it).
   Status Read(uint64_t file_id, BackingFile* file, uint64_t offset, size_t len, void* dst,
               size_t* n);
 

@@ -1,5 +1,7 @@
-// `ccfs model`: the thesis's hit-ratio and µs-per-buffer model (trace/model.h) for given inputs,
-// as a table over compressed_percent or for one split.
+// `ccfs model`: the thesis's hit-ratio and µs-per-buffer model (trace/model.h), with the FUSE
+// trip of the raw-tier mode given, for given inputs, as a table over compressed_percent or for one
+// split.
+#include <cmath>
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -27,6 +29,12 @@ struct ModelArgs {
   double hot_fraction = 0.2;
   std::vector<int> percents;
   double hit_us = -1, decompress_us = -1, compress_us = -1, disk_us = -1;
+  // The transport; the options tell whether each was given.
+  double trip_us = 0, kernel_hit_us = 0;
+  const CLI::Option* trip_option = nullptr;
+  const CLI::Option* kernel_hit_option = nullptr;
+  std::string raw_tier = "daemon";
+  std::string replacement = "oracle";
   bool json = false;
 };
 
@@ -65,7 +73,35 @@ int RunModel(const ModelArgs& args) {
   if (args.decompress_us >= 0) in.costs.decompress_us = args.decompress_us;
   if (args.compress_us >= 0) in.costs.compress_us = args.compress_us;
   if (args.disk_us >= 0) in.costs.disk_us = args.disk_us;
+  if (!ParseRawTierMode(args.raw_tier, &in.raw_tier)) {
+    return fail("--raw-tier " + args.raw_tier + ": daemon or kernel");
+  }
+  // A transport cost, if given: a finite number of µs, 0 or more.
+  auto cost = [&](const CLI::Option* option, double value, double* out) {
+    if (option == nullptr || option->count() == 0) return true;
+    if (!std::isfinite(value) || value < 0) {
+      fail(fmt::format("{} {}: must be a number of µs, 0 or more", option->get_name(), value));
+      return false;
+    }
+    *out = value;
+    return true;
+  };
+  if (!cost(args.trip_option, args.trip_us, &in.costs.trip_us)) return 2;
+  if (args.kernel_hit_option != nullptr && args.kernel_hit_option->count() > 0 &&
+      in.raw_tier != RawTierMode::kKernel) {
+    return fail("--kernel-hit-us: only --raw-tier kernel has kernel hits");
+  }
+  // Unless given, a kernel hit costs what a raw hit does (the thesis's copy out of a page).
+  in.costs.kernel_hit_us = in.costs.hit_us;
+  if (!cost(args.kernel_hit_option, args.kernel_hit_us, &in.costs.kernel_hit_us)) return 2;
   if (!(s = ParseDistSpec(args.dist, args.hot_fraction, &in.dist)).ok()) return fail(s.ToString());
+  // oracle: the thesis's; lru: both levels; fifo: a FIFO raw level (the kernel raw tier with
+  // kernel_evict) over LRU-like tiers below.
+  if (!ParseReplacement(args.replacement, &in.raw_replacement)) {
+    return fail("--replacement " + args.replacement + ": oracle, lru or fifo");
+  }
+  in.cache_replacement =
+      in.raw_replacement == Replacement::kFifo ? Replacement::kLru : in.raw_replacement;
   std::vector<int> percents = args.percents;
   if (percents.empty()) {
     for (int c = 0; c <= 90; c += 10) percents.push_back(c);
@@ -81,8 +117,16 @@ int RunModel(const ModelArgs& args) {
                FormatSize(in.dataset_pages * in.page_size), in.dist.ToString(), in.ratio);
     fmt::print("costs: hit {:g} µs, decompress {:g} µs, compress {:g} µs, disk {:g} µs\n",
                in.costs.hit_us, in.costs.decompress_us, in.costs.compress_us, in.costs.disk_us);
-    fmt::print("{:>4} {:>9} {:>8} {:>8} {:>8} {:>8} {:>10}\n", "C%", "capacity", "hit", "raw",
-               "compr", "miss", "µs/buffer");
+    if (in.raw_tier == RawTierMode::kKernel) {
+      fmt::print("transport: raw tier in the kernel's page cache: a raw hit is a kernel hit, {:g} "
+                 "µs, no trip; other reads pay a trip of {:g} µs\n",
+                 in.costs.kernel_hit_us, in.costs.trip_us);
+    } else {
+      fmt::print("transport: raw tier in the daemon: every read pays a trip of {:g} µs\n",
+                 in.costs.trip_us);
+    }
+    fmt::print("{:>4} {:>9} {:>8} {:>8} {:>8} {:>8} {:>10} {:>8}\n", "C%", "capacity", "hit",
+               "raw", "compr", "miss", "µs/buffer", "of trip");
   }
   for (int c : percents) {
     in.compressed_fraction = c / 100.0;
@@ -94,11 +138,13 @@ int RunModel(const ModelArgs& args) {
                       {"raw_hit_ratio", m.raw_hit_ratio},
                       {"compressed_hit_ratio", m.compressed_hit_ratio},
                       {"miss_ratio", m.miss_ratio},
-                      {"us_per_buffer", m.us_per_buffer}});
+                      {"us_per_buffer", m.us_per_buffer},
+                      {"trip_us_per_buffer", m.trip_us_per_buffer}});
     } else {
-      fmt::print("{:>4} {:>8.1f}% {:>7.1f}% {:>7.1f}% {:>7.1f}% {:>7.1f}% {:>10.2f}\n", c,
+      fmt::print("{:>4} {:>8.1f}% {:>7.1f}% {:>7.1f}% {:>7.1f}% {:>7.1f}% {:>10.2f} {:>8.2f}\n", c,
                  100 * m.capacity_fraction, 100 * m.hit_ratio, 100 * m.raw_hit_ratio,
-                 100 * m.compressed_hit_ratio, 100 * m.miss_ratio, m.us_per_buffer);
+                 100 * m.compressed_hit_ratio, 100 * m.miss_ratio, m.us_per_buffer,
+                 m.trip_us_per_buffer);
     }
   }
   if (args.json) {
@@ -107,11 +153,17 @@ int RunModel(const ModelArgs& args) {
                         {"dataset_pages", in.dataset_pages},
                         {"dist", in.dist.ToString()},
                         {"ratio", in.ratio},
+                        {"raw_tier", RawTierModeName(in.raw_tier)},
+                        {"replacement", ReplacementName(in.raw_replacement)},
                         {"costs_us",
                          {{"hit", in.costs.hit_us},
                           {"decompress", in.costs.decompress_us},
                           {"compress", in.costs.compress_us},
-                          {"disk", in.costs.disk_us}}},
+                          {"disk", in.costs.disk_us},
+                          {"trip", in.costs.trip_us},
+                          {"kernel_hit", in.raw_tier == RawTierMode::kKernel
+                                             ? nlohmann::json(in.costs.kernel_hit_us)
+                                             : nlohmann::json(nullptr)}}},
                         {"rows", rows}};
     fmt::print("{}\n", j.dump());
   }
@@ -119,14 +171,20 @@ int RunModel(const ModelArgs& args) {
 }
 
 CommandRegistrar registrar(
-    "model", "print the thesis's hit-ratio and µs-per-buffer model for given inputs",
+    "model",
+    "print the thesis's hit-ratio and µs-per-buffer model, FUSE trip included, for given inputs",
     [](CLI::App* app) {
       auto args = std::make_shared<ModelArgs>();
       app->footer(
           "hit ratio = S((T(1-C) + T C R) / B), S the share of accesses to that many hottest "
           "pages (the cached fraction under uniform access); µs per buffer = h_raw t_hit + "
           "h_comp (t_decompress + t_compress) + miss (t_disk + t_compress), no compression "
-          "charged at C = 0. Costs and ratio default to the thesis's figures for the codec.");
+          "charged at C = 0; plus the FUSE trip: with --raw-tier daemon every read pays t_trip; "
+          "with --raw-tier kernel the kernel's page cache holds the raw share T(1-C) and a raw hit "
+          "costs t_kernel_hit and no trip, while compressed hits and misses pay t_trip. Costs and "
+          "ratio default to the thesis's figures for the codec, with no trip (the cache in the "
+          "reader's process) and a kernel hit costing a raw hit. `ccfs replay` through a mount "
+          "measures all of them in one run (its --json costs_us).");
       app->add_option("--memory", args->memory, "cache memory T")->capture_default_str();
       app->add_option("--page-size", args->page_size, "page size B")->capture_default_str();
       app->add_option("--dataset-size", args->dataset_size, "data set size (N = size / B)");
@@ -144,6 +202,22 @@ CommandRegistrar registrar(
       app->add_option("--t-decompress", args->decompress_us, "µs per decompression");
       app->add_option("--t-compress", args->compress_us, "µs per compression");
       app->add_option("--t-disk", args->disk_us, "µs per miss (device read)");
+      app->add_option("--raw-tier", args->raw_tier,
+                      "where raw pages live: daemon (every read crosses FUSE) or kernel (the "
+                      "kernel's page cache answers raw hits)")
+          ->capture_default_str();
+      args->trip_option = app->add_option(
+          "--trip-us", args->trip_us,
+          "µs per FUSE round trip beyond the daemon's own handling (default 0)");
+      args->kernel_hit_option = app->add_option(
+          "--kernel-hit-us", args->kernel_hit_us,
+          "--raw-tier kernel: µs per read the kernel's page cache answers (default: the raw "
+          "hit's)");
+      app->add_option("--replacement", args->replacement,
+                      "how S(k) is read: oracle (the k hottest pages are cached: the thesis's), "
+                      "lru (Che's approximation of LRU; ccfs's GCLOCK comes close) or fifo (a "
+                      "FIFO raw level over LRU: raw_tier = kernel with kernel_evict)")
+          ->capture_default_str();
       app->add_flag("--json", args->json, "print JSON");
       return [args] { return RunModel(*args); };
     });

@@ -32,6 +32,7 @@ struct ReplayArgs {
   std::vector<std::string> option_lists;
   std::string dist = "pareto";
   double hot_fraction = 0.2;
+  uint64_t phase_ops = 0;
   uint64_t seed = 1;
   uint64_t ops = 200000;
   double duration_s = 0;
@@ -53,6 +54,12 @@ struct ReplayArgs {
 
 std::string Percent(double ratio) { return fmt::format("{:.1f}%", 100.0 * ratio); }
 
+// How far the model's µs per buffer is from the measured one, e.g. "-5%".
+std::string ModelError(const ReplayResult& r) {
+  if (r.us_per_buffer <= 0) return "-";
+  return fmt::format("{:+.0f}%", 100.0 * (r.model.us_per_buffer / r.us_per_buffer - 1.0));
+}
+
 void PrintProgress(const ReplayProgress& p) {
   constexpr int kWidth = 24;
   double fraction = p.total ? static_cast<double>(p.done) / p.total
@@ -64,6 +71,31 @@ void PrintProgress(const ReplayProgress& p) {
   std::string hit = p.hit_ratio >= 0 ? Percent(p.hit_ratio) : "-";
   fmt::print(stderr, "\r[{}] {:3.0f}%  {:>8.0f} ops/s  hit {:>6}  {:7.1f} µs/buffer\033[K", bar,
              100 * fraction, p.ops_per_s, hit, p.us_per_buffer);
+}
+
+// CPU and energy per buffer (trace/replay.h says what each covers).
+void PrintCpu(const ReplayResult& r) {
+  if (r.have_counters && r.mode != "directory") {
+    std::string paths;
+    for (int i = 0; i < CpuTimes::kPaths; ++i) {
+      if (i == CpuTimes::kRequest && r.mode == "engine") continue;  // no request threads there
+      paths += fmt::format("{}{} {:.1f}", paths.empty() ? "" : ", ", CpuTimes::kNames[i],
+                           r.cpu.UsPerBuffer(i, r.ops));
+    }
+    fmt::print("  CPU per buffer {:>7.1f}  ({}); this process {:.1f} µs{}\n", r.cpu_us_per_buffer,
+               paths, r.process_cpu_us_per_buffer,
+               r.mode == "engine" ? " (the cache and the replay loop)" : " (the reader's side)");
+  } else {
+    fmt::print("  CPU per buffer {:>7.1f}  (this process, the kernel's work for its reads "
+               "included)\n",
+               r.process_cpu_us_per_buffer);
+  }
+  if (r.joules_per_buffer >= 0) {
+    fmt::print("  energy         {:.3f} mJ per buffer ({}, the whole machine's)\n",
+               r.joules_per_buffer * 1e3, r.energy_note);
+  } else {
+    fmt::print("  energy         {}\n", r.energy_note);
+  }
 }
 
 void PrintSummary(const ReplayResult& r, int threads) {
@@ -81,27 +113,31 @@ void PrintSummary(const ReplayResult& r, int threads) {
   } else {
     fmt::print("  page cache     unconfined (give --memory SIZE to compare at equal RAM)\n");
   }
+  // The model's figures beside the measured ones (the model needs the memory it is given).
+  const bool model = r.memory_bytes > 0;
   if (r.have_counters) {
     double n = r.cache_reads ? static_cast<double>(r.cache_reads) : 1.0;
-    std::string model = r.memory_bytes ? "model " + Percent(r.model.hit_ratio) : "";
+    std::string beside = model ? "  model " + fmt::format("{:>6}", Percent(r.model.hit_ratio)) : "";
     if (r.kernel_raw_tier) {
       // Per level, as shares of this client's reads: the kernel's hits never reach the daemon.
       const double reads = r.reads ? static_cast<double>(r.reads) : 1.0;
-      fmt::print("  hit ratio      {:>7}  (kernel {}, daemon raw {}, compressed {}, miss {})   {}\n",
-                 Percent(r.hit_ratio), Percent(r.kernel_hits / reads), Percent(r.raw_hits / reads),
-                 Percent(r.compressed_hits / reads), Percent(r.misses / reads), model);
+      fmt::print("  hit ratio      {:>7}{}  (kernel {}, daemon raw {}, compressed {}, miss {})\n",
+                 Percent(r.hit_ratio), beside, Percent(r.kernel_hits / reads),
+                 Percent(r.raw_hits / reads), Percent(r.compressed_hits / reads),
+                 Percent(r.misses / reads));
     } else if (r.compressed_percent >= 0) {
-      fmt::print("  hit ratio      {:>7}  (raw {}, compressed {}, miss {})   {}\n",
-                 Percent(r.hit_ratio), Percent(r.raw_hits / n), Percent(r.compressed_hits / n),
-                 Percent(r.misses / n), model);
+      fmt::print("  hit ratio      {:>7}{}  (raw {}, compressed {}, miss {})\n",
+                 Percent(r.hit_ratio), beside, Percent(r.raw_hits / n),
+                 Percent(r.compressed_hits / n), Percent(r.misses / n));
     } else {
-      fmt::print("  hit ratio      {:>7}  (misses counted from block reads)   {}\n",
-                 Percent(r.hit_ratio), model);
+      fmt::print("  hit ratio      {:>7}{}  (misses counted from block reads)\n",
+                 Percent(r.hit_ratio), beside);
     }
   }
-  std::string model = r.memory_bytes ? fmt::format("model {:.1f}", r.model.us_per_buffer) : "";
-  fmt::print("  µs per buffer  {:>7.1f}  (p50 {:.1f}, p99 {:.1f})   {}\n", r.us_per_buffer,
-             r.p50_us, r.p99_us, model);
+  std::string beside =
+      model ? fmt::format("  model {:>6.1f} ({})", r.model.us_per_buffer, ModelError(r)) : "";
+  fmt::print("  µs per buffer  {:>7.1f}{}  (p50 {:.1f}, p99 {:.1f})\n", r.us_per_buffer, beside,
+             r.p50_us, r.p99_us);
   if (r.writes) fmt::print("  µs per write   {:>7.1f}  ({} writes)\n", r.write_us, r.writes);
   if (r.compressed_percent >= 0 && r.have_counters) {
     fmt::print("  inside cache   {:.1f} µs per buffer; hit {:.1f}, decompress {:.1f}, compress "
@@ -109,6 +145,18 @@ void PrintSummary(const ReplayResult& r, int threads) {
                r.cache_us_per_buffer, r.costs.hit_us, r.costs.decompress_us, r.costs.compress_us,
                r.costs.disk_us, r.compression_ratio);
   }
+  if (r.mode == "mount" && r.have_counters) {
+    std::string kernel;
+    if (r.kernel_raw_tier) {
+      kernel = r.kernel_hits_timed
+                   ? fmt::format(", kernel hit {:.1f} µs", r.costs.kernel_hit_us)
+                   : ", kernel hits not told apart (no cachestat): the trip holds them";
+    }
+    fmt::print("  transport      trip {:.1f} µs per read that reaches the daemon{} (model: {:.1f} "
+               "µs per buffer)\n",
+               r.costs.trip_us, kernel, r.model.trip_us_per_buffer);
+  }
+  PrintCpu(r);
 }
 
 // "compressed_percent=0:90:10" -> {0, 10, ..., 90}.
@@ -154,11 +202,12 @@ std::string FindPlotScript(const std::string& given) {
 std::string CsvRow(const std::string& mode, const ReplayResult& r) {
   return fmt::format(
       "{},{},{:.6f},{},{},{},{},{:.3f},{:.3f},{:.3f},{:.4f},{:.6f},{:.3f},{:.3f},{:.3f},{:.3f},"
-      "{:.3f}\n",
+      "{:.3f},{:.3f},{}\n",
       mode, r.compressed_percent >= 0 ? std::to_string(r.compressed_percent) : "", r.hit_ratio,
       r.raw_hits, r.compressed_hits, r.misses, r.ops, r.us_per_buffer, r.p50_us, r.p99_us,
       r.compression_ratio, r.model.hit_ratio, r.model.us_per_buffer, r.costs.hit_us,
-      r.costs.decompress_us, r.costs.compress_us, r.costs.disk_us);
+      r.costs.decompress_us, r.costs.compress_us, r.costs.disk_us, r.costs.trip_us,
+      r.kernel_hits_timed ? fmt::format("{:.3f}", r.costs.kernel_hit_us) : "");
 }
 
 Status SetLivePercent(const std::string& mount, int percent) {
@@ -175,7 +224,7 @@ int RunSweep(const ReplayArgs& args, ReplayOptions options, const std::vector<in
   }
   csv << "mode,compressed_percent,hit_ratio,raw_hits,compressed_hits,misses,ops,us_per_buffer,"
          "p50_us,p99_us,compression_ratio,model_hit_ratio,model_us_per_buffer,cost_hit_us,"
-         "cost_decompress_us,cost_compress_us,cost_disk_us\n";
+         "cost_decompress_us,cost_compress_us,cost_disk_us,cost_trip_us,cost_kernel_hit_us\n";
   // A live sweep leaves the mount as it found it.
   int original = -1;
   if (options.mode == ReplayMode::kMount) {
@@ -202,9 +251,10 @@ int RunSweep(const ReplayArgs& args, ReplayOptions options, const std::vector<in
     }
     csv << CsvRow(r.mode, r);
     csv.flush();
-    fmt::print("C={:>2}%  hit {:>6} (model {:>6})  {:7.1f} µs/buffer (model {:7.1f})  ratio {:.2f}x\n",
+    fmt::print("C={:>2}%  hit {:>6} (model {:>6})  {:7.1f} µs/buffer (model {:7.1f}, {:>4})  "
+               "ratio {:.2f}x\n",
                percent, Percent(r.hit_ratio), Percent(r.model.hit_ratio), r.us_per_buffer,
-               r.model.us_per_buffer, r.compression_ratio);
+               r.model.us_per_buffer, ModelError(r), r.compression_ratio);
     if (args.json) fmt::print("{}\n", ReplayResultJson(r));
   }
   if (original >= 0) {
@@ -304,11 +354,37 @@ int RunReplayCommand(const ReplayArgs& args) {
     fmt::print(stderr, "ccfs replay: {}\n", s.ToString());
     return 2;
   }
-  if (!(s = ParseDistSpec(args.dist, args.hot_fraction, &options.dist)).ok() ||
+  // --dist LAW[,LAW...]: several laws are a phase-change trace, one law per phase.
+  std::vector<std::string> laws;
+  for (size_t start = 0;;) {
+    size_t comma = args.dist.find(',', start);
+    laws.push_back(args.dist.substr(start, comma - start));
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  if (!(s = ParseDistSpec(laws[0], args.hot_fraction, &options.dist)).ok() ||
       !(s = ParseTraceFormat(args.trace_format, &options.trace_format)).ok()) {
     fmt::print(stderr, "ccfs replay: {}\n", s.ToString());
     return 2;
   }
+  for (size_t i = 1; i < laws.size(); ++i) {
+    options.next_laws.emplace_back();
+    if (!(s = ParseDistSpec(laws[i], args.hot_fraction, &options.next_laws.back())).ok()) {
+      fmt::print(stderr, "ccfs replay: {}\n", s.ToString());
+      return 2;
+    }
+  }
+  if (laws.size() > 1 && args.phase_ops == 0) {
+    fmt::print(stderr, "ccfs replay: --dist {}: several laws make a phase-change trace; give "
+                       "--phase-ops N (operations per phase)\n", args.dist);
+    return 2;
+  }
+  if (args.phase_ops > 0 && !args.trace.empty()) {
+    fmt::print(stderr, "ccfs replay: --phase-ops applies to a generated trace, not to --trace {}\n",
+               args.trace);
+    return 2;
+  }
+  options.phase_ops = args.phase_ops;
   options.seed = args.seed;
   options.ops = args.ops;
   options.duration_s = args.duration_s;
@@ -375,8 +451,13 @@ CommandRegistrar registrar(
       app->add_option("--engine", args->engine_dir, "run the engine in-process over this data set");
       app->add_option("--config", args->config_file, "engine mode: TOML config file");
       app->add_option("-o", args->option_lists, "engine mode: key=value[,key=value...]");
-      app->add_option("--dist", args->dist, "pareto, pareto:H, uniform or zipf:THETA")
+      app->add_option("--dist", args->dist,
+                      "pareto, pareto:H, uniform or zipf:THETA; a comma list (with --phase-ops) "
+                      "changes the law at every phase")
           ->capture_default_str();
+      app->add_option("--phase-ops", args->phase_ops,
+                      "a phase-change trace: the hot set moves every N operations (and the law "
+                      "cycles through --dist's list)");
       app->add_option("--hot-fraction", args->hot_fraction,
                       "pareto: the hottest fraction of pages, which gets 1-H of the accesses")
           ->capture_default_str();

@@ -228,6 +228,7 @@ class Daemon {
     loop_config.kind = RequestLoopKind::kFixedThreads;
     loop_config.threads = options_.request_threads;
     if (options_.pin_threads) loop_config.cpus = SplitCpus(options_.compress_threads).request;
+    loop_config.cpu = fs_->request_cpu();
     loop_ = std::make_unique<RequestLoop>(session_, loop_config);
     s = loop_->Start();
     if (s.ok() && use_uring) s = StartUring();
@@ -294,6 +295,7 @@ class Daemon {
     UringTransportConfig config;
     config.max_write = init.max_write;
     config.max_pages = init.max_pages;
+    config.cpu = fs_->request_cpu();
     uring_ = std::make_unique<UringTransport>(session_, config);
     Status s = uring_->Start();
     if (s.ok()) return s;

@@ -10,11 +10,22 @@
 //                                                         (T(1-C) + TCR) / B / N, capped at 1),
 //                                                         (k/N)^(1/E) under the h/(1-h) law, and
 //                                                         the Zipf partial sums under zipf.
-//   raw hits          S(min(N, K_raw)) — the raw tier is taken to hold the hottest pages;
+//   raw hits          S(min(N, K_raw)) — the raw tier is taken to hold the hottest pages (or, with
+//                     ModelInputs' replacement set, Che's approximation of LRU or FIFO, che.h);
 //   compressed hits   g(C) - raw hits;   misses  1 - g(C).
 //   µs per buffer     h_raw t_hit + h_comp (t_decomp + t_comp) + miss (t_disk + t_comp)
 // The thesis charges one compression per restoration and per miss (a raw victim must be compressed
 // to make room); with C = 0 victims are dropped, so no compression is charged.
+//
+// The transport. The thesis's cache sits in the reader's process; ccfs's sits behind FUSE, and
+// the reader pays a round trip (t_trip) on every read that reaches the daemon, beyond the daemon's
+// own handling that the path costs above measure. Where raw pages live decides which reads do:
+//   raw_tier = daemon   every read:  h_raw (t_trip + t_hit) + h_comp (t_trip + t_decomp + t_comp)
+//                                    + miss (t_trip + t_disk + t_comp), the thesis's sum + t_trip;
+//   raw_tier = kernel   the kernel's page cache is the raw tier (it holds the raw share T(1 - C),
+//                       options.h raw_share()) and answers its hits itself: h_raw t_kernel_hit, no
+//                       trip; compressed hits and misses reach the daemon and pay t_trip as above.
+// With t_trip = 0 in daemon mode (the engine in the reader's process) the sum is the thesis's.
 //
 // Thread-safety: pure functions.
 #ifndef CCFS_TRACE_MODEL_H_
@@ -24,6 +35,7 @@
 #include <string>
 
 #include "ccfs/options.h"
+#include "trace/che.h"
 #include "trace/distribution.h"
 
 namespace ccfs {
@@ -34,10 +46,23 @@ struct PathCosts {
   double decompress_us = 1.0;  // compressed hit: decompress (and copy)
   double compress_us = 2.0;    // compressing one victim
   double disk_us = 110.0;      // miss: read from the backing device
+  // The transport, as the reader sees it.
+  double trip_us = 0.0;        // one FUSE request round trip beyond the daemon's own handling
+                               // (0: the cache is in the reader's process)
+  double kernel_hit_us = 1.0;  // raw_tier = kernel: a read the kernel's page cache answers
 };
 
+// Where the raw tier is, for the model (Options::raw_tier): in the daemon, every read pays the
+// trip; in the kernel's page cache, raw hits are kernel hits and pay no trip.
+enum class RawTierMode { kDaemon, kKernel };
+const char* RawTierModeName(RawTierMode mode);
+// "daemon" or "kernel" (kRawTierNames); false for anything else.
+bool ParseRawTierMode(const std::string& text, RawTierMode* mode);
+
 // The thesis's figures for 8 KiB pages: lz4 2.13x, compress 2 µs, decompress 1 µs; zstd 2.97x,
-// 8 µs, 3 µs; SSD page fault 110 µs; a raw hit is taken as 1 µs.
+// 8 µs, 3 µs; SSD page fault 110 µs; a raw hit is taken as 1 µs, and so is a kernel hit (the thesis
+// has no kernel tier: a copy out of a page, as a raw hit is). No trip: the thesis's cache is in
+// the reader's process.
 PathCosts ThesisCosts(CodecKind codec);
 double ThesisRatio(CodecKind codec);
 
@@ -49,6 +74,21 @@ struct ModelInputs {
   double ratio = 1.0;              // R
   DistSpec dist;
   PathCosts costs;
+  RawTierMode raw_tier = RawTierMode::kDaemon;
+  // How S(k) is read (che.h): the thesis's oracle (the k hottest pages are cached), or Che's
+  // approximation of the replacement each level really does — for the whole cache (raw plus
+  // compressed pages) and for the raw level alone. Replay uses LRU for the daemon's tiers (CLOCK
+  // comes close) and FIFO for the kernel raw tier when the daemon's ledger evicts it.
+  // When the raw level's replacement differs from the whole cache's (the kernel's FIFO over the
+  // daemon's LRU-like tiers), the raw level's loss against the whole cache's policy at the raw
+  // capacity is carried into the whole cache: a page the first level drops too early must come back
+  // from the level below or from the store.
+  Replacement cache_replacement = Replacement::kOracle;
+  Replacement raw_replacement = Replacement::kOracle;
+  // Compressions charged per read. Negative: the thesis's charge (one per compressed hit and per
+  // miss, when C > 0). A measured rate (a run's compressions / reads) replaces it: ccfs compresses
+  // victims in the background and admits only some (admission.h), far fewer than one per miss.
+  double compressions_per_read = -1;
 };
 
 struct ModelResult {
@@ -60,6 +100,7 @@ struct ModelResult {
   double hit_ratio = 0;
   double miss_ratio = 0;
   double us_per_buffer = 0;
+  double trip_us_per_buffer = 0;  // the part of us_per_buffer that is the transport's trips
 };
 
 ModelResult EvaluateModel(const ModelInputs& inputs);

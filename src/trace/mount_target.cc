@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdint>
 
 #include <fmt/format.h>
 
@@ -19,6 +20,7 @@ class MountTarget final : public ReplayTarget {
  public:
   Status Open(const Dataset& dataset, bool writable, const CacheStats& daemon) {
     mountpoint_ = dataset.root();
+    kernel_raw_tier_ = daemon.kernel_raw_tier;
     Status s = files_.Open(dataset, writable);
     if (!s.ok() || !daemon.kernel_raw_tier) return s;
     for (int fd : files_.fds()) {
@@ -54,8 +56,13 @@ class MountTarget final : public ReplayTarget {
     return ReadMountStatsFile(mountpoint_, stats).ok();
   }
 
+  int KernelHolds(uint32_t file, uint64_t offset, size_t len) override {
+    return kernel_raw_tier_ ? files_.Holds(file, offset, len) : -1;
+  }
+
  private:
   std::string mountpoint_;
+  bool kernel_raw_tier_ = false;
   DescriptorFiles files_;
   std::unique_ptr<MemoryCgroup> cgroup_;  // after files_: the processes leave it first
 };

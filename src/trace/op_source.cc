@@ -1,6 +1,7 @@
 #include "trace/op_source.h"
 
 #include <algorithm>
+#include <utility>
 
 #include "trace/rng.h"
 
@@ -23,13 +24,33 @@ void OpSource::SetTrace(const std::vector<TraceRecord>& records) {
   }
 }
 
+void OpSource::SetPhases(uint64_t phase_ops, std::vector<const AccessDistribution*> laws) {
+  phase_ops_ = phase_ops;
+  laws_ = std::move(laws);
+}
+
 PageOp OpSource::Get(uint64_t i) const {
   if (!ops_.empty()) return ops_[i % ops_.size()];
   // A generator of its own per operation, seeded from (seed, i): no state shared between threads,
   // and the stream does not depend on who asks first.
   uint64_t state = seed_ ^ (i * 0x9e3779b97f4a7c15ull);
   Rng rng(SplitMix64(&state));
-  Dataset::PageRef ref = dataset_.Locate(dist_->Next(rng));
+  uint64_t page;
+  if (phase_ops_ == 0) {
+    page = dist_->Next(rng);
+  } else {
+    const uint64_t phase = i / phase_ops_;
+    const AccessDistribution* law = laws_[phase % laws_.size()];
+    if (phase == 0) {
+      page = law->Next(rng);
+    } else {
+      // A permutation per operation: six round keys from SplitMix64, far below a read's cost,
+      // and no state shared between threads.
+      PagePermutation moved(law->pages(), seed_ + phase * 0xd1b54a32d192ed03ull);
+      page = moved.Forward(law->NextRank(rng));
+    }
+  }
+  Dataset::PageRef ref = dataset_.Locate(page);
   const uint64_t size = dataset_.files()[ref.file].size;
   PageOp op;
   op.file = ref.file;

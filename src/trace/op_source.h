@@ -46,6 +46,13 @@ class OpSource {
   // Page operations of the trace given to SetTrace (0 for a generated stream).
   uint64_t trace_ops() const { return ops_.size(); }
 
+  // A phase-change stream: operation i belongs to phase p = i / phase_ops; phase p draws its rank
+  // from laws[p % laws.size()] and scatters it with a permutation of its own keyed by (seed, p),
+  // so the hot set moves at every phase and the law changes when several are given. Phase 0 is
+  // the stream of laws[0] alone. Still a pure function of (seed, i). Not with SetTrace.
+  // REQUIRES: phase_ops > 0; laws non-empty, each made for dataset.pages() pages, outliving this.
+  void SetPhases(uint64_t phase_ops, std::vector<const AccessDistribution*> laws);
+
   // Operation i of the run.
   PageOp Get(uint64_t i) const;
 
@@ -55,6 +62,8 @@ class OpSource {
   uint64_t seed_;
   double write_ratio_;
   std::vector<PageOp> ops_;
+  uint64_t phase_ops_ = 0;
+  std::vector<const AccessDistribution*> laws_;
 };
 
 // Operations a replay runs before measuring when none are asked for: three times the memory in

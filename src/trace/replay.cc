@@ -50,6 +50,7 @@ Status OpenTarget(const ReplayOptions& options, const Dataset& dataset, const Ca
       r->compressed_percent = daemon.compressed_percent;
       r->compressor = CodecName(static_cast<CodecKind>(daemon.compressor));
       r->kernel_raw_tier = daemon.kernel_raw_tier;
+      r->kernel_evict = daemon.kernel_evict;
       return OpenMountTarget(dataset, writes, daemon, target);
     case ReplayMode::kDirectory:
       r->memory_bytes = options.cgroup_memory;
@@ -103,6 +104,19 @@ Status RunReplay(const ReplayOptions& options, ReplayResult* result) {
   OpSource source(dataset, dist.get(), options.seed, options.write_ratio);
   bool writes = options.write_ratio > 0;
   r.dist = options.dist.ToString();
+  std::vector<std::unique_ptr<AccessDistribution>> next_laws;
+  if (options.phase_ops > 0) {
+    std::vector<const AccessDistribution*> laws = {dist.get()};
+    for (const DistSpec& spec : options.next_laws) {
+      next_laws.emplace_back();
+      s = NewAccessDistribution(spec, dataset.pages(), options.seed, &next_laws.back());
+      if (!s.ok()) return s;
+      laws.push_back(next_laws.back().get());
+      r.dist += "," + spec.ToString();
+    }
+    source.SetPhases(options.phase_ops, std::move(laws));
+    r.dist += fmt::format(" (phases of {} ops)", options.phase_ops);
+  }
   if (!options.trace_path.empty()) {
     std::vector<TraceRecord> records;
     s = ReadTraceFile(options.trace_path, dataset, options.trace_format, &records);
@@ -176,10 +190,31 @@ std::string ReplayResultJson(const ReplayResult& r) {
   j["p99_us"] = r.p99_us;
   if (r.writes) j["write_us"] = r.write_us;
   if (r.mode != "directory") j["cache_us_per_buffer"] = r.cache_us_per_buffer;
+  if (r.have_counters && r.mode != "directory") {
+    j["cpu_us_per_buffer"] = r.cpu_us_per_buffer;
+    nlohmann::json by_path;
+    for (int i = 0; i < CpuTimes::kPaths; ++i) {
+      by_path[CpuTimes::kNames[i]] = r.cpu.UsPerBuffer(i, r.ops);
+    }
+    j["cpu_us_per_buffer_by_path"] = std::move(by_path);
+  }
+  j["process_cpu_us_per_buffer"] = r.process_cpu_us_per_buffer;
+  if (r.joules_per_buffer >= 0) {
+    j["joules_per_buffer"] = r.joules_per_buffer;
+  } else {
+    j["joules_per_buffer"] = nullptr;
+  }
+  j["energy"] = r.energy_note;
   j["costs_us"] = {{"hit", r.costs.hit_us},
                    {"decompress", r.costs.decompress_us},
                    {"compress", r.costs.compress_us},
-                   {"disk", r.costs.disk_us}};
+                   {"disk", r.costs.disk_us},
+                   {"trip", r.costs.trip_us}};
+  if (r.kernel_raw_tier && r.kernel_hits_timed) {
+    j["costs_us"]["kernel_hit"] = r.costs.kernel_hit_us;
+  } else {
+    j["costs_us"]["kernel_hit"] = nullptr;  // daemon mode has none; kernel mode: not told apart
+  }
   if (r.memory_bytes > 0) {
     j["model_hit_ratio"] = r.model.hit_ratio;
     j["model_raw_hit_ratio"] = r.model.raw_hit_ratio;

@@ -18,6 +18,16 @@
 // Phases: warmup operations (not measured), then the measured operations (--ops) or time
 // (--duration). Counters are the differences across the measured phase.
 //
+// CPU and energy per buffer, over the measured phase, per page operation of the client:
+//   cpu_us_per_buffer          the cache's CPU time by path (stats/counters.h CpuTimes): engine,
+//                              and mount (the daemon's, from its counters)
+//   process_cpu_us_per_buffer  this process's CPU time, user and system: in engine mode the cache
+//                              and the replay's own loop; against a mount or a directory the
+//                              reader's side, the kernel's work on its behalf included (for the
+//                              page cache baseline, the whole cost of a read)
+//   joules_per_buffer          the processor packages' energy (stats/rapl.h): the whole machine's,
+//                              where it has RAPL; otherwise energy_note says why not
+//
 // Where the parts are: replay.cc sets up and runs the phases of replay_phases.h (warm-up, measured
 // run, report); the operations come from op_source.h (shared with the in-process benchmarks); the
 // targets implement replay_target.h (engine_target.cc, mount_target.cc, directory_target.cc); the
@@ -36,6 +46,8 @@
 #include "ccfs/options.h"
 #include "ccfs/stats.h"
 #include "ccfs/status.h"
+#include "stats/counters.h"
+#include "stats/rapl.h"
 #include "trace/distribution.h"
 #include "trace/model.h"
 #include "trace/trace_file.h"
@@ -50,6 +62,10 @@ struct ReplayOptions {
   std::string target;          // data set directory (engine, directory) or mount point
   Options engine;              // engine mode: the cache's settings (page_size is used by all modes)
   DistSpec dist;
+  // A phase-change trace (phase_ops > 0): the hot set moves every phase_ops operations, and the law
+  // cycles through dist, then next_laws (see OpSource::SetPhases).
+  uint64_t phase_ops = 0;
+  std::vector<DistSpec> next_laws;
   uint64_t seed = 1;
   uint64_t ops = 200000;       // measured page operations (0 with duration_s > 0: time-bound)
   double duration_s = 0;       // if > 0, measure for this long instead of `ops`
@@ -65,6 +81,7 @@ struct ReplayOptions {
   // Called about every `progress_interval_s` from a monitor thread during the measured phase.
   std::function<void(const struct ReplayProgress&)> on_progress;
   double progress_interval_s = 0.5;
+  std::string powercap_root = kPowercapRoot;  // where RAPL is read (tests give a fake tree)
 };
 
 struct ReplayProgress {
@@ -93,6 +110,7 @@ struct ReplayResult {
   int compressed_percent = -1;   // -1: no ccfs cache (directory mode)
   std::string compressor;
   bool kernel_raw_tier = false;  // mount with raw_tier = kernel: the kernel's page cache on top
+  bool kernel_evict = false;     // ...whose pages the daemon's ledger drops (a FIFO level)
 
   // Cache counters over the measured phase (what the cache or the kernel says).
   bool have_counters = false;
@@ -112,11 +130,23 @@ struct ReplayResult {
   double p99_us = 0;
   double write_us = 0;           // mean per page write
 
-  // Per-path costs measured inside the cache (engine, mount) and the model fed with them.
+  // Per-path costs measured inside the cache (engine, mount) and the model fed with them. Through a
+  // mount the costs hold the transport too, measured in the same run (replay_phases.cc
+  // MeasureTransport): trip_us, and with raw_tier = kernel kernel_hit_us, if kernel_hits_timed
+  // (the runner could tell the kernel's hits apart). The engine has no trip (0), the directory
+  // target none of these: its model is the thesis's with the thesis's costs.
   PathCosts costs;
+  bool kernel_hits_timed = false;
   double cache_us_per_buffer = 0;
   ModelResult model;
   CacheStats delta;              // engine/mount: the counters' differences
+
+  // CPU and energy per page operation over the measured phase (see the top of this file).
+  CpuTimes cpu;                  // engine/mount (have_counters): the cache's, by path
+  double cpu_us_per_buffer = 0;
+  double process_cpu_us_per_buffer = 0;
+  double joules_per_buffer = -1;  // -1: no RAPL (energy_note says why)
+  std::string energy_note;       // "no RAPL: CPU time only", or which packages were read
 };
 
 Status RunReplay(const ReplayOptions& options, ReplayResult* result);

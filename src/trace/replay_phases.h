@@ -26,7 +26,9 @@ namespace ccfs {
 // indices are handed out by one counter, so [begin, end) is run exactly once whatever the thread
 // count. Each operation is appended to the recorder first, if there is one. A read is timed around
 // the target's Read; a write re-writes the page's current bytes (read first, untimed) and is timed
-// around the target's Write, so the data set is left as it was.
+// around the target's Write, so the data set is left as it was. Where the target can tell
+// (ReplayTarget::KernelHolds, asked before the read and off the clock), a measured read's time is
+// also kept apart by who answered it: the kernel's page cache or the daemon.
 //
 // Borrows the source, the target and the recorder, which must outlive it.
 class OpRunner {
@@ -48,6 +50,10 @@ class OpRunner {
   uint64_t writes() const { return writes_.load(); }
   const LatencyHistogram& read_latency() const { return read_latency_; }
   const LatencyHistogram& write_latency() const { return write_latency_; }
+  // The measured reads the kernel answered, and those that reached the daemon; both empty when
+  // the target cannot tell.
+  const LatencyHistogram& kernel_read_latency() const { return kernel_read_latency_; }
+  const LatencyHistogram& daemon_read_latency() const { return daemon_read_latency_; }
 
  private:
   void Work(uint64_t end, bool measure);
@@ -58,6 +64,7 @@ class OpRunner {
   const int threads_;
   const uint32_t page_size_;
   LatencyHistogram read_latency_, write_latency_;
+  LatencyHistogram kernel_read_latency_, daemon_read_latency_;
   std::atomic<uint64_t> next_{0};
   std::atomic<uint64_t> reads_{0}, writes_{0};
   std::atomic<bool> stop_{false};
@@ -76,6 +83,9 @@ struct MeasuredCounters {
   bool have = false;  // the target has counters, read before and after
   CacheStats before, after;
   double seconds = 0;
+  uint64_t process_cpu_ns = 0;  // this process's CPU time over the run
+  double joules = -1;           // the packages' energy over the run (stats/rapl.h); -1: none
+  std::string energy_note;      // why there is none, or which packages were read
 };
 
 // The measured run: options.ops operations from `begin` (or on until options.duration_s), with a

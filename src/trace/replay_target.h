@@ -14,6 +14,7 @@
 #ifndef CCFS_TRACE_REPLAY_TARGET_H_
 #define CCFS_TRACE_REPLAY_TARGET_H_
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -44,6 +45,12 @@ class ReplayTarget {
 
   // Lets background work finish between warm-up and measurement (the engine's evictor).
   virtual void Quiesce() {}
+
+  // Whether a read of [offset, offset + len) of file #`file` made now would be answered by the
+  // kernel's page cache without a request to the daemon: 1 yes (it holds every page of the range),
+  // 0 no, -1 not known (the target has no kernel raw tier, or the kernel will not say). Only looks:
+  // the pages' recency is not touched. The runner asks before a measured read, off the clock.
+  virtual int KernelHolds(uint32_t file, uint64_t offset, size_t len) { return -1; }
 };
 
 // Opens every file of `dataset` read-only (or read-write) through a PosixBackingStore and builds a
@@ -57,7 +64,8 @@ Status OpenEngineTarget(const Dataset& dataset, const Options& options, bool wri
 // to no budget), the files are read with POSIX_FADV_RANDOM as the page cache baseline's are, and
 // this process (the reader, whose reads the kernel's pages are charged to) and
 // the daemon join a fresh memory cgroup of the mount's `memory` for the run (memory_cgroup.h), so
-// everything ccfs uses is held to the same RAM as the page cache baseline.
+// everything ccfs uses is held to the same RAM as the page cache baseline. Its KernelHolds asks
+// cachestat(2) (Linux 6.5+) and answers -1 from the first refusal on.
 Status OpenMountTarget(const Dataset& dataset, bool writable, const CacheStats& daemon,
                        std::unique_ptr<ReplayTarget>* target);
 
@@ -94,8 +102,13 @@ class DescriptorFiles {
   Status Read(uint32_t file, uint64_t offset, size_t len, char* buf);
   Status Write(uint32_t file, uint64_t offset, const char* buf, size_t len);
 
+  // Whether the kernel's page cache holds all of the range: 1 yes, 0 no, -1 not known (cachestat(2)
+  // refused; never asked again). Only looks. Any thread.
+  int Holds(uint32_t file, uint64_t offset, size_t len);
+
  private:
   std::vector<int> fds_;
+  std::atomic<bool> cachestat_works_{true};
 };
 
 }  // namespace ccfs

@@ -192,7 +192,11 @@ TEST_F(AdmissionEngineTest, WhenThePoolFallsBehindMissesDropVictimsInsteadOfWait
   }
   cache->Quiesce();
   CacheStats s = cache->Stats();
-  EXPECT_GT(s.pressure_drops, 500u);
+  // Relative, not absolute: under a sanitizer on a loaded machine the misses themselves slow down
+  // and fewer victims pile up, but compressing at level 19 stays far slower than a miss, so most
+  // victims must still be dropped rather than waited for.
+  EXPECT_GT(s.pressure_drops, 100u);
+  EXPECT_GT(s.pressure_drops, s.compressions) << s.evictions << " evictions";
   EXPECT_EQ(s.evictions,
             s.compressions + s.admission_drops + s.incompressible_skips + s.pressure_drops);
   // Each stall lasts until the evictor drops a few victims, not until a compression finishes.

@@ -1,9 +1,15 @@
-// The model: the thesis's formulas and its oracles, checked on numbers worked by hand.
+// The model: the thesis's formulas and its oracles, checked on numbers worked by hand; the FUSE
+// trip charged per path as each raw-tier mode routes reads; `ccfs model`'s transport flags.
 #include "trace/model.h"
 
 #include <cmath>
+#include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "testing/command.h"
 
 namespace ccfs {
 namespace {
@@ -47,6 +53,142 @@ TEST(Model, ParetoFollowsTheOracle) {
   EXPECT_NEAR(EvaluateModel(in).hit_ratio, 0.80, 1e-9);
   in.memory_bytes = in.dataset_pages * in.page_size / 100;  // 1% -> 0.01^0.1386
   EXPECT_NEAR(EvaluateModel(in).hit_ratio, std::pow(0.01, std::log(0.8) / std::log(0.2)), 1e-6);
+}
+
+// The thesis's sum as the model computed it before it had a transport, kept here verbatim as the
+// reference: with no trip the model must give these numbers bit for bit.
+double ThesisUsPerBuffer(const ModelInputs& in, const ModelResult& m) {
+  const double compress = in.compressed_fraction > 0 ? in.costs.compress_us : 0.0;
+  return m.raw_hit_ratio * in.costs.hit_us +
+         m.compressed_hit_ratio * (in.costs.decompress_us + compress) +
+         m.miss_ratio * (in.costs.disk_us + compress);
+}
+
+TEST(ModelTransport, NoTripReproducesTheThesisExactly) {
+  for (DistSpec::Kind kind :
+       {DistSpec::Kind::kUniform, DistSpec::Kind::kPareto, DistSpec::Kind::kZipf}) {
+    for (double c : {0.0, 0.1, 0.25, 0.5, 0.8, 0.95}) {
+      for (double ratio : {1.0, 1.8, 2.97}) {
+        ModelInputs in = Inputs(c, ratio, kind);
+        in.dist.theta = 0.9;
+        in.costs.kernel_hit_us = 123;  // daemon mode has no kernel hits: never charged
+        ASSERT_EQ(in.costs.trip_us, 0.0);
+        ModelResult m = EvaluateModel(in);
+        EXPECT_EQ(m.us_per_buffer, ThesisUsPerBuffer(in, m)) << "C " << c << " R " << ratio;
+        EXPECT_EQ(m.trip_us_per_buffer, 0.0);
+      }
+    }
+  }
+  // The thesis's own costs carry no trip.
+  EXPECT_EQ(ThesisCosts(CodecKind::kLz4).trip_us, 0.0);
+  EXPECT_EQ(ThesisCosts(CodecKind::kZstd).trip_us, 0.0);
+}
+
+// Memory to hold every page raw, none, or a share, so that one path at a time carries the reads.
+TEST(ModelTransport, DaemonModeChargesTheTripOnEveryPath) {
+  ModelInputs in = Inputs(0.0, 2.0, DistSpec::Kind::kUniform);
+  in.costs.trip_us = 20;
+  in.costs.kernel_hit_us = 0.5;  // not charged in daemon mode
+  in.memory_bytes = in.dataset_pages * in.page_size;  // all raw hits
+  ModelResult m = EvaluateModel(in);
+  EXPECT_NEAR(m.raw_hit_ratio, 1.0, 1e-12);
+  EXPECT_NEAR(m.us_per_buffer, 1 + 20, 1e-9);
+  EXPECT_NEAR(m.trip_us_per_buffer, 20, 1e-9);
+  in.memory_bytes = 0;  // all misses
+  m = EvaluateModel(in);
+  EXPECT_NEAR(m.miss_ratio, 1.0, 1e-12);
+  EXPECT_NEAR(m.us_per_buffer, 110 + 20, 1e-9);
+  // Half compressed, uniform: 0.125 raw, 0.25 compressed, 0.625 missed, each with its trip.
+  in = Inputs(0.5, 2.0, DistSpec::Kind::kUniform);
+  in.costs.trip_us = 20;
+  m = EvaluateModel(in);
+  EXPECT_NEAR(m.us_per_buffer, 0.125 * (1 + 20) + 0.25 * (3 + 8 + 20) + 0.625 * (110 + 8 + 20),
+              1e-9);
+  EXPECT_NEAR(m.trip_us_per_buffer, 20, 1e-9);
+}
+
+TEST(ModelTransport, KernelModeRawHitsPayNoTrip) {
+  ModelInputs in = Inputs(0.0, 2.0, DistSpec::Kind::kUniform);
+  in.raw_tier = RawTierMode::kKernel;
+  in.costs.trip_us = 20;
+  in.costs.kernel_hit_us = 2.5;
+  in.costs.hit_us = 1000;  // the daemon's raw hit is not what a kernel hit costs
+  in.memory_bytes = in.dataset_pages * in.page_size;  // all raw hits: the kernel answers them
+  ModelResult m = EvaluateModel(in);
+  EXPECT_NEAR(m.us_per_buffer, 2.5, 1e-9);
+  EXPECT_NEAR(m.trip_us_per_buffer, 0, 1e-12);
+  in.memory_bytes = 0;  // all misses: each reaches the daemon
+  m = EvaluateModel(in);
+  EXPECT_NEAR(m.us_per_buffer, 110 + 20, 1e-9);
+  // The kernel holds the raw share T(1 - C): the hit ratios are daemon mode's; compressed hits
+  // and misses pay the trip, raw hits the kernel's cost.
+  in = Inputs(0.5, 2.0, DistSpec::Kind::kUniform);
+  in.costs.trip_us = 20;
+  in.costs.kernel_hit_us = 2.5;
+  ModelResult daemon = EvaluateModel(in);
+  in.raw_tier = RawTierMode::kKernel;
+  m = EvaluateModel(in);
+  EXPECT_EQ(m.hit_ratio, daemon.hit_ratio);
+  EXPECT_EQ(m.raw_hit_ratio, daemon.raw_hit_ratio);
+  EXPECT_NEAR(m.us_per_buffer, 0.125 * 2.5 + 0.25 * (3 + 8 + 20) + 0.625 * (110 + 8 + 20), 1e-9);
+  EXPECT_NEAR(m.trip_us_per_buffer, (0.25 + 0.625) * 20, 1e-9);
+}
+
+TEST(ModelTransport, RawTierNames) {
+  RawTierMode mode = RawTierMode::kDaemon;
+  ASSERT_TRUE(ParseRawTierMode("kernel", &mode));
+  EXPECT_EQ(mode, RawTierMode::kKernel);
+  EXPECT_STREQ(RawTierModeName(mode), "kernel");
+  ASSERT_TRUE(ParseRawTierMode("daemon", &mode));
+  EXPECT_EQ(mode, RawTierMode::kDaemon);
+  EXPECT_STREQ(RawTierModeName(mode), "daemon");
+  EXPECT_FALSE(ParseRawTierMode("Kernel", &mode));
+  EXPECT_FALSE(ParseRawTierMode("", &mode));
+  EXPECT_EQ(mode, RawTierMode::kDaemon);
+}
+
+// `ccfs model`: the transport flags reach the model, and a bad value is refused naming the flag.
+TEST(ModelCommand, TransportFlags) {
+  const std::vector<std::string> base = {"model", "--dataset-size", "1GiB", "--memory", "256MiB",
+                                         "--compressed-percent", "50", "--json"};
+  auto run = [&](const std::vector<std::string>& extra) {
+    std::vector<std::string> args = base;
+    args.insert(args.end(), extra.begin(), extra.end());
+    return testing::RunCcfs(args);
+  };
+  auto us = [](const testing::CommandResult& r) {
+    return nlohmann::json::parse(r.out)["rows"][0]["us_per_buffer"].get<double>();
+  };
+  testing::CommandResult none = run({});
+  ASSERT_EQ(none.exit_code, 0) << none.output;
+  testing::CommandResult daemon = run({"--trip-us", "20"});
+  ASSERT_EQ(daemon.exit_code, 0) << daemon.output;
+  EXPECT_NEAR(us(daemon), us(none) + 20, 1e-6);
+  nlohmann::json j = nlohmann::json::parse(daemon.out);
+  EXPECT_EQ(j["raw_tier"], "daemon");
+  EXPECT_EQ(j["costs_us"]["trip"].get<double>(), 20.0);
+  EXPECT_TRUE(j["costs_us"]["kernel_hit"].is_null());
+  // Kernel mode, lz4's thesis costs, uniform: 0.125 raw hits at the kernel's 3 µs, the rest with
+  // the trip, as in daemon mode.
+  testing::CommandResult kernel = run({"--trip-us", "20", "--raw-tier", "kernel",
+                                       "--kernel-hit-us", "3", "--dist", "uniform"});
+  ASSERT_EQ(kernel.exit_code, 0) << kernel.output;
+  const double lz4_r = 2.13, raw = 0.125, comp = 0.125 * lz4_r;
+  EXPECT_NEAR(us(kernel), raw * 3 + comp * (1 + 2 + 20) + (1 - raw - comp) * (110 + 2 + 20), 1e-6);
+  EXPECT_EQ(nlohmann::json::parse(kernel.out)["costs_us"]["kernel_hit"].get<double>(), 3.0);
+
+  for (const auto& [extra, mention] : std::vector<std::pair<std::vector<std::string>, std::string>>{
+           {{"--trip-us", "-1"}, "--trip-us -1: must be"},
+           {{"--trip-us", "inf"}, "--trip-us inf: must be"},
+           {{"--trip-us", "lots"}, "--trip-us"},
+           {{"--raw-tier", "cloud"}, "--raw-tier cloud: daemon or kernel"},
+           {{"--kernel-hit-us", "2"}, "--kernel-hit-us: only --raw-tier kernel"},
+           {{"--raw-tier", "kernel", "--kernel-hit-us", "-3"}, "--kernel-hit-us -3: must be"}}) {
+    testing::CommandResult r = run(extra);
+    EXPECT_NE(r.exit_code, 0) << extra[0] << " " << extra[1];
+    EXPECT_LT(r.exit_code, 128) << r.output;
+    EXPECT_NE(r.output.find(mention), std::string::npos) << r.output;
+  }
 }
 
 }  // namespace

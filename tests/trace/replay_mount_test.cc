@@ -1,11 +1,15 @@
-// Replay through a real mount: the daemon counts exactly the pages the client read, and a live
-// sweep through .ccfs/control changes the split and puts it back.
+// Replay through a real mount: the daemon counts exactly the pages the client read, writes leave
+// the data set as it was, and the transport (the FUSE trip, the kernel's hits) is measured in the
+// run and charged by the model as its raw-tier mode routes reads.
 #include <filesystem>
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "datagen/mkdata.h"
+#include "testing/command.h"
 #include "testing/mount_fixture.h"
+#include "trace/model.h"
 #include "trace/replay.h"
 
 namespace ccfs {
@@ -14,6 +18,12 @@ namespace {
 class ReplayMountTest : public testing::MountTest {
  protected:
   void SetUp() override {
+    ASSERT_NO_FATAL_FAILURE(MakeData());
+    // raw_tier = daemon: the daemon counts every page the client reads.
+    MountOrDie({"-o", "memory=4MiB,compressed_percent=0,raw_tier=daemon"});
+  }
+
+  void MakeData() {
     std::filesystem::remove_all(ds_.data());
     MkdataOptions mk;
     mk.dir = ds_.data();
@@ -22,8 +32,6 @@ class ReplayMountTest : public testing::MountTest {
     std::vector<KindReport> report;
     Status s = MakeDataset(mk, &report);
     ASSERT_TRUE(s.ok()) << s.ToString();
-    // raw_tier = daemon: the daemon counts every page the client reads.
-    MountOrDie({"-o", "memory=4MiB,compressed_percent=0,raw_tier=daemon"});
   }
 
   ReplayOptions Options() {
@@ -61,6 +69,72 @@ TEST_F(ReplayMountTest, WritesLeaveTheDataSetAsItWas) {
   ASSERT_TRUE(s.ok()) << s.ToString();
   EXPECT_GT(r.writes, 1000u);
   EXPECT_EQ(testing::ReadWholeFile(ds_.DataPath("db-000.db")), before);
+}
+
+// raw_tier = daemon: every read crosses FUSE. The trip is the reader's mean less the daemon's, and
+// the model charges it once per read on top of the thesis's sum.
+TEST_F(ReplayMountTest, TheTripIsMeasuredAndChargedOnEveryRead) {
+  ReplayOptions options = Options();
+  options.threads = 1;
+  ReplayResult r;
+  Status s = RunReplay(options, &r);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  ASSERT_TRUE(r.have_counters);
+  EXPECT_FALSE(r.kernel_raw_tier);
+  EXPECT_GT(r.costs.trip_us, 0.5) << "a FUSE round trip is not free";
+  EXPECT_NEAR(r.costs.trip_us, r.us_per_buffer - r.cache_us_per_buffer, 1e-6);
+  EXPECT_NEAR(r.model.trip_us_per_buffer, r.costs.trip_us, 1e-9);
+  // The same inputs with no trip: the thesis's figure, exactly the trip less.
+  ModelInputs in;
+  in.memory_bytes = r.memory_bytes;
+  in.page_size = r.page_size;
+  in.dataset_pages = r.dataset_pages;
+  in.compressed_fraction = 0;
+  in.ratio = r.compression_ratio;
+  in.dist = options.dist;
+  in.costs = r.costs;
+  in.costs.trip_us = 0;
+  EXPECT_NEAR(r.model.us_per_buffer, EvaluateModel(in).us_per_buffer + r.costs.trip_us, 1e-9);
+  nlohmann::json j = nlohmann::json::parse(ReplayResultJson(r));
+  EXPECT_EQ(j["costs_us"]["trip"].get<double>(), r.costs.trip_us);
+  EXPECT_TRUE(j["costs_us"]["kernel_hit"].is_null());
+}
+
+// raw_tier = kernel, through the ccfs binary (the reader joins a memory cgroup of the mount's
+// size for the run, which this test process should not). The reads the kernel held are timed
+// apart: they are the kernel's hits the daemon's counters imply, they cost less than a read that
+// reaches the daemon, and the model charges them no trip.
+class ReplayKernelMountTest : public ReplayMountTest {
+ protected:
+  void SetUp() override {
+    ASSERT_NO_FATAL_FAILURE(MakeData());
+    MountOrDie({"-o", "memory=8MiB,compressed_percent=50,raw_tier=kernel"});
+  }
+};
+
+TEST_F(ReplayKernelMountTest, KernelHitsAreTimedApartAndPayNoTrip) {
+  testing::CommandResult run = testing::RunCcfs(
+      {"replay", ds_.mnt(), "--dist", "pareto", "--ops", "6000", "--warmup", "6000", "--json",
+       "--no-progress"},
+      120);
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  nlohmann::json j = nlohmann::json::parse(run.out);
+  ASSERT_EQ(j["raw_tier"], "kernel");
+  const uint64_t kernel_hits = j["kernel_hits"].get<uint64_t>();
+  ASSERT_GT(kernel_hits, 600u) << run.out;
+  ASSERT_FALSE(j["costs_us"]["kernel_hit"].is_null())
+      << "cachestat(2) refused (Linux < 6.5?): " << run.out;
+  const double kernel_hit = j["costs_us"]["kernel_hit"].get<double>();
+  const double trip = j["costs_us"]["trip"].get<double>();
+  const double daemon_us = j["cache_us_per_buffer"].get<double>();
+  EXPECT_GT(kernel_hit, 0.0);
+  EXPECT_GT(trip, 0.5);
+  EXPECT_LT(kernel_hit, trip + daemon_us) << "a kernel hit costs less than a trip to the daemon";
+  // The reader's mean is the kernel's hits and the daemon's reads (trip included), weighted.
+  const double reads = j["reads"].get<double>();
+  const double reached = reads - static_cast<double>(kernel_hits);
+  const double seen_mean = (kernel_hits * kernel_hit + reached * (trip + daemon_us)) / reads;
+  EXPECT_NEAR(seen_mean, j["us_per_buffer"].get<double>(), 0.1 * j["us_per_buffer"].get<double>());
 }
 
 }  // namespace

@@ -1,13 +1,20 @@
 // Replay in engine mode: under uniform access the measured hit ratio is the model's (the cached
-// fraction of the data set), with and without a compressed tier; --record writes a trace that
-// replays to the same operations.
+// fraction of the data set), with and without a compressed tier; CPU time by path and joules per
+// buffer (or why there are none) are reported; --record writes a trace that replays to the same
+// operations.
 #include "trace/replay.h"
 
+#include <algorithm>
 #include <filesystem>
+#include <map>
+#include <set>
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "datagen/mkdata.h"
+#include "stats/fake_powercap.h"
+#include "trace/op_source.h"
 
 namespace ccfs {
 namespace {
@@ -77,6 +84,62 @@ TEST_F(ReplayEngineTest, UniformHitRatioMatchesTheModelWithHalfCompressed) {
       << r.compressed_hits << ", misses " << r.misses;
 }
 
+// CPU and energy per buffer: the engine's CPU time by path over the measured phase, this process's
+// CPU time, and joules per buffer where a powercap tree has RAPL (a fake one here), or the reason
+// there are none.
+TEST_F(ReplayEngineTest, ReportsTheCacheCpuByPathAndThisProcessCpu) {
+  ReplayOptions options = Uniform(50);
+  options.ops = 10000;
+  options.powercap_root = *dir_ + "/no-powercap";
+  ReplayResult r;
+  Status s = RunReplay(options, &r);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  ASSERT_TRUE(r.have_counters);
+  ASSERT_GT(r.delta.compressions, 0u);
+  EXPECT_GT(r.cpu.ns[CpuTimes::kCompress], 0u);
+  EXPECT_GT(r.cpu.ns[CpuTimes::kMiss], 0u);
+  EXPECT_EQ(r.cpu.ns[CpuTimes::kRequest], 0u) << "no request threads in the engine";
+  EXPECT_DOUBLE_EQ(r.cpu_us_per_buffer, r.cpu.TotalUsPerBuffer(r.ops));
+  EXPECT_GT(r.process_cpu_us_per_buffer, 0.0);
+  EXPECT_EQ(r.joules_per_buffer, -1);
+  EXPECT_EQ(r.energy_note, "no RAPL: CPU time only");
+
+  auto j = nlohmann::json::parse(ReplayResultJson(r));
+  EXPECT_DOUBLE_EQ(j["cpu_us_per_buffer"].get<double>(), r.cpu_us_per_buffer);
+  double sum = 0;
+  for (const char* path : CpuTimes::kNames) {
+    sum += j["cpu_us_per_buffer_by_path"][path].get<double>();
+  }
+  EXPECT_NEAR(sum, r.cpu_us_per_buffer, 1e-9);
+  EXPECT_TRUE(j["joules_per_buffer"].is_null());
+  EXPECT_EQ(j["energy"], "no RAPL: CPU time only");
+  EXPECT_GT(j["process_cpu_us_per_buffer"].get<double>(), 0.0);
+}
+
+TEST_F(ReplayEngineTest, JoulesPerBufferWhereThereIsRapl) {
+  testing::FakePowercap powercap;
+  powercap.Zone("intel-rapl:0", "package-0", 1000);
+  ReplayOptions options = Uniform(0);
+  options.duration_s = 0.3;
+  options.powercap_root = powercap.root();
+  // The fake counter moves by 1 J at each progress report, as a real one moves with time.
+  uint64_t uj = 1000;
+  options.progress_interval_s = 0.01;
+  options.on_progress = [&](const ReplayProgress&) {
+    uj += 1000000;
+    powercap.SetEnergy("intel-rapl:0", uj);
+  };
+  ReplayResult r;
+  Status s = RunReplay(options, &r);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_EQ(r.energy_note, "RAPL package-0");
+  ASSERT_GE(r.joules_per_buffer, 0.0);
+  // Every joule the counter moved during the run, over the run's page operations.
+  EXPECT_DOUBLE_EQ(r.joules_per_buffer, static_cast<double>(uj - 1000) / 1e6 / r.ops);
+  auto j = nlohmann::json::parse(ReplayResultJson(r));
+  EXPECT_DOUBLE_EQ(j["joules_per_buffer"].get<double>(), r.joules_per_buffer);
+}
+
 // By default the warm-up lasts until the cache is full: a compressed tier holds two or three times
 // the pages its memory would hold raw, and three times the memory in pages is not enough to fill
 // it. Measured before it is full, the hit ratio would fall short of the model.
@@ -97,6 +160,19 @@ TEST_F(ReplayEngineTest, DefaultWarmupLastsUntilTheCompressedTierIsFull) {
   options.ops = 1000;
   ASSERT_TRUE(RunReplay(options, &r).ok());
   EXPECT_EQ(r.warmup_ops, 1234u);
+}
+
+// The engine is in the reader's process: no FUSE trip, and its model is the thesis's.
+TEST_F(ReplayEngineTest, TheEngineHasNoTrip) {
+  ReplayOptions options = Uniform(0);
+  options.ops = 3000;
+  options.warmup = 1000;
+  ReplayResult r;
+  Status s = RunReplay(options, &r);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_EQ(r.costs.trip_us, 0.0);
+  EXPECT_EQ(r.model.trip_us_per_buffer, 0.0);
+  EXPECT_FALSE(r.kernel_hits_timed);
 }
 
 TEST_F(ReplayEngineTest, RecordedTraceReplaysTheSameOperations) {
@@ -127,6 +203,65 @@ TEST_F(ReplayEngineTest, RecordedTraceReplaysTheSameOperations) {
   EXPECT_EQ(second.ops, first.ops);
   EXPECT_EQ(second.dist, "trace:" + trace);
   fs::remove(trace);
+}
+
+// The hottest `n` pages (by count) of operations [first, first + count).
+std::set<uint64_t> HottestPages(const OpSource& source, uint64_t first, uint64_t count,
+                                size_t n) {
+  std::map<uint64_t, int> hits;
+  for (uint64_t i = first; i < first + count; ++i) {
+    PageOp op = source.Get(i);
+    ++hits[(uint64_t{op.file} << 40) | op.offset];
+  }
+  std::vector<std::pair<int, uint64_t>> by_count;
+  for (const auto& [page, c] : hits) by_count.push_back({c, page});
+  std::sort(by_count.rbegin(), by_count.rend());
+  std::set<uint64_t> out;
+  for (size_t i = 0; i < n && i < by_count.size(); ++i) out.insert(by_count[i].second);
+  return out;
+}
+
+TEST_F(ReplayEngineTest, PhasesMoveTheHotSetAndChangeTheLaw) {
+  Dataset dataset;
+  ASSERT_TRUE(Dataset::Open(*dir_, 8192, &dataset).ok());
+  DistSpec pareto, uniform;
+  uniform.kind = DistSpec::Kind::kUniform;
+  std::unique_ptr<AccessDistribution> p, u;
+  ASSERT_TRUE(NewAccessDistribution(pareto, dataset.pages(), 7, &p).ok());
+  ASSERT_TRUE(NewAccessDistribution(uniform, dataset.pages(), 7, &u).ok());
+  OpSource plain(dataset, p.get(), 7, 0);
+  OpSource phased(dataset, p.get(), 7, 0);
+  constexpr uint64_t kPhase = 30000;
+  phased.SetPhases(kPhase, {p.get(), p.get(), u.get()});
+
+  // Phase 0 is the plain stream; every operation is a pure function of its index.
+  for (uint64_t i = 0; i < 1000; ++i) {
+    EXPECT_EQ(phased.Get(i).offset, plain.Get(i).offset);
+    EXPECT_EQ(phased.Get(i).file, plain.Get(i).file);
+  }
+  EXPECT_EQ(phased.Get(kPhase + 5).offset, phased.Get(kPhase + 5).offset);
+
+  // Phase 1 has the same law over another hot set: its 100 hottest pages are not phase 0's.
+  std::set<uint64_t> hot0 = HottestPages(phased, 0, kPhase, 100);
+  std::set<uint64_t> hot1 = HottestPages(phased, kPhase, kPhase, 100);
+  std::set<uint64_t> hot0_again = HottestPages(plain, kPhase, kPhase, 100);
+  size_t kept = 0, kept_plain = 0;
+  for (uint64_t page : hot1) kept += hot0.count(page);
+  for (uint64_t page : hot0_again) kept_plain += hot0.count(page);
+  EXPECT_GT(kept_plain, 60u) << "without phases the hot set stays";
+  EXPECT_LT(kept, 20u) << "with phases it moves";
+
+  // Phase 2 is uniform: its hottest page is read far less often than phase 0's.
+  auto top_count = [&](uint64_t first) {
+    std::map<uint64_t, int> hits;
+    int top = 0;
+    for (uint64_t i = first; i < first + kPhase; ++i) {
+      PageOp op = phased.Get(i);
+      top = std::max(top, ++hits[(uint64_t{op.file} << 40) | op.offset]);
+    }
+    return top;
+  };
+  EXPECT_GT(top_count(0), 5 * top_count(2 * kPhase));
 }
 
 TEST_F(ReplayEngineTest, BadArgumentsAreClearErrors) {
