@@ -29,8 +29,9 @@
 //
 // Every page read (hit or miss) is also offered to a miss-ratio-curve estimator (cache/mrc.h:
 // SHARDS sampling of reuse distances), which says what hit ratio an LRU cache of other sizes would
-// have had on the same reads; HitRatioCurve() reads it. It costs an unsampled read a hash and a
-// compare, and never makes a read wait.
+// have had on the same reads; HitRatioCurve() reads it. It costs an unsampled read a hash, a
+// compare and a counter add, a sampled one (at most one page in two) ~150 ns, and never makes a
+// read wait; mrc_samples and mrc_drops count what it took and what it let go.
 //
 // Files are named by a caller-chosen 64-bit id (the daemon uses the backing inode number) plus
 // the BackingFile to read misses from. The id must change, or InvalidateFile() must be called,
