@@ -15,7 +15,8 @@
 //
 // Why ENOTCONN becomes EIO: a FUSE or network file system under the dataset (an sshfs mount whose
 // process died, a GlusterFS client cut off from its bricks) answers ENOTCONN (ECONNABORTED for a
-// request in flight when a FUSE connection went). Handed up unchanged, ccfs's own readers would
+// request in flight when a FUSE connection went, ECANCELED when that connection was served over
+// io_uring). Handed up unchanged, ccfs's own readers would
 // see "Transport endpoint is not connected", which on a FUSE mount says that ccfs is gone; ccfs
 // is up and the store failed an I/O: EIO, the message keeping the cause.
 //
@@ -40,9 +41,10 @@ bool IsAligned(uint64_t v) { return v % kIoAlignment == 0; }
 
 // The Status of a failed read or write of the store's data (ENOTCONN: EIO, see above).
 Status DataError(int err, const std::string& what) {
-  if (err == ENOTCONN || err == ECONNABORTED) {
-    return Status::FromErrno(EIO, what + " (the store is not connected: " +
-                                      (err == ENOTCONN ? "ENOTCONN" : "ECONNABORTED") + ")");
+  if (err == ENOTCONN || err == ECONNABORTED || err == ECANCELED) {
+    const char* name =
+        err == ENOTCONN ? "ENOTCONN" : (err == ECONNABORTED ? "ECONNABORTED" : "ECANCELED");
+    return Status::FromErrno(EIO, what + " (the store is not connected: " + name + ")");
   }
   return Status::FromErrno(err, what);
 }

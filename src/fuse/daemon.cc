@@ -82,7 +82,9 @@ Status ResolveDirectory(const std::string& what, const std::string& path, std::s
   struct stat st;
   if (stat(path.c_str(), &st) != 0) {
     int err = errno;
-    if (err == ENOTCONN) {
+    // A dead daemon's mount answers ENOTCONN, or ECONNABORTED while the kernel is still aborting
+    // the connection's requests (seen with FUSE over io_uring).
+    if (err == ENOTCONN || err == ECONNABORTED) {
       return Status::IOError(err, fmt::format(
           "{} {}: a FUSE daemon that served it has died and left it mounted; run "
           "\"fusermount3 -u {}\" (or \"ccfs umount {}\") first",
