@@ -143,7 +143,9 @@ class LatencyHistogram {
   X(kernel_rerequests, Event,                                                                      \
     "raw_tier = kernel: pages the kernel asked for again after it dropped them itself")            \
   X(kernel_evictions, Event,                                                                       \
-    "raw_tier = kernel: pages the daemon told the kernel to drop to hold its budget")
+    "raw_tier = kernel: pages the daemon told the kernel to drop to hold its budget")              \
+  X(mrc_samples, Event, "page reads sampled into the hit-ratio curve estimate (cache/mrc.h)")      \
+  X(mrc_drops, Event, "sampled page reads the curve estimator dropped: its buffer was full")
 
 struct CacheStats {
   // The counters (see CCFS_CACHE_COUNTERS for what each means).

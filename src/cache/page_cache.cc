@@ -9,12 +9,15 @@
 //                    -> kLoading:      wait for the loader, then read again  (counted as a miss)
 //                    -> absent:        take a frame (waiting only if none is free: a stall),
 //                                      insert kLoading, read the backing file, publish kRaw (miss)
+// Every page read, whatever its path, is also recorded by the hit-ratio curve estimator (mrc.h),
+// after the latency is taken.
 // Eviction (evictor.h): a single evictor thread watches free frames; below the low watermark it
 // sweeps a batch of victims and hands them to the compression pool in a few chunks; with no
 // compressed budget it drops them at once. Compression never runs on a reader's thread.
 #include "ccfs/page_cache.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <thread>
 #include <vector>
@@ -24,6 +27,7 @@
 #include "cache/engine_counters.h"
 #include "cache/evictor.h"
 #include "cache/frequency.h"
+#include "cache/mrc.h"
 #include "cache/page_entry.h"
 #include "cache/page_index.h"
 #include "cache/raw_tier.h"
@@ -41,6 +45,7 @@ using cache::CompressedTier;
 using cache::EngineCounters;
 using cache::Evictor;
 using cache::FrequencySketch;
+using cache::MissRatioCurve;
 using cache::NowNs;
 using cache::PageEntry;
 using cache::PageIndex;
@@ -90,6 +95,7 @@ class PageCache::Impl {
   void InvalidateFile(uint64_t file_id, uint64_t from);
   Status Reconfigure(const Options& o);
   CacheStats Stats() const;
+  std::vector<CurvePoint> HitRatioCurve() const;
   void Quiesce();
   Options options() const EXCLUDES(options_mu_) {
     MutexLock lock(&options_mu_);
@@ -138,6 +144,7 @@ class PageCache::Impl {
 
   std::atomic<bool> probation_;
   FrequencySketch frequency_;
+  MissRatioCurve mrc_;
   EngineCounters counters_;
   LatencyHistogram latency_[3];  // raw hit, compressed hit, miss
   // Last: it borrows the parts above. Stopped first by the destructor.
@@ -155,7 +162,8 @@ PageCache::Impl::Impl(const Options& o)
            static_cast<uint32_t>(o.raw_budget() / o.page_size)),
       compressed_(o.compressed_budget()),
       probation_(o.probation),
-      frequency_(o.memory / o.page_size * 4, o.memory / o.page_size) {
+      frequency_(o.memory / o.page_size * 4, o.memory / o.page_size),
+      mrc_(MissRatioCurve::Config::ForCache(o.memory / o.page_size)) {
   // liburcu starts its reclamation thread on the first call_rcu, from whichever thread makes it,
   // and the new thread inherits that thread's name, scheduling class, nice value and CPUs: made by
   // a compression worker it would run as a pinned, SCHED_BATCH "ccfs-compress". Start it here.
@@ -209,6 +217,7 @@ Status PageCache::Impl::Read(uint64_t file_id, BackingFile* file, uint64_t offse
       uint64_t ns = NowNs() - start;
       const uint64_t cpu_ns = cpu.ScaledNs(ns);  // 0 unless sampled
       latency_[static_cast<int>(path)].Record(ns);
+      mrc_.Record(cache::HashPageKey(key));
       Count(&Shard::reads);
       Count(path == Path::kRawHit         ? &Shard::raw_hits
             : path == Path::kCompressedHit ? &Shard::compressed_hits
@@ -533,7 +542,24 @@ CacheStats PageCache::Impl::Stats() const {
   s.miss_latency = latency_[2].Snapshot();
   s.cpu_compress_ns = pool_->cpu_ns();
   s.cpu_evictor_ns = evictor_->cpu_ns();
+  const MissRatioCurve::Counts m = mrc_.counts();
+  s.mrc_samples = m.samples;
+  s.mrc_drops = m.drops;
   return s;
+}
+
+std::vector<PageCache::CurvePoint> PageCache::Impl::HitRatioCurve() const {
+  // 1/64 .. 4x the cache's pages, four points per doubling.
+  const double pages = static_cast<double>(memory_ / page_size_);
+  std::vector<uint64_t> sizes;
+  for (int i = -24; i <= 8; ++i) {
+    const auto k = static_cast<uint64_t>(std::llround(pages * std::exp2(i / 4.0)));
+    sizes.push_back(std::max<uint64_t>(k, 1));
+  }
+  const std::vector<double> hit = mrc_.HitRatios(sizes);
+  std::vector<CurvePoint> curve;
+  for (size_t i = 0; i < sizes.size(); ++i) curve.push_back(CurvePoint{sizes[i], hit[i]});
+  return curve;
 }
 
 // ---- PageCache --------------------------------------------------------------------------------
@@ -559,6 +585,9 @@ Status PageCache::Write(uint64_t file_id, BackingFile* file, uint64_t offset, co
 void PageCache::InvalidateFile(uint64_t file_id, uint64_t from) { impl_->InvalidateFile(file_id, from); }
 Status PageCache::Reconfigure(const Options& options) { return impl_->Reconfigure(options); }
 CacheStats PageCache::Stats() const { return impl_->Stats(); }
+std::vector<PageCache::CurvePoint> PageCache::HitRatioCurve() const {
+  return impl_->HitRatioCurve();
+}
 void PageCache::Quiesce() { impl_->Quiesce(); }
 Options PageCache::options() const { return impl_->options(); }
 

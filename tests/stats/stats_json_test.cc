@@ -84,8 +84,9 @@ TEST(StatsJsonTest, TopLevelKeysAndTheirOrderAreStable) {
       "promotions", "wasted_compressions", "stalls", "stall_ns", "compress_ns", "decompress_ns",
       "cpu_request_threads_ns", "cpu_raw_hit_ns", "cpu_decompress_ns", "cpu_miss_ns",
       "cpu_compress_ns", "cpu_evictor_ns",
-      "kernel_rerequests", "kernel_evictions", "raw_budget_bytes", "compressed_budget_bytes",
-      "raw_pages", "free_frames", "compressed_pages", "compressed_logical_bytes",
+      "kernel_rerequests", "kernel_evictions", "mrc_samples", "mrc_drops", "raw_budget_bytes",
+      "compressed_budget_bytes", "raw_pages", "free_frames", "compressed_pages",
+      "compressed_logical_bytes",
       "kernel_budget_bytes", "kernel_held_bytes", "compressor", "compression_level",
       "page_size", "cpu_us", "latency"};
   EXPECT_EQ(keys, expected);
