@@ -284,10 +284,19 @@ int Fsync(const char*, int datasync, fuse_file_info* fi) {
 }
 
 // Directories are listed whole in one call (offset 0 to the filler): the data sets here have a
-// few thousand entries per directory at most.
-int Readdir(const char* path, void* buf, fuse_fill_dir_t filler, off_t, fuse_file_info*,
-            fuse_readdir_flags) {
+// few thousand entries per directory at most. With nullpath_ok, readdir gets no path: opendir keeps
+// a descriptor of the source directory in fi->fh, and each readdir lists a duplicate of it from
+// the start (fdopendir takes the duplicate; it shares the offset, hence the rewinddir).
+int Opendir(const char* path, fuse_file_info* fi) {
   int fd = openat(g.source_fd, Rel(path), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return -errno;
+  fi->fh = static_cast<uint64_t>(fd);
+  return 0;
+}
+
+int Readdir(const char*, void* buf, fuse_fill_dir_t filler, off_t, fuse_file_info* fi,
+            fuse_readdir_flags) {
+  int fd = fcntl(static_cast<int>(fi->fh), F_DUPFD_CLOEXEC, 0);
   if (fd < 0) return -errno;
   DIR* dir = fdopendir(fd);
   if (dir == nullptr) {
@@ -295,6 +304,7 @@ int Readdir(const char* path, void* buf, fuse_fill_dir_t filler, off_t, fuse_fil
     close(fd);
     return -err;
   }
+  rewinddir(dir);
   while (dirent* de = readdir(dir)) {
     struct stat st;
     memset(&st, 0, sizeof(st));
@@ -303,6 +313,11 @@ int Readdir(const char* path, void* buf, fuse_fill_dir_t filler, off_t, fuse_fil
     if (filler(buf, de->d_name, &st, 0, static_cast<fuse_fill_dir_flags>(0)) != 0) break;
   }
   closedir(dir);
+  return 0;
+}
+
+int Releasedir(const char*, fuse_file_info* fi) {
+  close(static_cast<int>(fi->fh));
   return 0;
 }
 
@@ -421,7 +436,9 @@ int main(int argc, char** argv) {
   ops.flush = Flush;
   ops.release = Release;
   ops.fsync = Fsync;
+  ops.opendir = Opendir;
   ops.readdir = Readdir;
+  ops.releasedir = Releasedir;
   ops.access = Access;
   ops.fallocate = Fallocate;
 

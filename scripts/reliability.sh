@@ -90,5 +90,6 @@ if [ $fuzz = 1 ]; then
 fi
 echo "== backing stores: local, sshfs, GlusterFS, delay_fs (each up, read, down; nothing left)"
 tests/stores/stores_test.sh
+echo "== shared store: another client's changes and store outages under a mount"; tests/stores/shared_store_test.sh
 if grep -q ccfs_fs_test /proc/mounts; then echo "reliability: a test mount was left behind" >&2; exit 1; fi
 echo "== reliability suite passed in $(( ($(date +%s) - start) / 60 )) min"

@@ -10,6 +10,11 @@
 #   scripts/stores.sh evict KIND              drop the server's page cache of the store's files
 #                                             (sshfs source, GlusterFS brick, delay_fs source, local
 #                                             DIR), so that the next reads start from its disk
+#   scripts/stores.sh stop-server KIND        the store's server goes away (kill -9): sshfs's sshd
+#                                             and its sessions, the GlusterFS volume's bricks; the
+#                                             client mount at DIR stays (reads fail meanwhile)
+#   scripts/stores.sh start-server KIND       brings it back (the same sshd port, key and source;
+#                                             `gluster volume start force`); the mount reconnects
 #   scripts/stores.sh tune-gluster VOLUME     turn a GlusterFS volume's client caches off (run it
 #                                             on a server of that volume; `up gluster` does it
 #                                             for the volume it creates)
@@ -44,7 +49,8 @@
 #               read), dir_cache=no (sshfs's own cache of attributes, names and symlinks off),
 #               no_readahead (one SFTP request per read, none speculative), and neither
 #               kernel_cache nor auto_cache; attr_timeout=1,entry_timeout=1 bound how stale a stat
-#               may be (sshfs 3 has no data cache of its own; `-o cache=no` of sshfs 2 is gone).
+#               may be (sshfs 3 has no data cache of its own; `-o cache=no` of sshfs 2 is gone);
+#               reconnect (a lost connection is made again, so the mount outlives its server).
 #   glusterfs:  the volume's client-side performance translators off (kGlusterCachesOff below:
 #               write-behind, read-ahead, readdir-ahead, io-cache, open-behind, quick-read,
 #               nl-cache, stat-prefetch = md-cache, parallel-readdir), the FUSE client mounted with
@@ -260,6 +266,17 @@ up_local() {
   [ -d "$dir" ] || die "$dir: not a directory"
 }
 
+# Starts the sshd of $state/sshd_config (listening on PORT), records it, waits until it answers.
+start_sshd() {
+  local port=$1
+  setsid /usr/sbin/sshd -D -f "$state/sshd_config" -E "$state/sshd.log" \
+    </dev/null >/dev/null 2>&1 &
+  local sshd_pid=$!
+  record stop "$sshd_pid" sshd
+  info sshd_pid "$sshd_pid"
+  wait_for "sshd on 127.0.0.1:$port" bash -c "exec 3<>/dev/tcp/127.0.0.1/$port"
+}
+
 up_sshfs() {
   ensure_packages openssh-server sshfs
   prepare_source
@@ -298,11 +315,7 @@ Subsystem sftp internal-sftp
 ForceCommand internal-sftp
 EOF
   /usr/sbin/sshd -t -f "$state/sshd_config" || die "sshd rejects $state/sshd_config"
-  setsid /usr/sbin/sshd -D -f "$state/sshd_config" -E "$state/sshd.log" </dev/null &
-  local sshd_pid=$!
-  record stop "$sshd_pid" sshd
-  info sshd_pid "$sshd_pid"
-  wait_for "sshd on 127.0.0.1:$port" bash -c "exec 3<>/dev/tcp/127.0.0.1/$port"
+  start_sshd "$port"
   echo "[127.0.0.1]:$port $(cut -d' ' -f1,2 "$state/host_key.pub")" >"$state/known_hosts"
   cat >"$state/ssh_config" <<EOF
 Host ccfs-store
@@ -315,11 +328,14 @@ Host ccfs-store
   GlobalKnownHostsFile /dev/null
   StrictHostKeyChecking yes
   BatchMode yes
+  ServerAliveInterval 5
+  ServerAliveCountMax 3
   Compression no
   ControlMaster no
   LogLevel ERROR
 EOF
-  local opts=dir_cache=no,no_readahead,attr_timeout=1,entry_timeout=1,fsname=ccfs-store-sshfs
+  local opts=dir_cache=no,no_readahead,attr_timeout=1,entry_timeout=1,reconnect
+  opts+=,fsname=ccfs-store-sshfs
   if [ $page_cache -eq 1 ]; then opts+=,auto_cache; else opts+=,direct_io; fi
   info options "$opts"
   setsid sshfs -f -F "$state/ssh_config" "ccfs-store:$source" "$dir" -o "$opts" \
@@ -386,12 +402,22 @@ up_gluster() {
       mkdir -p "$state/glusterd"
       sed "s#option working-directory .*#option working-directory $state/glusterd#" \
         /etc/glusterfs/glusterd.vol >"$state/glusterd.vol"
-      setsid glusterd -N -f "$state/glusterd.vol" -l "$state/glusterd.log" </dev/null &
+      setsid glusterd -N -f "$state/glusterd.vol" -l "$state/glusterd.log" \
+        </dev/null >>"$state/glusterd.log" 2>&1 &
       local glusterd_pid=$!
       record stop "$glusterd_pid" glusterd
       info glusterd_pid "$glusterd_pid"
       info started_glusterd 1
     else
+      # A glusterd that another state's `up` started keeps its volumes in that state and stops at
+      # that state's `down`, taking ours with it (and we would prune its files at ours): not shared.
+      local other
+      for other in $(pgrep -x glusterd); do
+        other=$(tr '\0' '\n' <"/proc/$other/cmdline" 2>/dev/null | sed -n '/^-f$/{n;p;}')
+        [[ $other == */gluster/glusterd.vol ]] &&
+          die "the running glusterd was started by scripts/stores.sh for ${other%/gluster/*}" \
+              "and stops at its \`down\`: wait for that, or point STORES_STATE_DIR there"
+      done
       note "using the glusterd already running (it is left running at down)"
     fi
     wait_for "glusterd (log: $state/glusterd.log)" gluster_cli volume list
@@ -574,6 +600,72 @@ cmd_server_pids() {
   esac
 }
 
+# A store outage and its end, for tests of what the client in front of it does (issue 15 part 2).
+# sshfs: sshd and its sftp sessions killed (the sshfs client, mounted with `reconnect`, keeps
+# its mount and fails each request until it can connect again); started again from the same
+# config. gluster: the volume's brick processes killed; `volume start force` starts them again.
+cmd_stop_server() {
+  [ $# -eq 1 ] || usage
+  [ -f "$state_root/$1/info" ] || die "$1 is not up"
+  state=$state_root/$1
+  local pid p
+  case $1 in
+    sshfs)
+      pid=$(info_get sshfs sshd_pid)
+      [ "$(cat "/proc/$pid/comm" 2>/dev/null)" = sshd ] || die "sshd ($pid) is not running"
+      # The sessions first: once the listener is gone nothing would answer for them.
+      for p in $(cmd_server_pids sshfs) $(cat /proc/"$pid"/task/*/children 2>/dev/null); do
+        kill -9 "$p" 2>/dev/null || true
+      done
+      kill -9 "$pid"
+      ;;
+    gluster)
+      [ -n "$(info_get gluster brick)" ] || die "the GlusterFS volume was not created here"
+      pid=$(cmd_server_pids gluster)
+      [ -n "$pid" ] || die "no brick process of the volume is running"
+      kill -9 $pid  # one pid per brick
+      # Until the brick has exited and glusterd has seen it go, `volume start force` takes it for
+      # running (its pid file stays).
+      wait_for "the bricks of $(info_get gluster volume) to stop" bricks_offline $pid
+      ;;
+    *) die "stop-server: $1 has no server to stop (sshfs, gluster)" ;;
+  esac
+}
+
+# True once each PID has exited and glusterd shows no brick of the volume online (`volume status
+# --xml`: <status>1</status> is an online brick).
+bricks_offline() {
+  local vol pid
+  for pid in "$@"; do [ ! -e "/proc/$pid" ] || return 1; done
+  vol=$(info_get gluster volume)
+  ! gluster_cli volume status "${vol#*:}" --xml 2>/dev/null | grep -q '<status>1</status>'
+}
+
+brick_alive() {
+  local pid
+  for pid in $(cmd_server_pids gluster); do
+    [ "$(cat "/proc/$pid/comm" 2>/dev/null)" = glusterfsd ] && return 0
+  done
+  return 1
+}
+
+cmd_start_server() {
+  [ $# -eq 1 ] || usage
+  [ -f "$state_root/$1/info" ] || die "$1 is not up"
+  state=$state_root/$1
+  case $1 in
+    sshfs) start_sshd "$(info_get sshfs port)" ;;
+    gluster)
+      local vol
+      vol=$(info_get gluster volume)
+      vol=${vol#*:}
+      gluster_cli volume start "$vol" force >/dev/null
+      wait_for "a brick of $vol" brick_alive
+      ;;
+    *) die "start-server: $1 has no server to start (sshfs, gluster)" ;;
+  esac
+}
+
 # Drops the page cache of every file the store serves from (on this machine): `dd iflag=nocache
 # count=0` is posix_fadvise(POSIX_FADV_DONTNEED) over the whole file. Dirty pages are written first.
 cmd_evict() {
@@ -599,9 +691,12 @@ case ${1:-} in
   up) shift; cmd_up "$@" ;;
   evict) shift; cmd_evict "$@" ;;
   server-pids) shift; cmd_server_pids "$@" ;;
+  stop-server) shift; cmd_stop_server "$@" ;;
+  start-server) shift; cmd_start_server "$@" ;;
   down) shift; cmd_down "$@" ;;
   status) cmd_status ;;
   tune-gluster) [ $# -eq 2 ] || usage; tune_gluster "$2"; echo "client caches of $2 off" ;;
   -h | --help | help | "") usage ;;
-  *) die "unknown command '$1' (up, down, status, server-pids, evict, tune-gluster)" ;;
+  *) die "unknown command '$1' (up, down, status, server-pids, evict, stop-server, start-server," \
+         "tune-gluster)" ;;
 esac

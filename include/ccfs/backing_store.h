@@ -31,7 +31,8 @@ class BackingFile {
 
   // Reads up to `len` bytes at `offset` into `buf`. REQUIRES: offset, len and buf aligned to
   // kIoAlignment (len is a whole page). Sets *got to the bytes read: less than len only at end of
-  // file. Retries short reads and EINTR itself.
+  // file. Retries short reads and EINTR itself. A store whose file system lost its connection
+  // (ENOTCONN, ECONNABORTED: a dead FUSE or network client) fails with EIO, here and in Write.
   virtual Status ReadPage(uint64_t offset, size_t len, void* buf, size_t* got) = 0;
 
   // Writes `len` bytes at `offset` (any alignment) through to the file before returning.

@@ -27,6 +27,12 @@
 // A miss starts the page with as many CLOCK uses as the frequency sketch has seen it read lately,
 // so pages read often come back with credit.
 //
+// Every page read (hit or miss) is also offered to a miss-ratio-curve estimator (cache/mrc.h:
+// SHARDS sampling of reuse distances), which says what hit ratio an LRU cache of other sizes would
+// have had on the same reads; HitRatioCurve() reads it. It costs an unsampled read a hash, a
+// compare and a counter add, a sampled one (at most one page in two) ~150 ns, and never makes a
+// read wait; mrc_samples and mrc_drops count what it took and what it let go.
+//
 // Files are named by a caller-chosen 64-bit id (the daemon uses the backing inode number) plus
 // the BackingFile to read misses from. The id must change, or InvalidateFile() must be called,
 // whenever the file's content changes other than through Write().
@@ -41,6 +47,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <vector>
 
 #include "ccfs/backing_store.h"
 #include "ccfs/options.h"
@@ -60,7 +67,8 @@ class PageCache {
   PageCache& operator=(const PageCache&) = delete;
 
   // Reads up to `len` bytes at `offset` of file `file_id` into `dst`; *n is set to the bytes
-  // copied, which is less than len only at end of file. Any offset and length are allowed.
+  // copied, which is less than len only at end of file. Any offset and length are allowed. A page
+  // that cannot be read fails the whole call (*n then counts the bytes copied before it).
   Status Read(uint64_t file_id, BackingFile* file, uint64_t offset, size_t len, void* dst,
               size_t* n);
 
@@ -81,6 +89,19 @@ class PageCache {
   // A consistent-enough snapshot of all counters (each counter is exact; they are read one after
   // another, so a snapshot taken under load may be a few pages apart between counters).
   CacheStats Stats() const;
+
+  // One point of the estimated curve: an LRU cache of `pages` pages would have hit `hit_ratio` of
+  // the reads served lately.
+  struct CurvePoint {
+    uint64_t pages;
+    double hit_ratio;
+  };
+  // The estimated hit ratio at sizes from 1/64 to 4 times the cache's memory in pages (memory /
+  // page_size; four points per doubling), over the page reads served so far, older reads weighing
+  // less (their weight halves every 64 x memory / page_size reads). Estimated from a sample of the
+  // reads: an estimate of LRU, not of this cache's own policy, and under raw_tier = kernel of the
+  // kernel's misses only. Takes the estimator's lock, never a reader's path; a few tens of µs.
+  std::vector<CurvePoint> HitRatioCurve() const;
 
   // Waits until no eviction or compression is in flight (for tests and benchmarks).
   void Quiesce();

@@ -8,6 +8,15 @@
 //
 // CacheStats is a plain snapshot of everything the engine counts. Counters add up: every page read
 // is exactly one of raw_hits, compressed_hits, misses.
+//
+// CPU time (the cpu_*_ns counters) says what a buffer costs in CPU, by path, beside what it costs
+// in time. The compression workers and the evictor are measured whole, from their threads' CPU
+// clocks. Raw hits, compressed hits and misses run on the reading threads and are estimated: about
+// one page read in 64 is timed on the reader's thread CPU clock and counted 64 times
+// (util/thread_cpu.h: that clock is a system call, too dear to read twice on every page). In the
+// daemon the FUSE request threads are measured whole too (cpu_request_threads_ns); what they
+// spend outside the cache's read paths is the "request" path (stats/counters.h, CpuTimesOf). Not
+// counted: liburcu's reclamation thread, the metrics server, the kernel-mode notifier thread.
 #ifndef CCFS_STATS_H_
 #define CCFS_STATS_H_
 
@@ -108,8 +117,16 @@ class LatencyHistogram {
   X(wasted_compressions, Event, "compressed pages dropped before any hit")                         \
   X(stalls, Event, "misses that found no free frame and waited")                                   \
   X(stall_ns, Event, "total time those misses waited")                                             \
-  X(compress_ns, Event, "CPU time spent compressing victims (pool threads)")                       \
+  X(compress_ns, Event, "time spent compressing victims (pool threads, wall clock)")              \
   X(decompress_ns, Event, "time spent decompressing on compressed hits")                           \
+  X(cpu_request_threads_ns, Event,                                                                 \
+    "CPU time of the FUSE request threads, the cache's read paths on them included (daemon)")      \
+  X(cpu_raw_hit_ns, Event, "CPU time of raw hits (estimated from one read in 64)")                \
+  X(cpu_decompress_ns, Event, "CPU time of compressed hits (estimated from one read in 64)")       \
+  X(cpu_miss_ns, Event,                                                                            \
+    "CPU time of misses: backing read and admission (estimated from one read in 64)")             \
+  X(cpu_compress_ns, Event, "CPU time of the compression pool's workers")                         \
+  X(cpu_evictor_ns, Event, "CPU time of the evictor thread")                                       \
   X(memory_bytes, TierSize, "the whole budget")                                                    \
   X(raw_budget_bytes, Level, "the raw tier's share of memory_bytes")                               \
   X(compressed_budget_bytes, Level, "the compressed tier's share of memory_bytes")                 \
@@ -126,7 +143,9 @@ class LatencyHistogram {
   X(kernel_rerequests, Event,                                                                      \
     "raw_tier = kernel: pages the kernel asked for again after it dropped them itself")            \
   X(kernel_evictions, Event,                                                                       \
-    "raw_tier = kernel: pages the daemon told the kernel to drop to hold its budget")
+    "raw_tier = kernel: pages the daemon told the kernel to drop to hold its budget")              \
+  X(mrc_samples, Event, "page reads sampled into the hit-ratio curve estimate (cache/mrc.h)")      \
+  X(mrc_drops, Event, "sampled page reads the curve estimator dropped: its buffer was full")
 
 struct CacheStats {
   // The counters (see CCFS_CACHE_COUNTERS for what each means).
@@ -136,6 +155,8 @@ struct CacheStats {
 
   // Settings now.
   bool kernel_raw_tier = false;    // raw_tier = kernel: the kernel's hits are not in these counts
+  bool kernel_evict = false;       // raw_tier = kernel and the daemon drops the kernel's pages in
+                                   // the order it sent them (kernel_evict = true): a FIFO level
   int compressed_percent = 0;
   uint32_t page_size = 0;
   int compressor = 0;              // CodecKind
@@ -153,6 +174,8 @@ struct CacheStats {
   }
   // Mean microseconds per page served, over all three paths.
   double us_per_buffer() const;
+  // CPU microseconds per page read, all paths (stats/counters.h CpuTimesOf says which).
+  double cpu_us_per_buffer() const;
   // All paths merged.
   HistogramSnapshot all_latency() const;
 };

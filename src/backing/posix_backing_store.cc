@@ -13,6 +13,13 @@
 // the first read with EINVAL. Both are caught; the file then reads buffered and direct() says so,
 // because such misses are not device reads and reports must not pretend they are.
 //
+// Why ENOTCONN becomes EIO: a FUSE or network file system under the dataset (an sshfs mount whose
+// process died, a GlusterFS client cut off from its bricks) answers ENOTCONN (ECONNABORTED for a
+// request in flight when a FUSE connection went, ECANCELED when that connection was served over
+// io_uring). Handed up unchanged, ccfs's own readers would
+// see "Transport endpoint is not connected", which on a FUSE mount says that ccfs is gone; ccfs
+// is up and the store failed an I/O: EIO, the message keeping the cause.
+//
 // This file and mem_backing_store.cc are the only places where errno becomes a Status.
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -31,6 +38,16 @@ namespace ccfs {
 namespace {
 
 bool IsAligned(uint64_t v) { return v % kIoAlignment == 0; }
+
+// The Status of a failed read or write of the store's data (ENOTCONN: EIO, see above).
+Status DataError(int err, const std::string& what) {
+  if (err == ENOTCONN || err == ECONNABORTED || err == ECANCELED) {
+    const char* name =
+        err == ENOTCONN ? "ENOTCONN" : (err == ECONNABORTED ? "ECONNABORTED" : "ECANCELED");
+    return Status::FromErrno(EIO, what + " (the store is not connected: " + name + ")");
+  }
+  return Status::FromErrno(err, what);
+}
 
 class PosixBackingFile final : public BackingFile {
  public:
@@ -54,10 +71,12 @@ class PosixBackingFile final : public BackingFile {
     }
     char* out = static_cast<char*>(buf);
     size_t done = 0;
+    bool asked_again = false;
     while (done < len) {
       // A short direct read can leave the next offset unaligned (a file whose size is not a
       // multiple of the block); the rest of the page then continues buffered. At end of file that
-      // buffered read returns 0 at once, so it costs one cheap system call per file tail.
+      // buffered read returns 0 at once, so it costs one cheap system call (and an fstat, below)
+      // per file tail.
       bool direct = use_direct_.load(std::memory_order_relaxed) && IsAligned(offset + done);
       int fd = direct ? direct_fd_ : fd_;
       ssize_t n = pread(fd, out + done, len - done, static_cast<off_t>(offset + done));
@@ -69,10 +88,21 @@ class PosixBackingFile final : public BackingFile {
           use_direct_.store(false, std::memory_order_relaxed);
           continue;
         }
-        return Status::FromErrno(err, name_ + ": read of " + std::to_string(len) +
-                                          " bytes at offset " + std::to_string(offset));
+        return DataError(err, name_ + ": read of " + std::to_string(len) + " bytes at offset " +
+                                  std::to_string(offset));
       }
-      if (n == 0) break;  // end of file
+      if (n == 0) {
+        // End of file, unless the size says otherwise (or cannot be had): then the store may
+        // have answered a read inside the file with nothing (sshfs does, once, for a read in
+        // flight when its connection drops, and EIO after), and an empty page would reach the
+        // reader as an early end of file. Asked once more; a second empty answer is believed (the
+        // size may be stale: another client may have truncated the file).
+        if (!asked_again && !SizeEndsAt(offset + done)) {
+          asked_again = true;
+          continue;
+        }
+        break;
+      }
       if (direct) direct_confirmed_.store(true, std::memory_order_relaxed);
       done += static_cast<size_t>(n);
     }
@@ -87,8 +117,8 @@ class PosixBackingFile final : public BackingFile {
       ssize_t n = pwrite(fd_, in + done, len - done, static_cast<off_t>(offset + done));
       if (n < 0) {
         if (errno == EINTR) continue;
-        return Status::FromErrno(errno, name_ + ": write of " + std::to_string(len) +
-                                            " bytes at offset " + std::to_string(offset));
+        return DataError(errno, name_ + ": write of " + std::to_string(len) +
+                                    " bytes at offset " + std::to_string(offset));
       }
       if (n == 0) {
         // pwrite returning 0 for a non-empty buffer means the device will not take more.
@@ -99,6 +129,12 @@ class PosixBackingFile final : public BackingFile {
     }
     if (options_.write_through_to_device && len > 0) return WriteBack(offset, len);
     return Status::Ok();
+  }
+
+  // True if fstat says the file has no byte at `offset` (false if fstat fails).
+  bool SizeEndsAt(uint64_t offset) const {
+    struct stat st;
+    return fstat(fd_, &st) == 0 && static_cast<uint64_t>(st.st_size) <= offset;
   }
 
   Status Size(uint64_t* size) override {

@@ -7,7 +7,10 @@
 // adds the shards up into a CacheStats.
 //
 // compressed_evictions and wasted_compressions are counted by CompressedTier under its mutex
-// (CompressedTier::Counts); their slots here stay zero and the engine fills those fields itself.
+// (CompressedTier::Counts), mrc_samples and mrc_drops by MissRatioCurve (cache/mrc.h);
+// cpu_compress_ns and cpu_evictor_ns are read from those threads' CPU clocks, and
+// cpu_request_threads_ns from the request threads' by the FUSE layer. Their slots here stay zero
+// and the engine (or the FUSE layer) fills those fields itself.
 //
 // Thread-safety: every method may be called from any thread. Each count is exact; a snapshot
 // taken under load reads the counts one after another.

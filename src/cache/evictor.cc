@@ -121,6 +121,7 @@ void Evictor::Kick() {
 
 void Evictor::Loop() {
   pthread_setname_np(pthread_self(), "ccfs-evictor");
+  ThreadCpuGroup::Membership cpu = cpu_.Join();
   RawTier& raw = *parts_.raw;
   CompressionPool& pool = *parts_.pool;
   std::vector<PageEntry*> victims;

@@ -39,6 +39,7 @@
 #include "ccfs/options.h"
 #include "compress/compression_pool.h"
 #include "util/mutex.h"
+#include "util/thread_cpu.h"
 
 namespace ccfs::cache {
 
@@ -85,6 +86,10 @@ class Evictor {
   // Free frames below this wake the evictor (at least 1).
   uint32_t low_watermark() const { return low_watermark_.load(std::memory_order_relaxed); }
 
+  // CPU time the evictor thread has used so far (sweeps, admission, the sketch's aging), read
+  // from its thread CPU clock. The compressions it hands out are the pool's.
+  uint64_t cpu_ns() const { return cpu_.TotalNs(); }
+
  private:
   // kCompress: take a batch for the pool. kDrop: the pool is saturated and free frames are nearly
   // gone; misses would wait for compressions, so a batch is dropped uncompressed instead.
@@ -123,6 +128,7 @@ class Evictor {
   bool stop_ GUARDED_BY(mu_) = false;
   bool busy_ GUARDED_BY(mu_) = false;  // a sweep is being handed out
   std::atomic<bool> sleeping_{false};  // waiting on cv_ (Kick)
+  ThreadCpuGroup cpu_;                 // the evictor thread; before thread_, which leaves it first
   std::thread thread_;
 };
 

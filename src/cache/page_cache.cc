@@ -9,12 +9,15 @@
 //                    -> kLoading:      wait for the loader, then read again  (counted as a miss)
 //                    -> absent:        take a frame (waiting only if none is free: a stall),
 //                                      insert kLoading, read the backing file, publish kRaw (miss)
+// Every page read, whatever its path, is also recorded by the hit-ratio curve estimator (mrc.h),
+// after the latency is taken.
 // Eviction (evictor.h): a single evictor thread watches free frames; below the low watermark it
 // sweeps a batch of victims and hands them to the compression pool in a few chunks; with no
 // compressed budget it drops them at once. Compression never runs on a reader's thread.
 #include "ccfs/page_cache.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <thread>
 #include <vector>
@@ -24,6 +27,7 @@
 #include "cache/engine_counters.h"
 #include "cache/evictor.h"
 #include "cache/frequency.h"
+#include "cache/mrc.h"
 #include "cache/page_entry.h"
 #include "cache/page_index.h"
 #include "cache/raw_tier.h"
@@ -32,6 +36,7 @@
 #include "config/live_options.h"
 #include "util/cpus.h"
 #include "util/mutex.h"
+#include "util/thread_cpu.h"
 
 namespace ccfs {
 
@@ -40,6 +45,7 @@ using cache::CompressedTier;
 using cache::EngineCounters;
 using cache::Evictor;
 using cache::FrequencySketch;
+using cache::MissRatioCurve;
 using cache::NowNs;
 using cache::PageEntry;
 using cache::PageIndex;
@@ -50,6 +56,10 @@ using cache::RcuReadLock;
 namespace {
 
 using Shard = EngineCounters::Shard;
+
+// CPU time of each read path (Path's order), estimated from a sample of the reads.
+constexpr EngineCounters::Counter kPathCpu[] = {&Shard::cpu_raw_hit_ns, &Shard::cpu_decompress_ns,
+                                                &Shard::cpu_miss_ns};
 
 // Decompression on reader threads: one codec per kind per thread, made on first use.
 Codec& ReaderCodec(uint8_t kind) {
@@ -85,6 +95,7 @@ class PageCache::Impl {
   void InvalidateFile(uint64_t file_id, uint64_t from);
   Status Reconfigure(const Options& o);
   CacheStats Stats() const;
+  std::vector<CurvePoint> HitRatioCurve() const;
   void Quiesce();
   Options options() const EXCLUDES(options_mu_) {
     MutexLock lock(&options_mu_);
@@ -133,6 +144,7 @@ class PageCache::Impl {
 
   std::atomic<bool> probation_;
   FrequencySketch frequency_;
+  MissRatioCurve mrc_;
   EngineCounters counters_;
   LatencyHistogram latency_[3];  // raw hit, compressed hit, miss
   // Last: it borrows the parts above. Stopped first by the destructor.
@@ -150,7 +162,8 @@ PageCache::Impl::Impl(const Options& o)
            static_cast<uint32_t>(o.raw_budget() / o.page_size)),
       compressed_(o.compressed_budget()),
       probation_(o.probation),
-      frequency_(o.memory / o.page_size * 4, o.memory / o.page_size) {
+      frequency_(o.memory / o.page_size * 4, o.memory / o.page_size),
+      mrc_(MissRatioCurve::Config::ForCache(o.memory / o.page_size)) {
   // liburcu starts its reclamation thread on the first call_rcu, from whichever thread makes it,
   // and the new thread inherits that thread's name, scheduling class, nice value and CPUs: made by
   // a compression worker it would run as a pinned, SCHED_BATCH "ccfs-compress". Start it here.
@@ -192,18 +205,24 @@ Status PageCache::Impl::Read(uint64_t file_id, BackingFile* file, uint64_t offse
     uint32_t want = static_cast<uint32_t>(std::min<uint64_t>(len, page_size_ - in_page));
     uint32_t copied = 0;
     Path path = Path::kNone;
+    CpuSample cpu;  // about one page in 64 is timed on this thread's CPU clock (ccfs/stats.h)
     uint64_t start = NowNs();
     const PageKey key{file_id, page_no};
     Status st = ReadPage(key, file, in_page, want, out, &copied, &path);
-    if (!st.ok()) return *n > 0 ? Status::Ok() : st;
+    // An error is the reader's, even after some pages: a short success would read as end of file
+    // (in raw_tier = kernel mode the kernel then zero-fills and keeps the rest of the page).
+    if (!st.ok()) return st;
     if (path != Path::kNone) {
       frequency_.Increment(key);
       uint64_t ns = NowNs() - start;
+      const uint64_t cpu_ns = cpu.ScaledNs(ns);  // 0 unless sampled
       latency_[static_cast<int>(path)].Record(ns);
+      mrc_.Record(cache::HashPageKey(key));
       Count(&Shard::reads);
       Count(path == Path::kRawHit         ? &Shard::raw_hits
             : path == Path::kCompressedHit ? &Shard::compressed_hits
                                            : &Shard::misses);
+      if (cpu.sampled()) Count(kPathCpu[static_cast<int>(path)], cpu_ns);
     }
     *n += copied;
     out += copied;
@@ -513,6 +532,7 @@ CacheStats PageCache::Impl::Stats() const {
   s.raw_bytes = s.raw_pages * page_size_;
   s.compressed_percent = o.compressed_percent;
   s.kernel_raw_tier = o.kernel_raw_tier();
+  s.kernel_evict = o.kernel_raw_tier() && o.kernel_evict;
   s.kernel_budget_bytes = o.kernel_budget();
   s.page_size = page_size_;
   s.compressor = static_cast<int>(o.compressor);
@@ -520,7 +540,26 @@ CacheStats PageCache::Impl::Stats() const {
   s.raw_hit_latency = latency_[0].Snapshot();
   s.compressed_hit_latency = latency_[1].Snapshot();
   s.miss_latency = latency_[2].Snapshot();
+  s.cpu_compress_ns = pool_->cpu_ns();
+  s.cpu_evictor_ns = evictor_->cpu_ns();
+  const MissRatioCurve::Counts m = mrc_.counts();
+  s.mrc_samples = m.samples;
+  s.mrc_drops = m.drops;
   return s;
+}
+
+std::vector<PageCache::CurvePoint> PageCache::Impl::HitRatioCurve() const {
+  // 1/64 .. 4x the cache's pages, four points per doubling.
+  const double pages = static_cast<double>(memory_ / page_size_);
+  std::vector<uint64_t> sizes;
+  for (int i = -24; i <= 8; ++i) {
+    const auto k = static_cast<uint64_t>(std::llround(pages * std::exp2(i / 4.0)));
+    sizes.push_back(std::max<uint64_t>(k, 1));
+  }
+  const std::vector<double> hit = mrc_.HitRatios(sizes);
+  std::vector<CurvePoint> curve;
+  for (size_t i = 0; i < sizes.size(); ++i) curve.push_back(CurvePoint{sizes[i], hit[i]});
+  return curve;
 }
 
 // ---- PageCache --------------------------------------------------------------------------------
@@ -546,6 +585,9 @@ Status PageCache::Write(uint64_t file_id, BackingFile* file, uint64_t offset, co
 void PageCache::InvalidateFile(uint64_t file_id, uint64_t from) { impl_->InvalidateFile(file_id, from); }
 Status PageCache::Reconfigure(const Options& options) { return impl_->Reconfigure(options); }
 CacheStats PageCache::Stats() const { return impl_->Stats(); }
+std::vector<PageCache::CurvePoint> PageCache::HitRatioCurve() const {
+  return impl_->HitRatioCurve();
+}
 void PageCache::Quiesce() { impl_->Quiesce(); }
 Options PageCache::options() const { return impl_->options(); }
 

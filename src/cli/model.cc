@@ -34,6 +34,7 @@ struct ModelArgs {
   const CLI::Option* trip_option = nullptr;
   const CLI::Option* kernel_hit_option = nullptr;
   std::string raw_tier = "daemon";
+  std::string replacement = "oracle";
   bool json = false;
 };
 
@@ -94,6 +95,13 @@ int RunModel(const ModelArgs& args) {
   in.costs.kernel_hit_us = in.costs.hit_us;
   if (!cost(args.kernel_hit_option, args.kernel_hit_us, &in.costs.kernel_hit_us)) return 2;
   if (!(s = ParseDistSpec(args.dist, args.hot_fraction, &in.dist)).ok()) return fail(s.ToString());
+  // oracle: the thesis's; lru: both levels; fifo: a FIFO raw level (the kernel raw tier with
+  // kernel_evict) over LRU-like tiers below.
+  if (!ParseReplacement(args.replacement, &in.raw_replacement)) {
+    return fail("--replacement " + args.replacement + ": oracle, lru or fifo");
+  }
+  in.cache_replacement =
+      in.raw_replacement == Replacement::kFifo ? Replacement::kLru : in.raw_replacement;
   std::vector<int> percents = args.percents;
   if (percents.empty()) {
     for (int c = 0; c <= 90; c += 10) percents.push_back(c);
@@ -146,6 +154,7 @@ int RunModel(const ModelArgs& args) {
                         {"dist", in.dist.ToString()},
                         {"ratio", in.ratio},
                         {"raw_tier", RawTierModeName(in.raw_tier)},
+                        {"replacement", ReplacementName(in.raw_replacement)},
                         {"costs_us",
                          {{"hit", in.costs.hit_us},
                           {"decompress", in.costs.decompress_us},
@@ -204,6 +213,11 @@ CommandRegistrar registrar(
           "--kernel-hit-us", args->kernel_hit_us,
           "--raw-tier kernel: µs per read the kernel's page cache answers (default: the raw "
           "hit's)");
+      app->add_option("--replacement", args->replacement,
+                      "how S(k) is read: oracle (the k hottest pages are cached: the thesis's), "
+                      "lru (Che's approximation of LRU; ccfs's GCLOCK comes close) or fifo (a "
+                      "FIFO raw level over LRU: raw_tier = kernel with kernel_evict)")
+          ->capture_default_str();
       app->add_flag("--json", args->json, "print JSON");
       return [args] { return RunModel(*args); };
     });

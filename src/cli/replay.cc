@@ -70,6 +70,31 @@ void PrintProgress(const ReplayProgress& p) {
              100 * fraction, p.ops_per_s, hit, p.us_per_buffer);
 }
 
+// CPU and energy per buffer (trace/replay.h says what each covers).
+void PrintCpu(const ReplayResult& r) {
+  if (r.have_counters && r.mode != "directory") {
+    std::string paths;
+    for (int i = 0; i < CpuTimes::kPaths; ++i) {
+      if (i == CpuTimes::kRequest && r.mode == "engine") continue;  // no request threads there
+      paths += fmt::format("{}{} {:.1f}", paths.empty() ? "" : ", ", CpuTimes::kNames[i],
+                           r.cpu.UsPerBuffer(i, r.ops));
+    }
+    fmt::print("  CPU per buffer {:>7.1f}  ({}); this process {:.1f} µs{}\n", r.cpu_us_per_buffer,
+               paths, r.process_cpu_us_per_buffer,
+               r.mode == "engine" ? " (the cache and the replay loop)" : " (the reader's side)");
+  } else {
+    fmt::print("  CPU per buffer {:>7.1f}  (this process, the kernel's work for its reads "
+               "included)\n",
+               r.process_cpu_us_per_buffer);
+  }
+  if (r.joules_per_buffer >= 0) {
+    fmt::print("  energy         {:.3f} mJ per buffer ({}, the whole machine's)\n",
+               r.joules_per_buffer * 1e3, r.energy_note);
+  } else {
+    fmt::print("  energy         {}\n", r.energy_note);
+  }
+}
+
 void PrintSummary(const ReplayResult& r, int threads) {
   fmt::print("ccfs replay: {} {}  {}  {} pages in {:.1f} s ({:.0f} ops/s, {} thread{}), warmup {}\n",
              r.mode, r.target, r.dist, r.ops, r.seconds, r.seconds > 0 ? r.ops / r.seconds : 0.0,
@@ -128,6 +153,7 @@ void PrintSummary(const ReplayResult& r, int threads) {
                "µs per buffer)\n",
                r.costs.trip_us, kernel, r.model.trip_us_per_buffer);
   }
+  PrintCpu(r);
 }
 
 // "compressed_percent=0:90:10" -> {0, 10, ..., 90}.

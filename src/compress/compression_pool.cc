@@ -26,6 +26,7 @@
 
 #include "util/cpus.h"
 #include "util/mutex.h"
+#include "util/thread_cpu.h"
 
 namespace ccfs {
 
@@ -72,6 +73,8 @@ class CompressionPool::Impl {
 
   uint64_t codecs_built() const { return codecs_built_.load(std::memory_order_relaxed); }
 
+  uint64_t cpu_ns() const { return cpu_.TotalNs(); }
+
   size_t pending() const EXCLUDES(mu_) {
     MutexLock lock(&mu_);
     return queue_.size() + running_;
@@ -80,6 +83,7 @@ class CompressionPool::Impl {
  private:
   void WorkerLoop() EXCLUDES(mu_) {
     pthread_setname_np(pthread_self(), "ccfs-compress");
+    ThreadCpuGroup::Membership cpu = cpu_.Join();
     // Compression is background work: a reader waiting for its page should get the CPU first.
     // SCHED_BATCH tells the scheduler this thread is not interactive (no wake-up preemption of
     // readers); the nice value gives readers the larger share when both want a CPU.
@@ -133,6 +137,7 @@ class CompressionPool::Impl {
   const std::vector<int> cpus_;  // where workers run; empty = anywhere
   uint64_t codec_generation_ GUARDED_BY(mu_) = 0;  // bumped by SetCodec
   std::atomic<uint64_t> codecs_built_{0};
+  ThreadCpuGroup cpu_;                  // the workers; before workers_, which leave it first
   std::vector<std::thread> workers_;    // fixed after construction
 };
 
@@ -147,5 +152,6 @@ void CompressionPool::Wait() { impl_->Wait(); }
 int CompressionPool::threads() const { return impl_->threads(); }
 size_t CompressionPool::pending() const { return impl_->pending(); }
 uint64_t CompressionPool::codecs_built() const { return impl_->codecs_built(); }
+uint64_t CompressionPool::cpu_ns() const { return impl_->cpu_ns(); }
 
 }  // namespace ccfs

@@ -47,10 +47,12 @@ std::string OutcomeLine(const Status& s) {
 
 }  // namespace
 
-ControlDir::ControlDir(PageCache* cache, KernelCache* kernel, const std::string& dataset,
-                       const std::string& mountpoint, double attr_timeout)
+ControlDir::ControlDir(PageCache* cache, KernelCache* kernel, const ThreadCpuGroup* request_cpu,
+                       const std::string& dataset, const std::string& mountpoint,
+                       double attr_timeout)
     : cache_(cache),
       kernel_(kernel),
+      request_cpu_(request_cpu),
       dataset_(dataset),
       mountpoint_(mountpoint),
       attr_timeout_(attr_timeout),
@@ -269,6 +271,7 @@ CacheStats ControlDir::Stats() const {
     s.kernel_rerequests = k.rerequests;
     s.kernel_evictions = k.evicted_pages;
   }
+  s.cpu_request_threads_ns = request_cpu_->TotalNs();
   return s;
 }
 

@@ -51,16 +51,18 @@
 #include "fuse/inode_table.h"
 #include "fuse/kernel_cache.h"
 #include "fuse/open_handles.h"
+#include "util/thread_cpu.h"
 
 namespace ccfs {
 
 class ControlDir {
  public:
   // `cache` is borrowed; so is `kernel` (nullptr in daemon mode), whose figures join the engine's
-  // and whose budget follows compressed_percent. `dataset` and `mountpoint` are only reported in
-  // stats.json; attributes of the virtual nodes are given with `attr_timeout`.
-  ControlDir(PageCache* cache, KernelCache* kernel, const std::string& dataset,
-             const std::string& mountpoint, double attr_timeout);
+  // and whose budget follows compressed_percent, and `request_cpu`, the request threads' CPU
+  // time (cpu_request_threads_ns). `dataset` and `mountpoint` are only reported in stats.json;
+  // attributes of the virtual nodes are given with `attr_timeout`.
+  ControlDir(PageCache* cache, KernelCache* kernel, const ThreadCpuGroup* request_cpu,
+             const std::string& dataset, const std::string& mountpoint, double attr_timeout);
   ControlDir(const ControlDir&) = delete;
   ControlDir& operator=(const ControlDir&) = delete;
 
@@ -98,7 +100,8 @@ class ControlDir {
                           std::vector<std::string>* needs_remount);
   std::string RenderStats() const;
   std::string StatsLine() const;
-  // The engine's counters, with the kernel level's (kernel_held_bytes, ...) in kernel mode.
+  // The engine's counters, with the kernel level's (kernel_held_bytes, ...) in kernel mode and
+  // the request threads' CPU time.
   CacheStats Stats() const;
 
  private:
@@ -114,6 +117,7 @@ class ControlDir {
 
   PageCache* const cache_;
   KernelCache* const kernel_;
+  const ThreadCpuGroup* const request_cpu_;
   const std::string dataset_;
   const std::string mountpoint_;
   const double attr_timeout_;

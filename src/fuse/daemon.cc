@@ -82,7 +82,9 @@ Status ResolveDirectory(const std::string& what, const std::string& path, std::s
   struct stat st;
   if (stat(path.c_str(), &st) != 0) {
     int err = errno;
-    if (err == ENOTCONN) {
+    // A dead daemon's mount answers ENOTCONN, or ECONNABORTED while the kernel is still aborting
+    // the connection's requests (seen with FUSE over io_uring).
+    if (err == ENOTCONN || err == ECONNABORTED) {
       return Status::IOError(err, fmt::format(
           "{} {}: a FUSE daemon that served it has died and left it mounted; run "
           "\"fusermount3 -u {}\" (or \"ccfs umount {}\") first",
@@ -228,6 +230,7 @@ class Daemon {
     loop_config.kind = RequestLoopKind::kFixedThreads;
     loop_config.threads = options_.request_threads;
     if (options_.pin_threads) loop_config.cpus = SplitCpus(options_.compress_threads).request;
+    loop_config.cpu = fs_->request_cpu();
     loop_ = std::make_unique<RequestLoop>(session_, loop_config);
     s = loop_->Start();
     if (s.ok() && use_uring) s = StartUring();
@@ -294,6 +297,7 @@ class Daemon {
     UringTransportConfig config;
     config.max_write = init.max_write;
     config.max_pages = init.max_pages;
+    config.cpu = fs_->request_cpu();
     uring_ = std::make_unique<UringTransport>(session_, config);
     Status s = uring_->Start();
     if (s.ok()) return s;

@@ -30,7 +30,7 @@ FsContext::FsContext(const Filesystem::Config& config_in, PageCache* cache_in)
                                           : [this](Inode* i, uint64_t offset) {
                                               kernel->InvalidateFrom(inodes.InoOf(i), offset);
                                             }),
-      control(cache_in, kernel.get(), config_in.dataset, config_in.mountpoint,
+      control(cache_in, kernel.get(), &request_cpu, config_in.dataset, config_in.mountpoint,
               config_in.attr_timeout) {}
 
 FsContext::~FsContext() {
@@ -124,6 +124,7 @@ Filesystem::~Filesystem() = default;
 
 const fuse_lowlevel_ops& Filesystem::Ops() { return kOpTable; }
 void* Filesystem::userdata() { return context_.get(); }
+ThreadCpuGroup* Filesystem::request_cpu() { return &context_->request_cpu; }
 
 Status Filesystem::ApplyControlText(const std::string& text) {
   return context_->control.ApplyControlText(text);

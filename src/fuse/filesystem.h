@@ -50,6 +50,7 @@
 #include "ccfs/options.h"
 #include "ccfs/page_cache.h"
 #include "ccfs/status.h"
+#include "util/thread_cpu.h"
 
 struct fuse_lowlevel_ops;
 struct fuse_session;
@@ -75,6 +76,9 @@ class Filesystem {
   // The op table, and the userdata to pass with it to fuse_session_new.
   static const fuse_lowlevel_ops& Ops();
   void* userdata();
+  // The group the threads that run the handlers join (RequestLoopConfig::cpu,
+  // UringTransportConfig::cpu): their CPU time is stats.json's cpu_request_threads_ns.
+  ThreadCpuGroup* request_cpu();
 
   // Applies "key=value" lines (blank lines and lines starting with '#' are skipped) as
   // .ccfs/control does: every line is checked before any is applied; an unknown key, a bad value

@@ -54,6 +54,8 @@ struct FsContext {
   // mode. Before `changes`, which tells it about stale pages.
   std::unique_ptr<KernelCache> kernel;
   ChangeDetector changes;
+  // The request threads (RequestLoop, UringTransport) join it; before `control`, which reads it.
+  ThreadCpuGroup request_cpu;
   ControlDir control;
   OpenHandles<FileHandle> files;  // what fi->fh names for an open data file
   OpenHandles<DirHandle> dirs;    // ... for an open real directory (0 for .ccfs)

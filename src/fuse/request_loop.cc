@@ -27,6 +27,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -85,6 +86,8 @@ class RequestLoop::Impl {
     running_ = n;
     for (int i = 0; i < n; ++i) {
       threads_.emplace_back([this] {
+        std::optional<ThreadCpuGroup::Membership> cpu;
+        if (config_.cpu != nullptr) cpu.emplace(config_.cpu->Join());
         if (!config_.cpus.empty()) PinThisThread(config_.cpus);
         Serve();
       });

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "ccfs/status.h"
+#include "util/thread_cpu.h"
 
 struct fuse_session;
 
@@ -40,6 +41,10 @@ struct RequestLoopConfig {
   int threads = 2;        // serving threads (kSingle ignores it)
   bool clone_fd = false;  // kLibfuseMt only
   std::vector<int> cpus;  // kFixedThreads: serving threads run only on these CPUs (empty: any)
+  // If set, the serving threads join it for their lifetime (their CPU time is the request
+  // threads' in the stats). kLibfuseMt's workers are libfuse's threads and are not counted.
+  // Borrowed; must outlive the RequestLoop's threads.
+  ThreadCpuGroup* cpu = nullptr;
 };
 
 class RequestLoop {

@@ -42,6 +42,7 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -340,6 +341,8 @@ int UringTransport::Impl::Register(Queue* q) {
 }
 
 void UringTransport::Impl::Serve(Queue* q) {
+  std::optional<ThreadCpuGroup::Membership> cpu;
+  if (config_.cpu != nullptr) cpu.emplace(config_.cpu->Join());
   cpu_set_t set;
   CPU_ZERO(&set);
   CPU_SET(q->qid, &set);

@@ -38,6 +38,7 @@
 #include <string>
 
 #include "ccfs/status.h"
+#include "util/thread_cpu.h"
 
 struct fuse_session;
 
@@ -52,6 +53,9 @@ struct UringTransportConfig {
   int entries_per_queue = 8;
   uint32_t max_write = 0;  // from the INIT reply (InitResult)
   uint32_t max_pages = 0;  // from the INIT reply, 0 if it did not set FUSE_MAX_PAGES
+  // If set, the queue threads join it for their lifetime (RequestLoopConfig::cpu's group).
+  // Borrowed; must outlive the queue threads.
+  ThreadCpuGroup* cpu = nullptr;
 };
 
 class UringTransport {

@@ -37,6 +37,28 @@ constexpr bool IsCount(CounterKind kind) {
   return kind == CounterKind::kOutcome || kind == CounterKind::kEvent;
 }
 
+// CPU time by path, from the cpu_*_ns counters of one snapshot (since start) or of the Minus of
+// two (an interval). The paths, as stats.json's "cpu_us" names them:
+//   request     the FUSE request threads outside the cache's read paths: receiving and answering
+//               requests, metadata ops, writes (daemon only; 0 in the engine alone)
+//   raw_hit, decompress, miss   the cache's read paths (estimates, see ccfs/stats.h)
+//   compress    the compression pool's workers
+//   evictor     the evictor thread
+// In the daemon, request is the request threads' measured time less the read paths' estimates
+// (never below 0), so the total is what those threads measured plus the workers and the evictor.
+struct CpuTimes {
+  enum Path { kRequest, kRawHit, kDecompress, kMiss, kCompress, kEvictor, kPaths };
+  static constexpr const char* kNames[kPaths] = {"request", "raw_hit", "decompress",
+                                                 "miss",    "compress", "evictor"};
+  uint64_t ns[kPaths] = {};
+
+  uint64_t total_ns() const;
+  // µs of path `i` (or of all, total) per page read; 0 when `reads` is 0.
+  double UsPerBuffer(int i, uint64_t reads) const;
+  double TotalUsPerBuffer(uint64_t reads) const;
+};
+CpuTimes CpuTimesOf(const CacheStats& s);
+
 // What happened between two snapshots of one engine: every count and latency histogram is
 // `after` minus `before` (HistogramSnapshot::Since for histograms); sizes and settings are
 // `after`'s. REQUIRES: `before` was taken first, from the same engine (a count is subtracted

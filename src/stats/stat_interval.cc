@@ -56,8 +56,20 @@ std::string Clock(std::time_t now) {
   return fmt::format("{:02}:{:02}:{:02}", tm.tm_hour, tm.tm_min, tm.tm_sec);
 }
 
+// time reads/s hit% raw% comp% miss% us/buf cpu/buf [mJ/buf] p50us p99us raw comp ratio evict/s
+// comp/s stalls. The energy column is there only where the machine has RAPL.
 constexpr char kLineFormat[] =
-    "{:>8} {:>7} {:>5} {:>5} {:>5} {:>5} {:>7} {:>7} {:>7} {:>6} {:>6} {:>5} {:>7} {:>7} {:>6}\n";
+    "{:>8} {:>7} {:>5} {:>5} {:>5} {:>5} {:>7} {:>7}{} {:>7} {:>7} {:>6} {:>6} {:>5} {:>7} {:>7} "
+    "{:>6}\n";
+
+// The optional column, with its leading space.
+std::string EnergyColumn(bool energy, const std::string& text) {
+  return energy ? fmt::format(" {:>7}", text) : std::string();
+}
+
+double JoulesPerBuffer(const StatInterval& iv) {
+  return iv.reads ? iv.joules / static_cast<double>(iv.reads) : 0.0;
+}
 
 }  // namespace
 
@@ -93,6 +105,11 @@ StatInterval ComputeStatInterval(const CacheStats& before_in, const CacheStats& 
   iv.us_p50 = lat.PercentileUs(0.50);
   iv.us_p99 = lat.PercentileUs(0.99);
 
+  // The cpu counters only grow, and `before` is zero for a restarted daemon: Minus is safe.
+  const CpuTimes cpu = CpuTimesOf(Minus(after, before));
+  iv.cpu_us = cpu.TotalUsPerBuffer(iv.reads);
+  for (int i = 0; i < CpuTimes::kPaths; ++i) iv.cpu_path_us[i] = cpu.UsPerBuffer(i, iv.reads);
+
   iv.kernel_bytes = after.kernel_held_bytes;
   iv.raw_bytes = after.raw_bytes + iv.kernel_bytes;
   iv.compressed_bytes = after.compressed_bytes;
@@ -100,17 +117,22 @@ StatInterval ComputeStatInterval(const CacheStats& before_in, const CacheStats& 
   return iv;
 }
 
-std::string StatHeader() {
+std::string StatHeader(bool energy) {
   return fmt::format(kLineFormat, "time", "reads/s", "hit%", "raw%", "comp%", "miss%", "us/buf",
-                     "p50us", "p99us", "raw", "comp", "ratio", "evict/s", "comp/s", "stalls");
+                     "cpu/buf", EnergyColumn(energy, "mJ/buf"), "p50us", "p99us", "raw", "comp",
+                     "ratio", "evict/s", "comp/s", "stalls");
 }
 
-std::string FormatStatLine(const StatInterval& iv, std::time_t now) {
+std::string FormatStatLine(const StatInterval& iv, std::time_t now, bool energy) {
   auto pct = [&](double v) { return iv.reads ? fmt::format("{:.1f}", v) : std::string("-"); };
   auto us = [&](double v) { return iv.reads ? Micros(v) : std::string("-"); };
+  const std::string mj = iv.reads && iv.joules >= 0
+                             ? fmt::format("{:.3f}", JoulesPerBuffer(iv) * 1e3)
+                             : std::string("-");
   return fmt::format(kLineFormat, Clock(now), Rate(iv.reads_per_s), pct(iv.hit_pct),
                      pct(iv.raw_pct), pct(iv.compressed_pct), pct(iv.miss_pct), us(iv.us_mean),
-                     us(iv.us_p50), us(iv.us_p99), Size(iv.raw_bytes), Size(iv.compressed_bytes),
+                     us(iv.cpu_us), EnergyColumn(energy, mj), us(iv.us_p50), us(iv.us_p99),
+                     Size(iv.raw_bytes), Size(iv.compressed_bytes),
                      fmt::format("{:.2f}", iv.compression_ratio), Rate(iv.evictions_per_s),
                      Rate(iv.compressions_per_s), iv.stalls);
 }
@@ -129,6 +151,17 @@ std::string FormatStatJson(const StatInterval& iv, std::time_t now) {
   j["us_per_buffer"] = iv.us_mean;
   j["p50_us"] = iv.us_p50;
   j["p99_us"] = iv.us_p99;
+  j["cpu_us_per_buffer"] = iv.cpu_us;
+  nlohmann::ordered_json by_path;
+  for (int i = 0; i < CpuTimes::kPaths; ++i) by_path[CpuTimes::kNames[i]] = iv.cpu_path_us[i];
+  j["cpu_us_per_buffer_by_path"] = std::move(by_path);
+  if (iv.joules >= 0) {
+    j["joules"] = iv.joules;
+    j["joules_per_buffer"] = JoulesPerBuffer(iv);
+  } else {
+    j["joules"] = nullptr;
+    j["joules_per_buffer"] = nullptr;
+  }
   j["raw_bytes"] = iv.raw_bytes;
   j["kernel_bytes"] = iv.kernel_bytes;
   j["compressed_bytes"] = iv.compressed_bytes;

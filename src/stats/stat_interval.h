@@ -1,6 +1,8 @@
 // StatInterval: what `ccfs stat` shows for one interval — the difference of two CacheStats read
-// some seconds apart, as rates, shares of the interval's reads and interval percentiles — and the
-// two ways it is printed (a vmstat-style text line under a header, or one JSON object per line).
+// some seconds apart, as rates, shares of the interval's reads, interval percentiles and CPU time
+// per read — and the two ways it is printed (a vmstat-style text line under a header, or one JSON
+// object per line). Energy, where the machine has RAPL, is read by the command (stats/rapl.h) and
+// set into the interval.
 //
 // Kept apart from the command so the arithmetic and the layout are tested without a mount.
 // Pure functions; thread-safe.
@@ -12,6 +14,7 @@
 #include <string>
 
 #include "ccfs/stats.h"
+#include "stats/counters.h"
 
 namespace ccfs {
 
@@ -28,6 +31,11 @@ struct StatInterval {
   double us_mean = 0;
   double us_p50 = 0;
   double us_p99 = 0;
+  // CPU µs per buffer over the interval's reads: all paths, and each (CpuTimes's order and names).
+  double cpu_us = 0;
+  double cpu_path_us[CpuTimes::kPaths] = {};
+  // Package energy over the interval in joules (stats/rapl.h: the whole machine's); < 0: unknown.
+  double joules = -1;
   // Tier sizes and compression ratio at the end of the interval. raw_tier = kernel: raw_bytes is
   // the daemon's staging tier plus kernel_bytes, the bound on the kernel's pages of the mount.
   uint64_t raw_bytes = 0;
@@ -44,11 +52,13 @@ struct StatInterval {
 // went backwards counts as zero rather than wrapping around.
 StatInterval ComputeStatInterval(const CacheStats& before, const CacheStats& after, double seconds);
 
-// The column header of the text form (one line, ending in '\n').
-std::string StatHeader();
-// One text line (ending in '\n') under StatHeader(), stamped with the local time `now`.
-std::string FormatStatLine(const StatInterval& iv, std::time_t now);
-// One compact JSON object (ending in '\n') with the same figures and full precision.
+// The column header of the text form (one line, ending in '\n'); `energy` adds a column of
+// millijoules per buffer (where the machine has RAPL).
+std::string StatHeader(bool energy);
+// One text line (ending in '\n') under StatHeader(energy), stamped with the local time `now`.
+std::string FormatStatLine(const StatInterval& iv, std::time_t now, bool energy);
+// One compact JSON object (ending in '\n') with the same figures and full precision;
+// joules_per_buffer is null when iv.joules is unknown.
 std::string FormatStatJson(const StatInterval& iv, std::time_t now);
 
 }  // namespace ccfs

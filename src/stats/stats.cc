@@ -17,6 +17,7 @@
 #include <cstdint>
 
 #include "ccfs/stats.h"
+#include "stats/counters.h"
 
 namespace ccfs {
 namespace {
@@ -174,6 +175,8 @@ double CacheStats::us_per_buffer() const {
   uint64_t ns = raw_hit_latency.sum_ns() + compressed_hit_latency.sum_ns() + miss_latency.sum_ns();
   return static_cast<double>(ns) / static_cast<double>(reads) / 1000.0;
 }
+
+double CacheStats::cpu_us_per_buffer() const { return CpuTimesOf(*this).TotalUsPerBuffer(reads); }
 
 HistogramSnapshot CacheStats::all_latency() const {
   HistogramSnapshot all = raw_hit_latency;

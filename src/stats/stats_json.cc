@@ -137,15 +137,22 @@ Json StatsObject(const CacheStats& s) {
   j["hit_ratio"] = Round(s.hit_ratio(), 6);
   RenderCounters(s, CounterKind::kOutcome, &j);
   j["us_per_buffer"] = Round3(s.us_per_buffer());
+  j["cpu_us_per_buffer"] = Round3(s.cpu_us_per_buffer());
   j["compression_ratio"] = Round3(s.compression_ratio());
   j["compressed_percent"] = s.compressed_percent;
   j["raw_tier"] = s.kernel_raw_tier ? "kernel" : "daemon";
+  j["kernel_evict"] = s.kernel_evict;
   RenderCounters(s, CounterKind::kTierSize, &j);
   RenderCounters(s, CounterKind::kEvent, &j);
   RenderCounters(s, CounterKind::kLevel, &j);
   j["compressor"] = CodecName(static_cast<CodecKind>(s.compressor));
   j["compression_level"] = s.compression_level;
   j["page_size"] = s.page_size;
+  const CpuTimes cpu = CpuTimesOf(s);
+  Json cpu_us;
+  for (int i = 0; i < CpuTimes::kPaths; ++i) cpu_us[CpuTimes::kNames[i]] = Round3(cpu.ns[i] / 1e3);
+  cpu_us["total"] = Round3(cpu.total_ns() / 1e3);
+  j["cpu_us"] = std::move(cpu_us);
   Json latency;
   for (const Path& p : kPaths) latency[p.name] = RenderHistogram(s.*p.field);
   latency["all"] = RenderHistogram(s.all_latency());
@@ -212,6 +219,13 @@ Status ParseStatsJson(const std::string& text, CacheStats* s) {
                                      it->dump());
     }
     out.kernel_raw_tier = *it == "kernel";
+  }
+  if (auto it = j.find("kernel_evict"); it != j.end()) {
+    if (!it->is_boolean()) {
+      return Status::InvalidArgument("stats JSON: kernel_evict must be true or false, got " +
+                                     it->dump());
+    }
+    out.kernel_evict = it->get<bool>();
   }
   if (auto it = j.find("compressor"); it != j.end()) {
     CodecKind kind;

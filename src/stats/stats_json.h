@@ -2,12 +2,13 @@
 // trace replay read back.
 //
 // The document is one object. Top-level keys: hit_ratio, reads, raw_hits, compressed_hits,
-// misses, us_per_buffer, compression_ratio, compressed_percent, raw_tier ("daemon" or "kernel":
-// in kernel mode the counts are of the reads that reached the daemon, the kernel's own hits are not
-// among them), memory_bytes, raw_bytes,
-// compressed_bytes, every other CacheStats counter under its own field name, compressor ("lz4" or
-// "zstd"), compression_level, page_size, and "latency" with one object per path ("raw_hit",
-// "compressed_hit", "miss", and "all" merged):
+// misses, us_per_buffer, cpu_us_per_buffer, compression_ratio, compressed_percent, raw_tier
+// ("daemon" or "kernel": in kernel mode the counts are of the reads that reached the daemon, the
+// kernel's own hits are not among them), memory_bytes, raw_bytes, compressed_bytes, every other
+// CacheStats counter under its own field name, compressor ("lz4" or "zstd"), compression_level,
+// page_size, "cpu_us" (CPU µs since start by path as stats/counters.h's CpuTimes names them, and
+// "total"; cpu_us_per_buffer is total / reads), and "latency" with one object per path
+// ("raw_hit", "compressed_hit", "miss", and "all" merged):
 //   {count, sum_ns, min_ns, max_ns, mean_us, p50_us, p90_us, p99_us, p999_us, max_us,
 //    buckets: [[upper_ns, count], ...]}
 // The buckets make the histograms round-trip, so the difference of two documents read a few

@@ -14,8 +14,10 @@ namespace ccfs {
 
 namespace {
 
-// Bytes this process made the block layer read. The page cache keeps no per-process hit counter;
-// with read-ahead off, these are its misses, one page each.
+// Bytes this process made the block layer read: with read-ahead off, the page cache's misses, one
+// page each — on a block device. A FUSE store's reads (sshfs, GlusterFS, delay_fs) never reach the
+// block layer, so the runner asks cachestat(2) before each read instead (KernelHolds) and this is
+// only the fallback where the kernel has no cachestat.
 uint64_t ProcessReadBytes() {
   std::ifstream io("/proc/self/io");
   std::string key;
@@ -55,6 +57,9 @@ class DirectoryTarget final : public ReplayTarget {
     *stats = CacheStats();
     stats->misses = ProcessReadBytes() / page_size_;
     return true;
+  }
+  int KernelHolds(uint32_t file, uint64_t offset, size_t len) override {
+    return files_.Holds(file, offset, len);
   }
 
  private:

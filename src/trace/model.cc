@@ -47,15 +47,21 @@ ModelResult EvaluateModel(const ModelInputs& in) {
   out.reach_pages = std::min(n, out.raw_capacity_pages + spread);
   out.capacity_fraction = out.reach_pages / n;
 
-  // The share function S(k): the one given, or the access law's (its permutation is irrelevant).
-  std::function<double(double)> share = in.hot_share;
+  // The share function S(k): the one given, or the access law's read through each level's
+  // replacement (che.h; its permutation is irrelevant), or k / N.
   std::unique_ptr<AccessDistribution> dist;
-  if (!share && NewAccessDistribution(in.dist, in.dataset_pages, 0, &dist).ok()) {
-    share = [&dist](double pages) { return dist->HotShare(pages); };
+  const bool law = !in.hot_share && NewAccessDistribution(in.dist, in.dataset_pages, 0, &dist).ok();
+  auto share = [&](double pages, Replacement replacement) {
+    if (in.hot_share) return in.hot_share(pages);
+    if (law) return CacheHitRatio(*dist, pages, replacement);
+    return pages / n;
+  };
+  out.raw_hit_ratio = share(raw_cached, in.raw_replacement);
+  double loss = 0;
+  if (law && in.raw_replacement != in.cache_replacement) {
+    loss = std::max(0.0, share(raw_cached, in.cache_replacement) - out.raw_hit_ratio);
   }
-  if (!share) share = [n](double pages) { return pages / n; };
-  const double reached = share(out.reach_pages);
-  out.raw_hit_ratio = share(raw_cached);
+  const double reached = std::max(out.raw_hit_ratio, share(out.reach_pages, in.cache_replacement) - loss);
   out.compressed_hit_ratio = std::max(0.0, storable * (reached - out.raw_hit_ratio));
   out.hit_ratio =
       storable >= 1 ? reached : std::min(1.0, out.raw_hit_ratio + out.compressed_hit_ratio);

@@ -10,7 +10,8 @@
 //                                                         (T(1-C) + TCR) / B / N, capped at 1),
 //                                                         (k/N)^(1/E) under the h/(1-h) law, and
 //                                                         the Zipf partial sums under zipf.
-//   raw hits          S(min(N, K_raw)) — the raw tier is taken to hold the hottest pages;
+//   raw hits          S(min(N, K_raw)) — the raw tier is taken to hold the hottest pages (or, with
+//                     ModelInputs' replacement set, Che's approximation of LRU or FIFO, che.h);
 //   compressed hits   g(C) - raw hits;   misses  1 - g(C).
 //   µs per buffer     h_raw t_hit + h_comp (t_decomp + t_comp) + miss (t_disk + t_comp)
 // The thesis charges one compression per restoration and per miss (a raw victim must be compressed
@@ -46,6 +47,7 @@
 #include <string>
 
 #include "ccfs/options.h"
+#include "trace/che.h"
 #include "trace/distribution.h"
 
 namespace ccfs {
@@ -85,10 +87,23 @@ struct ModelInputs {
   DistSpec dist;
   PathCosts costs;
   RawTierMode raw_tier = RawTierMode::kDaemon;
+  // How S(k) is read (che.h): the thesis's oracle (the k hottest pages are cached), or Che's
+  // approximation of the replacement each level really does — for the whole cache (raw plus
+  // compressed pages) and for the raw level alone. Replay uses LRU for the daemon's tiers (CLOCK
+  // comes close) and FIFO for the kernel raw tier when the daemon's ledger evicts it.
+  // When the raw level's replacement differs from the whole cache's (the kernel's FIFO over the
+  // daemon's LRU-like tiers), the raw level's loss against the whole cache's policy at the raw
+  // capacity is carried into the whole cache: a page the first level drops too early must come back
+  // from the level below or from the store.
+  Replacement cache_replacement = Replacement::kOracle;
+  Replacement raw_replacement = Replacement::kOracle;
+  // Compressions charged per read. Negative: the thesis's charge (one per compressed hit and per
+  // miss, when C > 0). A measured rate (a run's compressions / reads) replaces it: ccfs compresses
+  // victims in the background and admits only some (admission.h), far fewer than one per miss.
+  double compressions_per_read = -1;
   // Refinements (see the top of this file); the defaults give the thesis's model.
   std::function<double(double pages)> hot_share;  // empty: the law's (dist)
   double storable_fraction = 1.0;                 // in [0, 1]
-  double compressions_per_read = -1;              // < 0: one per compressed hit and per miss
 };
 
 struct ModelResult {

@@ -1,10 +1,8 @@
 // The mount target (trace/replay_target.h): page reads through a ccfs mount, so a replay measures
 // what an application would see, FUSE trip included; the daemon's counters come from the mount.
 #include <fcntl.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
-#include <atomic>
 #include <chrono>
 #include <cstdint>
 
@@ -17,24 +15,6 @@
 namespace ccfs {
 
 namespace {
-
-// cachestat(2) (Linux 6.5): how many pages of a file range the page cache holds, without touching
-// them. The C library has no wrapper for it and Debian 12's kernel headers predate it, so the call
-// and its structures are spelled here (451 is its number in the table most architectures share).
-#ifndef __NR_cachestat
-#define __NR_cachestat 451
-#endif
-struct CachestatRange {
-  uint64_t off;
-  uint64_t len;
-};
-struct Cachestat {
-  uint64_t nr_cache;
-  uint64_t nr_dirty;
-  uint64_t nr_writeback;
-  uint64_t nr_evicted;
-  uint64_t nr_recently_evicted;
-};
 
 class MountTarget final : public ReplayTarget {
  public:
@@ -76,29 +56,13 @@ class MountTarget final : public ReplayTarget {
     return ReadMountStatsFile(mountpoint_, stats).ok();
   }
 
-  // The kernel holds the range if it holds each of its pages (its pages: a ccfs page of 8 KiB is
-  // two of the kernel's 4 KiB ones, and a read needs both). A kernel that refuses (ENOSYS before
-  // 6.5; EPERM where cachestat is kept to files the caller may write) is not asked again.
   int KernelHolds(uint32_t file, uint64_t offset, size_t len) override {
-    if (!kernel_raw_tier_ || len == 0 || !cachestat_works_.load(std::memory_order_relaxed)) {
-      return -1;
-    }
-    CachestatRange range{offset, len};
-    Cachestat cs{};
-    if (::syscall(__NR_cachestat, files_.fd(file), &range, &cs, 0) != 0) {
-      cachestat_works_.store(false, std::memory_order_relaxed);
-      return -1;
-    }
-    const uint64_t first = offset / kernel_page_;
-    const uint64_t last = (offset + len - 1) / kernel_page_;
-    return cs.nr_cache >= last - first + 1 ? 1 : 0;
+    return kernel_raw_tier_ ? files_.Holds(file, offset, len) : -1;
   }
 
  private:
   std::string mountpoint_;
   bool kernel_raw_tier_ = false;
-  const uint64_t kernel_page_ = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
-  std::atomic<bool> cachestat_works_{true};
   DescriptorFiles files_;
   std::unique_ptr<MemoryCgroup> cgroup_;  // after files_: the processes leave it first
 };

@@ -50,6 +50,7 @@ Status OpenTarget(const ReplayOptions& options, const Dataset& dataset, const Ca
       r->compressed_percent = daemon.compressed_percent;
       r->compressor = CodecName(static_cast<CodecKind>(daemon.compressor));
       r->kernel_raw_tier = daemon.kernel_raw_tier;
+      r->kernel_evict = daemon.kernel_evict;
       return OpenMountTarget(dataset, writes, daemon, target);
     case ReplayMode::kDirectory:
       r->memory_bytes = options.cgroup_memory;
@@ -191,6 +192,21 @@ std::string ReplayResultJson(const ReplayResult& r) {
   j["p99_us"] = r.p99_us;
   if (r.writes) j["write_us"] = r.write_us;
   if (r.mode != "directory") j["cache_us_per_buffer"] = r.cache_us_per_buffer;
+  if (r.have_counters && r.mode != "directory") {
+    j["cpu_us_per_buffer"] = r.cpu_us_per_buffer;
+    nlohmann::json by_path;
+    for (int i = 0; i < CpuTimes::kPaths; ++i) {
+      by_path[CpuTimes::kNames[i]] = r.cpu.UsPerBuffer(i, r.ops);
+    }
+    j["cpu_us_per_buffer_by_path"] = std::move(by_path);
+  }
+  j["process_cpu_us_per_buffer"] = r.process_cpu_us_per_buffer;
+  if (r.joules_per_buffer >= 0) {
+    j["joules_per_buffer"] = r.joules_per_buffer;
+  } else {
+    j["joules_per_buffer"] = nullptr;
+  }
+  j["energy"] = r.energy_note;
   j["costs_us"] = {{"hit", r.costs.hit_us},
                    {"decompress", r.costs.decompress_us},
                    {"compress", r.costs.compress_us},

@@ -18,6 +18,16 @@
 // Phases: warmup operations (not measured), then the measured operations (--ops) or time
 // (--duration). Counters are the differences across the measured phase.
 //
+// CPU and energy per buffer, over the measured phase, per page operation of the client:
+//   cpu_us_per_buffer          the cache's CPU time by path (stats/counters.h CpuTimes): engine,
+//                              and mount (the daemon's, from its counters)
+//   process_cpu_us_per_buffer  this process's CPU time, user and system: in engine mode the cache
+//                              and the replay's own loop; against a mount or a directory the
+//                              reader's side, the kernel's work on its behalf included (for the
+//                              page cache baseline, the whole cost of a read)
+//   joules_per_buffer          the processor packages' energy (stats/rapl.h): the whole machine's,
+//                              where it has RAPL; otherwise energy_note says why not
+//
 // Where the parts are: replay.cc sets up and runs the phases of replay_phases.h (warm-up, measured
 // run, report); the operations come from op_source.h (shared with the in-process benchmarks); the
 // targets implement replay_target.h (engine_target.cc, mount_target.cc, directory_target.cc); the
@@ -36,6 +46,8 @@
 #include "ccfs/options.h"
 #include "ccfs/stats.h"
 #include "ccfs/status.h"
+#include "stats/counters.h"
+#include "stats/rapl.h"
 #include "trace/distribution.h"
 #include "trace/model.h"
 #include "trace/trace_file.h"
@@ -69,6 +81,7 @@ struct ReplayOptions {
   // Called about every `progress_interval_s` from a monitor thread during the measured phase.
   std::function<void(const struct ReplayProgress&)> on_progress;
   double progress_interval_s = 0.5;
+  std::string powercap_root = kPowercapRoot;  // where RAPL is read (tests give a fake tree)
 };
 
 struct ReplayProgress {
@@ -97,6 +110,7 @@ struct ReplayResult {
   int compressed_percent = -1;   // -1: no ccfs cache (directory mode)
   std::string compressor;
   bool kernel_raw_tier = false;  // mount with raw_tier = kernel: the kernel's page cache on top
+  bool kernel_evict = false;     // ...whose pages the daemon's ledger drops (a FIFO level)
 
   // Cache counters over the measured phase (what the cache or the kernel says).
   bool have_counters = false;
@@ -126,6 +140,13 @@ struct ReplayResult {
   double cache_us_per_buffer = 0;
   ModelResult model;
   CacheStats delta;              // engine/mount: the counters' differences
+
+  // CPU and energy per page operation over the measured phase (see the top of this file).
+  CpuTimes cpu;                  // engine/mount (have_counters): the cache's, by path
+  double cpu_us_per_buffer = 0;
+  double process_cpu_us_per_buffer = 0;
+  double joules_per_buffer = -1;  // -1: no RAPL (energy_note says why)
+  std::string energy_note;       // "no RAPL: CPU time only", or which packages were read
 };
 
 Status RunReplay(const ReplayOptions& options, ReplayResult* result);

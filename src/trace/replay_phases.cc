@@ -10,7 +10,9 @@
 
 #include "ccfs/backing_store.h"
 #include "stats/counters.h"
+#include "stats/rapl.h"
 #include "trace/model.h"
+#include "util/thread_cpu.h"
 
 namespace ccfs {
 
@@ -183,7 +185,14 @@ Status WarmUp(const ReplayOptions& options, const Dataset& dataset, uint64_t mem
 
 Status MeasuredRun(const ReplayOptions& options, uint64_t begin, ReplayTarget* target,
                    OpRunner* runner, MeasuredCounters* counters) {
+  std::unique_ptr<RaplReader> rapl;
+  RaplSample energy_before;
+  Status energy = RaplReader::Open(options.powercap_root, &rapl);
+  if (energy.ok()) energy = rapl->Read(&energy_before);
+  counters->energy_note =
+      energy.ok() ? "RAPL " + rapl->Describe() : RaplReader::NoEnergyNote(energy);
   counters->have = target->Counters(&counters->before);
+  const uint64_t cpu_before = ProcessCpuNs();
   const CacheStats& before = counters->before;
   const uint64_t end = options.duration_s > 0 ? UINT64_MAX : begin + options.ops;
 
@@ -238,6 +247,15 @@ Status MeasuredRun(const ReplayOptions& options, uint64_t begin, ReplayTarget* t
   monitor.join();
   if (!s.ok()) return s;
   if (counters->have) counters->have = target->Counters(&counters->after);
+  // Next to the counters, so that this process's CPU time and the cache's cover the same time.
+  counters->process_cpu_ns = ProcessCpuNs() - cpu_before;
+  RaplSample energy_after;
+  if (energy.ok()) energy = rapl->Read(&energy_after);
+  if (energy.ok()) {
+    counters->joules = rapl->JoulesBetween(energy_before, energy_after);
+  } else {
+    counters->energy_note = RaplReader::NoEnergyNote(energy);
+  }
   return Status::Ok();
 }
 
@@ -254,12 +272,24 @@ void Report(const ReplayOptions& options, const Dataset& dataset, const OpRunner
   r->p50_us = rl.PercentileUs(0.50);
   r->p99_us = rl.PercentileUs(0.99);
   r->write_us = runner.write_latency().Snapshot().mean_us();
+  const double per_op = r->ops ? 1.0 / static_cast<double>(r->ops) : 0.0;
+  r->process_cpu_us_per_buffer = static_cast<double>(counters.process_cpu_ns) / 1e3 * per_op;
+  r->joules_per_buffer = counters.joules >= 0 ? counters.joules * per_op : -1;
+  r->energy_note = counters.energy_note;
   r->have_counters = counters.have;
   const CacheStats& before = counters.before;
   const CacheStats& after = counters.after;
   r->costs = ThesisCosts(r->compressor == "zstd" ? CodecKind::kZstd : CodecKind::kLz4);
   if (r->have_counters && options.mode == ReplayMode::kDirectory) {
-    r->misses = std::min<uint64_t>(r->reads, after.misses - before.misses);
+    // A hit is a read whose pages the kernel held just before it (cachestat), whatever the store;
+    // /proc/self/io's read_bytes (the counters) only where cachestat was refused.
+    const uint64_t held = runner.kernel_read_latency().Snapshot().count();
+    const uint64_t not_held = runner.daemon_read_latency().Snapshot().count();
+    if (held + not_held == r->reads) {
+      r->misses = not_held;
+    } else {
+      r->misses = std::min<uint64_t>(r->reads, after.misses - before.misses);
+    }
     r->raw_hits = r->reads - r->misses;
     r->cache_reads = r->reads;
     r->hit_ratio = r->reads ? static_cast<double>(r->raw_hits) / r->reads : 0;
@@ -280,6 +310,8 @@ void Report(const ReplayOptions& options, const Dataset& dataset, const OpRunner
     }
     r->compression_ratio = after.compression_ratio();
     r->cache_us_per_buffer = d.us_per_buffer();
+    r->cpu = CpuTimesOf(d);
+    r->cpu_us_per_buffer = r->cpu.TotalUsPerBuffer(r->ops);
     if (d.raw_hit_latency.count()) r->costs.hit_us = d.raw_hit_latency.mean_us();
     if (d.compressed_hit_latency.count()) r->costs.decompress_us = d.compressed_hit_latency.mean_us();
     if (d.miss_latency.count()) r->costs.disk_us = d.miss_latency.mean_us();
@@ -300,6 +332,14 @@ void Report(const ReplayOptions& options, const Dataset& dataset, const OpRunner
   }
   model.costs = r->costs;
   model.raw_tier = r->kernel_raw_tier ? RawTierMode::kKernel : RawTierMode::kDaemon;
+  // The replacement each level really does (che.h), not the thesis's oracle: GCLOCK is close to
+  // LRU; the kernel raw tier is FIFO when the ledger drops pages in the order they were sent, and
+  // close to LRU when a memory cgroup's reclaim holds it.
+  model.cache_replacement = Replacement::kLru;
+  model.raw_replacement = r->kernel_evict ? Replacement::kFifo : Replacement::kLru;
+  if (r->have_counters && options.mode != ReplayMode::kDirectory && r->reads > 0) {
+    model.compressions_per_read = static_cast<double>(r->delta.compressions) / r->reads;
+  }
   if (r->memory_bytes > 0) r->model = EvaluateModel(model);
 }
 

@@ -83,6 +83,9 @@ struct MeasuredCounters {
   bool have = false;  // the target has counters, read before and after
   CacheStats before, after;
   double seconds = 0;
+  uint64_t process_cpu_ns = 0;  // this process's CPU time over the run
+  double joules = -1;           // the packages' energy over the run (stats/rapl.h); -1: none
+  std::string energy_note;      // why there is none, or which packages were read
 };
 
 // The measured run: options.ops operations from `begin` (or on until options.duration_s), with a

@@ -14,6 +14,7 @@
 #ifndef CCFS_TRACE_REPLAY_TARGET_H_
 #define CCFS_TRACE_REPLAY_TARGET_H_
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -101,8 +102,13 @@ class DescriptorFiles {
   Status Read(uint32_t file, uint64_t offset, size_t len, char* buf);
   Status Write(uint32_t file, uint64_t offset, const char* buf, size_t len);
 
+  // Whether the kernel's page cache holds all of the range: 1 yes, 0 no, -1 not known (cachestat(2)
+  // refused; never asked again). Only looks. Any thread.
+  int Holds(uint32_t file, uint64_t offset, size_t len);
+
  private:
   std::vector<int> fds_;
+  std::atomic<bool> cachestat_works_{true};
 };
 
 }  // namespace ccfs

@@ -24,6 +24,8 @@ class CAPABILITY("mutex") Mutex {
   Mutex& operator=(const Mutex&) = delete;
 
   void Lock() ACQUIRE() { mu_.lock(); }
+  // Takes the mutex if it is free; never waits. True if taken.
+  bool TryLock() TRY_ACQUIRE(true) { return mu_.try_lock(); }
   void Unlock() RELEASE() { mu_.unlock(); }
 
  private:

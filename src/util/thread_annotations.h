@@ -31,6 +31,8 @@
 #define REQUIRES(...) CCFS_THREAD_ANNOTATION(requires_capability(__VA_ARGS__))
 // The function takes the lock(s) and returns holding them.
 #define ACQUIRE(...) CCFS_THREAD_ANNOTATION(acquire_capability(__VA_ARGS__))
+// The function tries to take the lock(s) and holds them when it returns `x` (true or false).
+#define TRY_ACQUIRE(...) CCFS_THREAD_ANNOTATION(try_acquire_capability(__VA_ARGS__))
 // The function releases the lock(s) the caller held.
 #define RELEASE(...) CCFS_THREAD_ANNOTATION(release_capability(__VA_ARGS__))
 // The function takes the lock(s) itself: the caller must not hold them.

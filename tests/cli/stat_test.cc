@@ -14,12 +14,14 @@
 #include "ccfs/options.h"
 #include "ccfs/stats.h"
 #include "cli/fake_mount.h"
+#include "stats/fake_powercap.h"
 
 namespace ccfs {
 namespace {
 
 using testing::CcfsProcess;
 using testing::FakeMount;
+using testing::FakePowercap;
 using testing::RunCcfs;
 
 std::vector<std::string> Lines(const std::string& text) {
@@ -47,16 +49,35 @@ CacheStats Steady() {
 TEST(StatCommandTest, PrintsOneLinePerIntervalUnderAHeaderEveryTwentyLines) {
   FakeMount mount;
   mount.SetStats(Steady());
-  auto r = RunCcfs({"stat", mount.path(), "--interval", "0.01", "--count", "21"});
+  auto r = RunCcfs({"stat", mount.path(), "--interval", "0.01", "--count", "21", "--powercap",
+                    mount.path() + "/no-powercap"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   auto lines = Lines(r.out);
-  ASSERT_EQ(lines.size(), 23u) << r.out;
-  EXPECT_NE(lines[0].find("hit%"), std::string::npos) << lines[0];
-  EXPECT_EQ(lines[21], lines[0]) << "the header repeats after 20 lines";
+  ASSERT_EQ(lines.size(), 24u) << r.out;
+  EXPECT_EQ(lines[0], "no RAPL: CPU time only");
+  EXPECT_NE(lines[1].find("hit%"), std::string::npos) << lines[1];
+  EXPECT_NE(lines[1].find("us/buf cpu/buf"), std::string::npos) << lines[1];
+  EXPECT_EQ(lines[1].find("mJ/buf"), std::string::npos) << "no energy column without RAPL";
+  EXPECT_EQ(lines[22], lines[1]) << "the header repeats after 20 lines";
   // Nothing was read during these intervals; the tier sizes are those of the mount.
-  EXPECT_NE(lines[1].find("192M"), std::string::npos) << lines[1];
-  EXPECT_NE(lines[1].find("64.0M"), std::string::npos) << lines[1];
-  EXPECT_NE(lines[1].find("2.00"), std::string::npos) << lines[1];
+  EXPECT_NE(lines[2].find("192M"), std::string::npos) << lines[2];
+  EXPECT_NE(lines[2].find("64.0M"), std::string::npos) << lines[2];
+  EXPECT_NE(lines[2].find("2.00"), std::string::npos) << lines[2];
+}
+
+TEST(StatCommandTest, WithRaplTheLinesShowMillijoulesPerBuffer) {
+  FakeMount mount;
+  mount.SetStats(Steady());
+  FakePowercap powercap;
+  powercap.Zone("intel-rapl:0", "package-0", 1000);
+  auto r = RunCcfs({"stat", mount.path(), "--interval", "0.01", "--count", "2", "--powercap",
+                    powercap.root()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto lines = Lines(r.out);
+  ASSERT_EQ(lines.size(), 4u) << r.out;
+  EXPECT_EQ(lines[0].rfind("energy: RAPL package-0, the whole machine's", 0), 0u) << lines[0];
+  EXPECT_NE(lines[1].find("us/buf cpu/buf  mJ/buf"), std::string::npos) << lines[1];
+  EXPECT_EQ(lines[2].size(), lines[1].size()) << "columns line up under the header\n" << r.out;
 }
 
 // Waits until the ccfs process has opened and closed stats.json (its first read).
@@ -78,10 +99,14 @@ TEST(StatCommandTest, JsonLinesDescribeTheIntervalBetweenTwoReads) {
   before.miss_latency = miss.Snapshot();
   mount.SetStats(before);
 
+  FakePowercap powercap;
+  powercap.Zone("intel-rapl:0", "package-0", 5000000);
+
   int in = inotify_init1(IN_CLOEXEC);
   ASSERT_GE(in, 0);
   ASSERT_GE(inotify_add_watch(in, (mount.path() + "/.ccfs").c_str(), IN_CLOSE_NOWRITE), 0);
-  CcfsProcess stat({"stat", mount.path(), "--interval", "1", "--count", "1", "--json"});
+  CcfsProcess stat({"stat", mount.path(), "--interval", "1", "--count", "1", "--json",
+                    "--powercap", powercap.root()});
   ASSERT_TRUE(WaitForStatsRead(in)) << "ccfs stat never read stats.json";
   close(in);
 
@@ -95,7 +120,13 @@ TEST(StatCommandTest, JsonLinesDescribeTheIntervalBetweenTwoReads) {
   after.stalls = 4;
   after.raw_hit_latency = raw.Snapshot();
   after.miss_latency = miss.Snapshot();
+  // 5 ms of CPU on the request threads (1 ms of it in raw hits, 2 ms in misses); 3 ms compressing.
+  after.cpu_request_threads_ns = before.cpu_request_threads_ns + 5000000;
+  after.cpu_raw_hit_ns = 1000000;
+  after.cpu_miss_ns = 2000000;
+  after.cpu_compress_ns = 3000000;
   mount.SetStats(after);
+  powercap.SetEnergy("intel-rapl:0", 7000000);  // 2 J in the interval
 
   auto r = stat.Wait();
   ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -112,6 +143,13 @@ TEST(StatCommandTest, JsonLinesDescribeTheIntervalBetweenTwoReads) {
   EXPECT_EQ(j["stalls"], 4);
   EXPECT_NEAR(j["reads_per_s"].get<double>(), 1000.0 / j["interval_s"].get<double>(), 1e-6);
   EXPECT_GT(j["interval_s"].get<double>(), 0.5);
+  EXPECT_NEAR(j["cpu_us_per_buffer"].get<double>(), 8.0, 1e-9);  // 8 ms over 1000 reads
+  EXPECT_NEAR(j["cpu_us_per_buffer_by_path"]["request"].get<double>(), 2.0, 1e-9);
+  EXPECT_NEAR(j["cpu_us_per_buffer_by_path"]["raw_hit"].get<double>(), 1.0, 1e-9);
+  EXPECT_NEAR(j["cpu_us_per_buffer_by_path"]["miss"].get<double>(), 2.0, 1e-9);
+  EXPECT_NEAR(j["cpu_us_per_buffer_by_path"]["compress"].get<double>(), 3.0, 1e-9);
+  EXPECT_NEAR(j["joules"].get<double>(), 2.0, 1e-9);
+  EXPECT_NEAR(j["joules_per_buffer"].get<double>(), 0.002, 1e-12);
 }
 
 TEST(StatCommandTest, CtrlCEndsTheViewWithExitZero) {
@@ -119,10 +157,11 @@ TEST(StatCommandTest, CtrlCEndsTheViewWithExitZero) {
   mount.SetStats(Steady());
   CcfsProcess stat({"stat", mount.path(), "--interval", "0.05"});
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  while (Lines(stat.out()).size() < 2 && std::chrono::steady_clock::now() < deadline) {
+  // The energy note, the header, a line.
+  while (Lines(stat.out()).size() < 3 && std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
-  ASSERT_GE(Lines(stat.out()).size(), 2u) << "no line printed";
+  ASSERT_GE(Lines(stat.out()).size(), 3u) << "no line printed";
   stat.Signal(SIGINT);
   auto r = stat.Wait(std::chrono::seconds(5));
   EXPECT_EQ(r.exit_code, 0) << r.err;

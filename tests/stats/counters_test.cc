@@ -24,9 +24,28 @@ TEST(CacheStatsTest, TableNamesEveryCounterOnceWithHelp) {
   }
   v = 1;
   for (const CounterInfo& c : kCacheCounters) EXPECT_EQ(s.*c.field, v++) << c.name;
-  // Every uint64_t of the struct is a counter: 37 counters today.
-  EXPECT_EQ(names.size(), 37u);
+  // Every uint64_t of the struct is a counter: 45 counters today.
+  EXPECT_EQ(names.size(), 45u);
   EXPECT_TRUE(names.count("reads") && names.count("compressed_logical_bytes"));
+}
+
+TEST(CacheStatsTest, RequestCpuIsTheRequestThreadsLessTheReadPathsNeverBelowZero) {
+  CacheStats s;
+  s.reads = 100;
+  s.cpu_request_threads_ns = 10000;
+  s.cpu_raw_hit_ns = 2000;
+  s.cpu_decompress_ns = 3000;
+  s.cpu_miss_ns = 1000;
+  s.cpu_compress_ns = 7000;
+  CpuTimes t = CpuTimesOf(s);
+  EXPECT_EQ(t.ns[CpuTimes::kRequest], 4000u);
+  EXPECT_EQ(t.total_ns(), 17000u) << "the request threads' time once, plus the workers'";
+  EXPECT_DOUBLE_EQ(t.TotalUsPerBuffer(s.reads), 0.17);
+  EXPECT_DOUBLE_EQ(t.UsPerBuffer(CpuTimes::kCompress, s.reads), 0.07);
+  // The read paths are estimates: over a short interval they may exceed what the threads measured.
+  s.cpu_request_threads_ns = 5000;
+  EXPECT_EQ(CpuTimesOf(s).ns[CpuTimes::kRequest], 0u);
+  EXPECT_EQ(CpuTimes().TotalUsPerBuffer(0), 0.0);
 }
 
 TEST(CacheStatsTest, MinusSubtractsCountsAndKeepsSizesAndSettings) {

@@ -60,14 +60,14 @@ TEST(StatIntervalTest, FiguresDescribeOnlyTheInterval) {
   EXPECT_EQ(iv.raw_bytes, 3u << 20);
   EXPECT_DOUBLE_EQ(iv.compression_ratio, 2.0);
 
-  std::string line = FormatStatLine(iv, 0);
+  std::string line = FormatStatLine(iv, 0, false);
   EXPECT_NE(line.find(" 500.0 "), std::string::npos) << line;
   EXPECT_NE(line.find(" 90.0 "), std::string::npos) << line;
   EXPECT_NE(line.find(" 3.00M "), std::string::npos) << line;
   EXPECT_NE(line.find(" 2.00 "), std::string::npos) << line;
   EXPECT_EQ(line.back(), '\n');
-  EXPECT_EQ(line.size(), StatHeader().size()) << "columns line up under the header\n"
-                                              << StatHeader() << line;
+  EXPECT_EQ(line.size(), StatHeader(false).size()) << "columns line up under the header\n"
+                                              << StatHeader(false) << line;
 
   auto j = nlohmann::json::parse(FormatStatJson(iv, 1700000000));
   EXPECT_EQ(j["reads"], 1000);
@@ -84,10 +84,10 @@ TEST(StatIntervalTest, IdleIntervalShowsDashesNotNaN) {
   StatInterval iv = ComputeStatInterval(s, s, 1.0);
   EXPECT_EQ(iv.reads, 0u);
   EXPECT_EQ(iv.hit_pct, 0.0);
-  std::string line = FormatStatLine(iv, 0);
+  std::string line = FormatStatLine(iv, 0, false);
   EXPECT_EQ(line.find("nan"), std::string::npos) << line;
   EXPECT_NE(line.find(" - "), std::string::npos) << line;
-  EXPECT_EQ(line.size(), StatHeader().size());
+  EXPECT_EQ(line.size(), StatHeader(false).size());
 }
 
 TEST(StatIntervalTest, RestartedDaemonDoesNotShowWrappedCounters) {
@@ -112,8 +112,8 @@ TEST(StatIntervalTest, BigFiguresKeepTheirColumns) {
   iv.evictions_per_s = 99999.0;
   iv.stalls = 123456;
   iv.hit_pct = 100.0;
-  std::string line = FormatStatLine(iv, 0);
-  EXPECT_EQ(line.size(), StatHeader().size()) << StatHeader() << line;
+  std::string line = FormatStatLine(iv, 0, false);
+  EXPECT_EQ(line.size(), StatHeader(false).size()) << StatHeader(false) << line;
   EXPECT_NE(line.find("123.5M"), std::string::npos) << line;
   EXPECT_NE(line.find("3.00T"), std::string::npos) << line;
   EXPECT_NE(line.find("2.50s"), std::string::npos) << line;

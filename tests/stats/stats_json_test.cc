@@ -76,19 +76,49 @@ TEST(StatsJsonTest, TopLevelKeysAndTheirOrderAreStable) {
   for (const auto& item : j.items()) keys.push_back(item.key());
   const std::vector<std::string> expected = {
       "hit_ratio", "reads", "raw_hits", "compressed_hits", "misses", "us_per_buffer",
-      "compression_ratio", "compressed_percent", "raw_tier", "memory_bytes", "raw_bytes", "compressed_bytes",
+      "cpu_us_per_buffer", "compression_ratio", "compressed_percent", "raw_tier", "kernel_evict",
+      "memory_bytes", "raw_bytes", "compressed_bytes",
       "read_errors", "buffered_misses", "page_writes", "invalidations", "evictions",
       "evict_sweeps", "compressions", "compressed_stored", "rejects", "zero_pages",
       "admission_drops", "incompressible_skips", "pressure_drops", "compressed_evictions",
       "promotions", "wasted_compressions", "stalls", "stall_ns", "compress_ns", "decompress_ns",
-      "kernel_rerequests", "kernel_evictions", "raw_budget_bytes", "compressed_budget_bytes",
-      "raw_pages", "free_frames", "compressed_pages", "compressed_logical_bytes",
+      "cpu_request_threads_ns", "cpu_raw_hit_ns", "cpu_decompress_ns", "cpu_miss_ns",
+      "cpu_compress_ns", "cpu_evictor_ns",
+      "kernel_rerequests", "kernel_evictions", "mrc_samples", "mrc_drops", "raw_budget_bytes",
+      "compressed_budget_bytes", "raw_pages", "free_frames", "compressed_pages",
+      "compressed_logical_bytes",
       "kernel_budget_bytes", "kernel_held_bytes", "compressor", "compression_level",
-      "page_size", "latency"};
+      "page_size", "cpu_us", "latency"};
   EXPECT_EQ(keys, expected);
   // Each counter is written under its own name with its own value.
   CacheStats s = DistinctStats();
   for (const CounterInfo& c : kCacheCounters) EXPECT_EQ(j[c.name], s.*c.field) << c.name;
+}
+
+TEST(StatsJsonTest, CpuTimeIsShownByPathAndPerBuffer) {
+  CacheStats s;
+  s.reads = 1000;
+  s.cpu_request_threads_ns = 9000000;  // 9 ms on the request threads, 4 ms of it in the cache
+  s.cpu_raw_hit_ns = 1000000;
+  s.cpu_decompress_ns = 1000000;
+  s.cpu_miss_ns = 2000000;
+  s.cpu_compress_ns = 6000000;
+  s.cpu_evictor_ns = 500000;
+  auto j = nlohmann::json::parse(RenderStatsJson(s));
+  EXPECT_DOUBLE_EQ(j["cpu_us"]["request"].get<double>(), 5000.0);
+  EXPECT_DOUBLE_EQ(j["cpu_us"]["raw_hit"].get<double>(), 1000.0);
+  EXPECT_DOUBLE_EQ(j["cpu_us"]["decompress"].get<double>(), 1000.0);
+  EXPECT_DOUBLE_EQ(j["cpu_us"]["miss"].get<double>(), 2000.0);
+  EXPECT_DOUBLE_EQ(j["cpu_us"]["compress"].get<double>(), 6000.0);
+  EXPECT_DOUBLE_EQ(j["cpu_us"]["evictor"].get<double>(), 500.0);
+  EXPECT_DOUBLE_EQ(j["cpu_us"]["total"].get<double>(), 15500.0);
+  EXPECT_DOUBLE_EQ(j["cpu_us_per_buffer"].get<double>(), 15.5);
+
+  // In the engine alone there are no request threads: no request path, nothing taken off.
+  s.cpu_request_threads_ns = 0;
+  j = nlohmann::json::parse(RenderStatsJson(s));
+  EXPECT_DOUBLE_EQ(j["cpu_us"]["request"].get<double>(), 0.0);
+  EXPECT_DOUBLE_EQ(j["cpu_us"]["total"].get<double>(), 10500.0);
 }
 
 TEST(StatsJsonTest, TwoDocumentsGiveThePercentilesOfTheIntervalBetweenThem) {

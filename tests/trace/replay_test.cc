@@ -1,6 +1,7 @@
 // Replay in engine mode: under uniform access the measured hit ratio is the model's (the cached
-// fraction of the data set), with and without a compressed tier; --record writes a trace that
-// replays to the same operations.
+// fraction of the data set), with and without a compressed tier; CPU time by path and joules per
+// buffer (or why there are none) are reported; --record writes a trace that replays to the same
+// operations.
 #include "trace/replay.h"
 
 #include <algorithm>
@@ -9,8 +10,10 @@
 #include <set>
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "datagen/mkdata.h"
+#include "stats/fake_powercap.h"
 #include "trace/op_source.h"
 
 namespace ccfs {
@@ -79,6 +82,62 @@ TEST_F(ReplayEngineTest, UniformHitRatioMatchesTheModelWithHalfCompressed) {
   EXPECT_NEAR(r.hit_ratio, r.model.hit_ratio, 0.03)
       << "ratio " << r.compression_ratio << ", raw " << r.raw_hits << ", compressed "
       << r.compressed_hits << ", misses " << r.misses;
+}
+
+// CPU and energy per buffer: the engine's CPU time by path over the measured phase, this process's
+// CPU time, and joules per buffer where a powercap tree has RAPL (a fake one here), or the reason
+// there are none.
+TEST_F(ReplayEngineTest, ReportsTheCacheCpuByPathAndThisProcessCpu) {
+  ReplayOptions options = Uniform(50);
+  options.ops = 10000;
+  options.powercap_root = *dir_ + "/no-powercap";
+  ReplayResult r;
+  Status s = RunReplay(options, &r);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  ASSERT_TRUE(r.have_counters);
+  ASSERT_GT(r.delta.compressions, 0u);
+  EXPECT_GT(r.cpu.ns[CpuTimes::kCompress], 0u);
+  EXPECT_GT(r.cpu.ns[CpuTimes::kMiss], 0u);
+  EXPECT_EQ(r.cpu.ns[CpuTimes::kRequest], 0u) << "no request threads in the engine";
+  EXPECT_DOUBLE_EQ(r.cpu_us_per_buffer, r.cpu.TotalUsPerBuffer(r.ops));
+  EXPECT_GT(r.process_cpu_us_per_buffer, 0.0);
+  EXPECT_EQ(r.joules_per_buffer, -1);
+  EXPECT_EQ(r.energy_note, "no RAPL: CPU time only");
+
+  auto j = nlohmann::json::parse(ReplayResultJson(r));
+  EXPECT_DOUBLE_EQ(j["cpu_us_per_buffer"].get<double>(), r.cpu_us_per_buffer);
+  double sum = 0;
+  for (const char* path : CpuTimes::kNames) {
+    sum += j["cpu_us_per_buffer_by_path"][path].get<double>();
+  }
+  EXPECT_NEAR(sum, r.cpu_us_per_buffer, 1e-9);
+  EXPECT_TRUE(j["joules_per_buffer"].is_null());
+  EXPECT_EQ(j["energy"], "no RAPL: CPU time only");
+  EXPECT_GT(j["process_cpu_us_per_buffer"].get<double>(), 0.0);
+}
+
+TEST_F(ReplayEngineTest, JoulesPerBufferWhereThereIsRapl) {
+  testing::FakePowercap powercap;
+  powercap.Zone("intel-rapl:0", "package-0", 1000);
+  ReplayOptions options = Uniform(0);
+  options.duration_s = 0.3;
+  options.powercap_root = powercap.root();
+  // The fake counter moves by 1 J at each progress report, as a real one moves with time.
+  uint64_t uj = 1000;
+  options.progress_interval_s = 0.01;
+  options.on_progress = [&](const ReplayProgress&) {
+    uj += 1000000;
+    powercap.SetEnergy("intel-rapl:0", uj);
+  };
+  ReplayResult r;
+  Status s = RunReplay(options, &r);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_EQ(r.energy_note, "RAPL package-0");
+  ASSERT_GE(r.joules_per_buffer, 0.0);
+  // Every joule the counter moved during the run, over the run's page operations.
+  EXPECT_DOUBLE_EQ(r.joules_per_buffer, static_cast<double>(uj - 1000) / 1e6 / r.ops);
+  auto j = nlohmann::json::parse(ReplayResultJson(r));
+  EXPECT_DOUBLE_EQ(j["joules_per_buffer"].get<double>(), r.joules_per_buffer);
 }
 
 // By default the warm-up lasts until the cache is full: a compressed tier holds two or three times

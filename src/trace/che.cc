@@ -1,0 +1,90 @@
+#include "trace/che.h"
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+namespace ccfs {
+
+namespace {
+
+struct Bucket {
+  double pages;  // pages in the bucket
+  double p;      // each one's access probability
+};
+
+// Ranks grouped geometrically (each bucket ~1% wider than the last, the first 64 ranks alone):
+// the hot head, where probabilities change fastest, keeps its resolution, and a data set of any
+// size costs a few hundred buckets. Within a bucket every page gets the bucket's mean probability.
+std::vector<Bucket> Buckets(const AccessDistribution& dist) {
+  const double n = static_cast<double>(dist.pages());
+  std::vector<Bucket> out;
+  double start = 0;
+  double share_start = 0;
+  while (start < n) {
+    double width = std::max(1.0, std::floor(start / 100.0));
+    if (start < 64) width = 1;
+    const double end = std::min(n, start + width);
+    const double share_end = dist.HotShare(end);
+    out.push_back({end - start, std::max(0.0, share_end - share_start) / (end - start)});
+    start = end;
+    share_start = share_end;
+  }
+  return out;
+}
+
+double Occupancy(double p, double t, Replacement r) {
+  const double x = p * t;
+  return r == Replacement::kFifo ? x / (1.0 + x) : -std::expm1(-x);
+}
+
+}  // namespace
+
+const char* ReplacementName(Replacement r) {
+  switch (r) {
+    case Replacement::kLru:
+      return "lru";
+    case Replacement::kFifo:
+      return "fifo";
+    case Replacement::kOracle:
+      break;
+  }
+  return "oracle";
+}
+
+bool ParseReplacement(const std::string& text, Replacement* r) {
+  for (Replacement candidate : {Replacement::kOracle, Replacement::kLru, Replacement::kFifo}) {
+    if (text == ReplacementName(candidate)) {
+      *r = candidate;
+      return true;
+    }
+  }
+  return false;
+}
+
+double CacheHitRatio(const AccessDistribution& dist, double capacity, Replacement replacement) {
+  const double n = static_cast<double>(dist.pages());
+  const double k = std::clamp(capacity, 0.0, n);
+  if (replacement == Replacement::kOracle) return dist.HotShare(k);
+  if (k <= 0) return 0.0;
+  if (k >= n) return 1.0;
+  const std::vector<Bucket> buckets = Buckets(dist);
+  auto filled = [&](double t) {
+    double pages = 0;
+    for (const Bucket& b : buckets) pages += b.pages * Occupancy(b.p, t, replacement);
+    return pages;
+  };
+  // Bisection on log T: filled() rises monotonically from 0 to n (pages with p = 0 never enter).
+  double lo = 1e-3, hi = 1.0;
+  while (filled(hi) < k && hi < 1e18) hi *= 4;
+  for (int i = 0; i < 100 && hi / lo > 1.0 + 1e-9; ++i) {
+    const double mid = std::sqrt(lo * hi);
+    (filled(mid) < k ? lo : hi) = mid;
+  }
+  const double t = std::sqrt(lo * hi);
+  double hits = 0;
+  for (const Bucket& b : buckets) hits += b.pages * b.p * Occupancy(b.p, t, replacement);
+  return std::clamp(hits, 0.0, 1.0);
+}
+
+}  // namespace ccfs

@@ -1,0 +1,39 @@
+// Che's approximation: the hit ratio of an LRU or FIFO cache of K pages under independent
+// references drawn from an access law (Che, Tung & Wang, IEEE JSAC 2002; for FIFO, Martina,
+// Garetto & Leonardi, INFOCOM 2014). A page of access probability p stays in an LRU cache for a
+// "characteristic time" T (in references) after its last reference, the same T for every page:
+//   LRU   h(p) = 1 - exp(-p T)          FIFO   h(p) = p T / (1 + p T)
+// where T solves  sum over pages of h(p) = K  (the cache holds K pages), and the hit ratio is
+// sum over pages of p h(p). Under uniform access both give K / N exactly; under a skewed law they
+// fall below the oracle (the K hottest pages always cached), FIFO further than LRU: this is why a
+// cache evicting in the order pages were sent (the kernel raw tier's ledger) hits less than one
+// keeping recency (the daemon's CLOCK, close to LRU).
+//
+// Pages are grouped by rank into buckets whose probabilities come from the law's HotShare, so one
+// evaluation costs O(buckets x bisection steps) for any N.
+//
+// Thread-safety: pure functions.
+#ifndef CCFS_TRACE_CHE_H_
+#define CCFS_TRACE_CHE_H_
+
+#include <string>
+
+#include "trace/distribution.h"
+
+namespace ccfs {
+
+enum class Replacement {
+  kOracle,  // the `capacity` hottest pages (the thesis's model: HotShare(capacity))
+  kLru,     // Che's approximation for LRU (CLOCK and GCLOCK come close to it)
+  kFifo,    // Che's approximation for FIFO
+};
+const char* ReplacementName(Replacement r);
+// "oracle", "lru" or "fifo"; false for anything else.
+bool ParseReplacement(const std::string& text, Replacement* r);
+
+// The hit ratio of a cache of `capacity` pages (clamped to [0, pages]) under `dist`.
+double CacheHitRatio(const AccessDistribution& dist, double capacity, Replacement replacement);
+
+}  // namespace ccfs
+
+#endif  // CCFS_TRACE_CHE_H_

@@ -1,0 +1,45 @@
+// CPU time in a mount's stats.json: the request threads are measured, and what they spend outside
+// the cache's read paths is the "request" path.
+#include <string>
+#include <vector>
+
+#include "fs/fs_test_util.h"
+#include "testing/mount_fixture.h"
+
+namespace ccfs::testing {
+namespace {
+
+class CpuStatsMountTest : public MountTest {};
+
+TEST_F(CpuStatsMountTest, StatsJsonShowsCpuByPathIncludingTheRequestThreads) {
+  std::vector<std::string> files = MakeMixedDataset(ds_.data(), 4 << 20);
+  ASSERT_NO_FATAL_FAILURE(MountOrDie({"-o", "memory=1MiB,raw_tier=daemon,compressed_percent=50"}));
+  for (int pass = 0; pass < 2; ++pass) {
+    for (const std::string& f : files) {
+      ASSERT_EQ(ReadWholeFile(ds_.MntPath(f)), ReadWholeFile(ds_.DataPath(f))) << f;
+    }
+  }
+  nlohmann::json stats = ds_.Stats();
+  ASSERT_TRUE(stats.contains("cpu_us")) << stats.dump();
+  const nlohmann::json& cpu = stats["cpu_us"];
+  EXPECT_GT(stats["cpu_request_threads_ns"].get<uint64_t>(), 0u);
+  // Every request (lookups, opens, reads, their replies) runs on the request threads; only part
+  // of a read is the cache's.
+  EXPECT_GT(cpu["request"].get<double>(), 0.0) << cpu.dump();
+  EXPECT_GT(cpu["miss"].get<double>(), 0.0) << cpu.dump();
+  double sum = 0;
+  for (const char* path : {"request", "raw_hit", "decompress", "miss", "compress", "evictor"}) {
+    sum += cpu[path].get<double>();
+  }
+  EXPECT_NEAR(cpu["total"].get<double>(), sum, 0.01) << cpu.dump();
+  // The request threads' time is the request path plus the read paths that ran on them.
+  EXPECT_NEAR(cpu["request"].get<double>() + cpu["raw_hit"].get<double>() +
+                  cpu["decompress"].get<double>() + cpu["miss"].get<double>(),
+              stats["cpu_request_threads_ns"].get<double>() / 1e3, 0.01)
+      << cpu.dump();
+  EXPECT_NEAR(stats["cpu_us_per_buffer"].get<double>(),
+              cpu["total"].get<double>() / stats["reads"].get<double>(), 0.01);
+}
+
+}  // namespace
+}  // namespace ccfs::testing

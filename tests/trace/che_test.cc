@@ -1,0 +1,88 @@
+// Che's approximation against the oracle, exact cases, and a simulated LRU and FIFO cache.
+#include "trace/che.h"
+
+#include <gtest/gtest.h>
+
+#include <list>
+#include <memory>
+#include <unordered_map>
+
+#include "trace/rng.h"
+
+namespace ccfs {
+namespace {
+
+std::unique_ptr<AccessDistribution> Law(const char* text, uint64_t pages) {
+  DistSpec spec;
+  EXPECT_TRUE(ParseDistSpec(text, 0.2, &spec).ok());
+  std::unique_ptr<AccessDistribution> dist;
+  EXPECT_TRUE(NewAccessDistribution(spec, pages, 1, &dist).ok());
+  return dist;
+}
+
+// Hit ratio of a simulated LRU (or FIFO: no move on a hit) cache of `capacity` pages.
+double Simulate(const AccessDistribution& dist, size_t capacity, bool fifo, int ops) {
+  std::list<uint64_t> order;  // front = most recent (LRU) / newest (FIFO)
+  std::unordered_map<uint64_t, std::list<uint64_t>::iterator> where;
+  Rng rng(42);
+  int hits = 0;
+  for (int i = 0; i < 2 * ops; ++i) {
+    uint64_t page = dist.NextRank(rng);
+    auto it = where.find(page);
+    const bool measured = i >= ops;  // the first half warms the cache
+    if (it != where.end()) {
+      hits += measured;
+      if (!fifo) order.splice(order.begin(), order, it->second);
+      continue;
+    }
+    order.push_front(page);
+    where[page] = order.begin();
+    if (order.size() > capacity) {
+      where.erase(order.back());
+      order.pop_back();
+    }
+  }
+  return static_cast<double>(hits) / ops;
+}
+
+TEST(CheTest, UniformAccessHitsTheCachedFractionWhateverTheReplacement) {
+  auto dist = Law("uniform", 10000);
+  for (Replacement r : {Replacement::kOracle, Replacement::kLru, Replacement::kFifo}) {
+    EXPECT_NEAR(CacheHitRatio(*dist, 2500, r), 0.25, 1e-3) << ReplacementName(r);
+    EXPECT_EQ(CacheHitRatio(*dist, 0, r), 0.0);
+    EXPECT_EQ(CacheHitRatio(*dist, 20000, r), 1.0);
+  }
+}
+
+TEST(CheTest, UnderASkewedLawFifoHitsLessThanLruAndLruLessThanTheOracle) {
+  for (const char* law : {"pareto", "zipf:0.9"}) {
+    auto dist = Law(law, 100000);
+    double previous = 0;
+    for (double k : {1000.0, 5000.0, 20000.0, 50000.0}) {
+      const double oracle = CacheHitRatio(*dist, k, Replacement::kOracle);
+      const double lru = CacheHitRatio(*dist, k, Replacement::kLru);
+      const double fifo = CacheHitRatio(*dist, k, Replacement::kFifo);
+      EXPECT_LT(lru, oracle) << law << " k=" << k;
+      EXPECT_LT(fifo, lru) << law << " k=" << k;
+      EXPECT_GT(fifo, previous) << law << ": rises with capacity";
+      previous = fifo;
+    }
+  }
+}
+
+TEST(CheTest, MatchesASimulatedCache) {
+  for (const char* law : {"pareto", "zipf:0.9"}) {
+    auto dist = Law(law, 4000);
+    for (size_t k : {200u, 800u}) {
+      EXPECT_NEAR(CacheHitRatio(*dist, k, Replacement::kLru), Simulate(*dist, k, false, 200000),
+                  0.02)
+          << law << " LRU k=" << k;
+      EXPECT_NEAR(CacheHitRatio(*dist, k, Replacement::kFifo), Simulate(*dist, k, true, 200000),
+                  0.02)
+          << law << " FIFO k=" << k;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace ccfs
