@@ -271,8 +271,7 @@ int RunAdvise(const AdviseArgs& args) {
   in.costs = costs;
   in.codecs = codecs;
   in.percents = percents;
-  in.reuse = &reuse;
-  in.exact = exact;
+  UseReuseProfile(reuse, exact, &in);
   in.dist = dist;
   const std::vector<AdviseRow> rows = PredictSplits(in);
   const Advice advice = ChooseSplit(rows);

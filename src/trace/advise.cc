@@ -268,10 +268,18 @@ Status MeasureKernelHitUs(const Dataset& dataset, const PageSample& sample, doub
 
 // ---- the prediction -------------------------------------------------------------------------------
 
+void UseReuseProfile(const ReuseProfile& reuse, bool exact, AdviseInputs* in) {
+  in->hot_share = nullptr;
+  if (exact) in->hot_share = [&reuse](double pages) { return reuse.curve().HitRatio(pages); };
+  const bool promote = in->raw_tier == RawTierMode::kDaemon;
+  const bool filter = in->admission_filter;
+  in->admitted_per_read = [&reuse, promote, filter](double raw, double reach, double ghost) {
+    return reuse.AdmittedPerRead(raw, reach, ghost, promote, filter);
+  };
+}
+
 std::vector<AdviseRow> PredictSplits(const AdviseInputs& in) {
   std::vector<AdviseRow> rows;
-  const ReuseProfile& reuse = *in.reuse;
-  const bool daemon = in.raw_tier == RawTierMode::kDaemon;
   for (int percent : in.percents) {
     for (const CodecProfile& codec : in.codecs) {
       ModelInputs m;
@@ -286,15 +294,14 @@ std::vector<AdviseRow> PredictSplits(const AdviseInputs& in) {
       m.costs = in.costs;
       m.costs.compress_us = codec.compress_us;
       m.costs.decompress_us = codec.decompress_us + in.costs.hit_us;
-      if (in.exact) m.hot_share = [&reuse](double pages) { return reuse.curve().HitRatio(pages); };
+      m.hot_share = in.hot_share;
       // First the capacities, then the compressions the admission filter lets through at them.
       m.compressions_per_read = 0;
       ModelResult capacities = EvaluateModel(m);
       const double budget_pages = static_cast<double>(in.memory_bytes) * percent / 100.0 / in.page_size;
       const double ghost_pages = std::max(1024.0, 2 * budget_pages);  // cache/evictor.cc's ghost set
-      m.compressions_per_read =
-          reuse.AdmittedPerRead(capacities.raw_capacity_pages, capacities.reach_pages, ghost_pages,
-                                daemon, in.admission_filter);
+      m.compressions_per_read = in.admitted_per_read(capacities.raw_capacity_pages,
+                                                     capacities.reach_pages, ghost_pages);
       AdviseRow row;
       row.percent = percent;
       row.codec = codec.codec;

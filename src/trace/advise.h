@@ -30,6 +30,7 @@
 #define CCFS_TRACE_ADVISE_H_
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -128,11 +129,19 @@ struct AdviseInputs {
   PathCosts costs;
   std::vector<CodecProfile> codecs;
   std::vector<int> percents;
-  // Hit ratios from the reuse profile's curve (exact), or from `dist`'s law (the thesis's oracle).
-  const ReuseProfile* reuse = nullptr;  // REQUIRES: not null
-  bool exact = false;
+  // The hit ratio of an LRU cache of `pages` pages: a trace's exact curve (ReuseProfile::curve) or
+  // the live estimate of a mount (cache/mrc.h). Empty: `dist`'s law (the thesis's oracle).
+  std::function<double(double pages)> hot_share;
   DistSpec dist;
+  // Raw victims compressed per read with K_raw = raw_pages raw pages, the tiers reaching
+  // reach_pages and a ghost set of ghost_pages (ReuseProfile::AdmittedPerRead, or a mount's
+  // measured rate). REQUIRES: set.
+  std::function<double(double raw_pages, double reach_pages, double ghost_pages)> admitted_per_read;
 };
+
+// `in` with hot_share (if `exact`) and admitted_per_read taken from `reuse`, which must outlive
+// every use of the result.
+void UseReuseProfile(const ReuseProfile& reuse, bool exact, AdviseInputs* in);
 
 struct AdviseRow {
   int percent = 0;

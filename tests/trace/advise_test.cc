@@ -159,8 +159,7 @@ TEST(Advice, CompressesWhereMissesAreDearAndNotWhereTheyAreCheap) {
   in.costs.trip_us = 0;
   in.codecs = {{CodecKind::kLz4, 1, 2.0, 1.0, 0, 5, 1}, {CodecKind::kZstd, 1, 3.0, 1.0, 0, 20, 3}};
   in.percents = {0, 10, 20, 30, 40, 50, 60, 70, 80, 90};
-  in.reuse = &reuse;
-  in.exact = true;
+  UseReuseProfile(reuse, true, &in);
   in.costs.disk_us = 1000;
   std::vector<AdviseRow> rows = PredictSplits(in);
   ASSERT_EQ(rows.size(), 20u);
