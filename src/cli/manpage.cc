@@ -307,6 +307,15 @@ Replay an 80/20 trace through the mount for a minute:
 ccfs replay /srv/data \-\-dist pareto \-\-duration 60
 .RE
 .fi
+.PP
+Before mounting, predict which share of 1 GiB to compress, and with which codec, for an 80/20
+workload (a table, one line of advice, advise.csv and advise.png):
+.PP
+.nf
+.RS
+ccfs advise /srv/dataset \-\-memory 1GiB \-\-dist pareto \-\-exact
+.RE
+.fi
 .SH SEE ALSO
 \fBccfs.toml\fR(5), \fBmount.fuse3\fR(8), \fBfusermount3\fR(1), \fBfstab\fR(5),
 \fBsystemd.mount\fR(5), \fBjournalctl\fR(1)

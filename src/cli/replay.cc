@@ -1,13 +1,11 @@
 // `ccfs replay`: replays a Pareto/uniform/Zipf or recorded trace against a mount, a plain
 // directory (the kernel page cache) or the engine in-process, with a live view, a summary beside
 // the model, --json, and --sweep over compressed_percent with CSV and plots. Logic: trace/replay.h.
-#include <limits.h>
 #include <unistd.h>
 
 #include <cmath>
 #include <cstdio>
-#include <cstdlib>
-#include <filesystem>
+#include <cstring>
 #include <fstream>
 #include <memory>
 #include <string>
@@ -17,13 +15,12 @@
 
 #include "ccfs/config.h"
 #include "cli/command.h"
+#include "cli/plot_script.h"
 #include "client/mount_client.h"
 #include "trace/replay.h"
 
 namespace ccfs {
 namespace {
-
-namespace fs = std::filesystem;
 
 struct ReplayArgs {
   std::string target;
@@ -181,24 +178,6 @@ Status ParseSweep(const std::string& text, std::vector<int>* values) {
   return Status::Ok();
 }
 
-std::string FindPlotScript(const std::string& given) {
-  if (!given.empty()) return given;
-  if (const char* env = std::getenv("CCFS_PLOT_SCRIPT")) return env;
-  char exe[PATH_MAX];
-  ssize_t n = ::readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-  if (n > 0) {
-    exe[n] = '\0';
-    fs::path dir = fs::path(exe).parent_path();
-    for (fs::path candidate : {dir / ".." / "scripts" / "plot_sweep.py",
-                               dir / ".." / ".." / "scripts" / "plot_sweep.py",
-                               dir / ".." / "share" / "ccfs" / "plot_sweep.py"}) {
-      std::error_code ec;
-      if (fs::exists(candidate, ec)) return fs::weakly_canonical(candidate, ec).string();
-    }
-  }
-  return "";
-}
-
 std::string CsvRow(const std::string& mode, const ReplayResult& r) {
   return fmt::format(
       "{},{},{:.6f},{},{},{},{},{:.3f},{:.3f},{:.3f},{:.4f},{:.6f},{:.3f},{:.3f},{:.3f},{:.3f},"
@@ -281,18 +260,13 @@ int RunSweep(const ReplayArgs& args, ReplayOptions options, const std::vector<in
   }
   csv.close();
   fmt::print("wrote {}\n", csv_path);
-  std::string script = FindPlotScript(args.plot_script);
+  std::string script = FindPlotScript(args.plot_script, "CCFS_PLOT_SCRIPT", "plot_sweep.py");
   if (script.empty()) {
     fmt::print(stderr, "ccfs replay: plot_sweep.py not found (give --plot-script); no plots\n");
     return 0;
   }
-  // Debian's interpreter is the one python3-matplotlib installs into; a python3 earlier on PATH
-  // (a virtualenv, pyenv) often lacks it.
-  std::error_code ec;
-  const char* python = fs::exists("/usr/bin/python3", ec) ? "/usr/bin/python3" : "python3";
-  std::string command =
-      fmt::format("{} '{}' '{}' '{}'", python, script, csv_path, args.sweep_out);
-  int rc = std::system(command.c_str());
+  std::string command;
+  int rc = RunPlotScript(script, {csv_path, args.sweep_out}, &command);
   if (rc != 0) {
     fmt::print(stderr, "ccfs replay: plotting failed ({}); the CSV is complete\n", command);
     return 1;

@@ -1,6 +1,7 @@
 #include "trace/model.h"
 
 #include <algorithm>
+#include <functional>
 #include <memory>
 
 namespace ccfs {
@@ -36,40 +37,58 @@ ModelResult EvaluateModel(const ModelInputs& in) {
   if (in.dataset_pages == 0 || in.page_size == 0) return out;
   const double n = static_cast<double>(in.dataset_pages);
   const double c = std::clamp(in.compressed_fraction, 0.0, 1.0);
+  const double storable = std::clamp(in.storable_fraction, 0.0, 1.0);
   const double pages_of_memory = static_cast<double>(in.memory_bytes) / in.page_size;
   out.raw_capacity_pages = pages_of_memory * (1.0 - c);
   out.compressed_capacity_pages = pages_of_memory * c * std::max(in.ratio, 0.0);
-  const double cached = std::min(n, out.raw_capacity_pages + out.compressed_capacity_pages);
   const double raw_cached = std::min(n, out.raw_capacity_pages);
-  out.capacity_fraction = cached / n;
+  // The compressed pages lie among K_comp / s positions of the hotness order (none if s = 0).
+  const double spread = storable > 0 ? out.compressed_capacity_pages / storable : 0.0;
+  out.reach_pages = std::min(n, out.raw_capacity_pages + spread);
+  out.capacity_fraction = out.reach_pages / n;
 
-  // The share function S(k) of the access law; the distribution's permutation is irrelevant here.
+  // The share function S(k): the one given, or the access law's read through each level's
+  // replacement (che.h; its permutation is irrelevant), or k / N.
   std::unique_ptr<AccessDistribution> dist;
-  if (NewAccessDistribution(in.dist, in.dataset_pages, 0, &dist).ok()) {
-    out.raw_hit_ratio = CacheHitRatio(*dist, raw_cached, in.raw_replacement);
-    double loss = 0;
-    if (in.raw_replacement != in.cache_replacement) {
-      loss = std::max(0.0, CacheHitRatio(*dist, raw_cached, in.cache_replacement) - out.raw_hit_ratio);
-    }
-    out.hit_ratio =
-        std::max(out.raw_hit_ratio, CacheHitRatio(*dist, cached, in.cache_replacement) - loss);
-  } else {
-    out.hit_ratio = cached / n;
-    out.raw_hit_ratio = raw_cached / n;
+  const bool law = !in.hot_share && NewAccessDistribution(in.dist, in.dataset_pages, 0, &dist).ok();
+  auto share = [&](double pages, Replacement replacement) {
+    if (in.hot_share) return in.hot_share(pages);
+    if (law) return CacheHitRatio(*dist, pages, replacement);
+    return pages / n;
+  };
+  out.raw_hit_ratio = share(raw_cached, in.raw_replacement);
+  double loss = 0;
+  if (law && in.raw_replacement != in.cache_replacement) {
+    loss = std::max(0.0, share(raw_cached, in.cache_replacement) - out.raw_hit_ratio);
   }
-  out.compressed_hit_ratio = std::max(0.0, out.hit_ratio - out.raw_hit_ratio);
+  const double reached = std::max(out.raw_hit_ratio, share(out.reach_pages, in.cache_replacement) - loss);
+  out.compressed_hit_ratio = std::max(0.0, storable * (reached - out.raw_hit_ratio));
+  out.hit_ratio =
+      storable >= 1 ? reached : std::min(1.0, out.raw_hit_ratio + out.compressed_hit_ratio);
   out.miss_ratio = 1.0 - out.hit_ratio;
-  const bool measured_rate = in.compressions_per_read >= 0;
-  const double compress = c > 0 && !measured_rate ? in.costs.compress_us : 0.0;
   // A raw hit in the kernel's page cache never reaches the daemon; every other read makes one trip.
   const bool kernel = in.raw_tier == RawTierMode::kKernel;
   const double raw_hit = kernel ? in.costs.kernel_hit_us : in.costs.hit_us;
   const double trips = kernel ? out.compressed_hit_ratio + out.miss_ratio : 1.0;
   out.trip_us_per_buffer = trips * in.costs.trip_us;
-  out.us_per_buffer = out.raw_hit_ratio * raw_hit +
-                      out.compressed_hit_ratio * (in.costs.decompress_us + compress) +
-                      out.miss_ratio * (in.costs.disk_us + compress) + out.trip_us_per_buffer;
-  if (measured_rate) out.us_per_buffer += in.compressions_per_read * in.costs.compress_us;
+  if (in.compressions_per_read < 0) {
+    // The thesis's charge: a compression per compressed hit and per miss (each displaces a raw
+    // victim that must be compressed), none without a compressed tier. Summed in the thesis's
+    // order, so that `ccfs model` gives its figures to the last bit.
+    const double compress = c > 0 ? in.costs.compress_us : 0.0;
+    out.compressions_per_read = c > 0 ? out.compressed_hit_ratio + out.miss_ratio : 0.0;
+    out.compress_us_per_buffer = out.compressions_per_read * compress;
+    out.us_per_buffer = out.raw_hit_ratio * raw_hit +
+                        out.compressed_hit_ratio * (in.costs.decompress_us + compress) +
+                        out.miss_ratio * (in.costs.disk_us + compress) + out.trip_us_per_buffer;
+  } else {
+    out.compressions_per_read = c > 0 ? in.compressions_per_read : 0.0;
+    out.compress_us_per_buffer = out.compressions_per_read * in.costs.compress_us;
+    out.us_per_buffer = out.raw_hit_ratio * raw_hit +
+                        out.compressed_hit_ratio * in.costs.decompress_us +
+                        out.miss_ratio * in.costs.disk_us + out.compress_us_per_buffer +
+                        out.trip_us_per_buffer;
+  }
   return out;
 }
 

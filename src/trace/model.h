@@ -27,11 +27,23 @@
 //                       trip; compressed hits and misses reach the daemon and pay t_trip as above.
 // With t_trip = 0 in daemon mode (the engine in the reader's process) the sum is the thesis's.
 //
+// Three inputs refine the thesis's model for `ccfs advise` (trace/advise.h); at their defaults the
+// model is exactly the thesis's, which is what `ccfs model` and `ccfs replay` evaluate:
+//   hot_share             S(k) from elsewhere than the law (an exact LRU curve of a trace);
+//   storable_fraction     the share s of pages the compressed tier can hold at all (the others do
+//                         not compress enough and are dropped). The K_comp pages it holds are then
+//                         spread over K_comp / s positions of the hotness order, of which it holds
+//                         s:  compressed hits = s (S(min(N, K_raw + K_comp / s)) - S(K_raw));
+//   compressions_per_read the compressions charged per read instead of the thesis's one per
+//                         compressed hit and per miss (at C > 0): ccfs compresses only the raw
+//                         victims its admission filter lets through.
+//
 // Thread-safety: pure functions.
 #ifndef CCFS_TRACE_MODEL_H_
 #define CCFS_TRACE_MODEL_H_
 
 #include <cstdint>
+#include <functional>
 #include <string>
 
 #include "ccfs/options.h"
@@ -89,11 +101,16 @@ struct ModelInputs {
   // miss, when C > 0). A measured rate (a run's compressions / reads) replaces it: ccfs compresses
   // victims in the background and admits only some (admission.h), far fewer than one per miss.
   double compressions_per_read = -1;
+  // Refinements (see the top of this file); the defaults give the thesis's model.
+  std::function<double(double pages)> hot_share;  // empty: the law's (dist)
+  double storable_fraction = 1.0;                 // in [0, 1]
 };
 
 struct ModelResult {
   double raw_capacity_pages = 0;
   double compressed_capacity_pages = 0;
+  // Positions of the hotness order the two tiers cover: min(N, K_raw + K_comp / s).
+  double reach_pages = 0;
   double capacity_fraction = 0;  // min(1, (K_raw + K_comp) / N)
   double raw_hit_ratio = 0;
   double compressed_hit_ratio = 0;
@@ -101,6 +118,8 @@ struct ModelResult {
   double miss_ratio = 0;
   double us_per_buffer = 0;
   double trip_us_per_buffer = 0;  // the part of us_per_buffer that is the transport's trips
+  double compressions_per_read = 0;     // what was charged
+  double compress_us_per_buffer = 0;    // the part of us_per_buffer that is compression
 };
 
 ModelResult EvaluateModel(const ModelInputs& inputs);

@@ -1,0 +1,477 @@
+// `ccfs advise`: predicts hit ratio and µs per buffer at every split C% and codec for a data set
+// and a workload, offline, in seconds, without a mount; prints a table and one line of advice,
+// writes a CSV and a PNG (scripts/plot_advise.py). Logic: trace/advise.h.
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "ccfs/config.h"
+#include "cli/command.h"
+#include "cli/plot_script.h"
+#include "trace/advise.h"
+#include "trace/dataset.h"
+#include "trace/op_source.h"
+#include "trace/trace_file.h"
+
+namespace ccfs {
+namespace {
+
+// The FUSE trip assumed unless --trip-us is given: the null-FUSE round trip bench/fuse_rtt
+// measures on this project's 2-vCPU development VM, 16-20 µs unpinned (docs: DESIGN.md, README
+// "Latest run": 18.4). Runs through a mount measure more (their costs_us.trip): the reader's
+// request also waits for a CPU the daemon's threads share.
+constexpr double kAssumedTripUs = 18.0;
+// The most memory advise accepts: far beyond any machine's RAM, so a value above it is a typo.
+constexpr uint64_t kMaxMemory = 16ull << 40;
+// Seconds each codec measurement runs at least (per direction).
+constexpr double kMeasureSeconds = 0.05;
+// Points of the hit-ratio curve in --json.
+constexpr int kCurvePoints = 64;
+
+struct AdviseArgs {
+  std::string dataset;
+  std::string trace;
+  std::string trace_format = "auto";
+  std::string dist = "pareto";
+  double hot_fraction = 0.2;
+  bool exact = false;
+  std::string memory;
+  std::string page_size;
+  std::string config_file;
+  std::vector<std::string> option_lists;
+  std::string raw_tier;
+  double trip_us = 0, kernel_hit_us = 0, disk_us = 0;
+  const CLI::Option* trip_option = nullptr;
+  const CLI::Option* kernel_hit_option = nullptr;
+  const CLI::Option* disk_option = nullptr;
+  const CLI::Option* dist_option = nullptr;
+  int c_step = 10;
+  int c_max = 90;
+  uint64_t ops = 0;  // 0: the default (a law: replay's 200000; a trace: its length)
+  int64_t warmup = -1;
+  uint64_t seed = 1;
+  uint64_t sample_pages = 1024;
+  bool json = false;
+  std::string out;
+  const CLI::Option* out_option = nullptr;
+  std::string plot_script;
+};
+
+int Fail(const std::string& message) {
+  fmt::print(stderr, "ccfs advise: {}\n", message);
+  return 2;
+}
+
+// A cost given on the command line: a finite number of µs, 0 or more. False (after saying why) if
+// it was given and is not; *out is left alone if it was not given.
+bool GivenCost(const CLI::Option* option, double value, double* out) {
+  if (option == nullptr || option->count() == 0) return true;
+  if (!std::isfinite(value) || value < 0) {
+    Fail(fmt::format("{} {}: must be a number of µs, 0 or more", option->get_name(), value));
+    return false;
+  }
+  *out = value;
+  return true;
+}
+
+// The engine settings the prediction depends on: --config, then -o, then the flags.
+Status EngineOptions(const AdviseArgs& args, Options* o) {
+  Status s;
+  if (!args.config_file.empty() && !(s = LoadConfigFile(args.config_file, o)).ok()) return s;
+  for (const std::string& list : args.option_lists) {
+    if (!(s = ApplyOptionList(list, "-o", o, nullptr)).ok()) return s;
+  }
+  if (!args.page_size.empty() &&
+      !(s = ApplyKeyValue("page_size", args.page_size, "--page-size", o)).ok()) {
+    return s;
+  }
+  if (!args.raw_tier.empty() && !(s = ApplyKeyValue("raw_tier", args.raw_tier, "--raw-tier", o)).ok()) {
+    return s;
+  }
+  if (!args.memory.empty()) {
+    uint64_t bytes = 0;
+    if (!(s = ParseSize(args.memory, &bytes)).ok()) {
+      return Status::InvalidArgument("--memory " + args.memory + ": " + s.ToString());
+    }
+    if (bytes > kMaxMemory) {
+      return Status::InvalidArgument(fmt::format("--memory {}: more than {} is no machine's RAM",
+                                                 args.memory, FormatSize(kMaxMemory)));
+    }
+    if (!(s = ApplyKeyValue("memory", args.memory, "--memory", o)).ok()) return s;
+  } else if (args.config_file.empty() &&
+             std::none_of(args.option_lists.begin(), args.option_lists.end(),
+                          [](const std::string& list) { return list.find("memory=") != std::string::npos; })) {
+    return Status::InvalidArgument("give --memory SIZE (the cache's memory, e.g. 512MiB)");
+  }
+  return Status::Ok();
+}
+
+std::string Pct(double ratio) { return fmt::format("{:.1f}%", 100.0 * ratio); }
+
+nlohmann::json RowJson(const AdviseRow& r) {
+  const ModelResult& m = r.model;
+  return {{"compressed_percent", r.percent},
+          {"codec", CodecName(r.codec)},
+          {"hit_ratio", m.hit_ratio},
+          {"raw_hit_ratio", m.raw_hit_ratio},
+          {"compressed_hit_ratio", m.compressed_hit_ratio},
+          {"miss_ratio", m.miss_ratio},
+          {"raw_capacity_pages", m.raw_capacity_pages},
+          {"compressed_capacity_pages", m.compressed_capacity_pages},
+          {"compressions_per_read", m.compressions_per_read},
+          {"us_per_buffer", m.us_per_buffer},
+          {"compress_us_per_buffer", m.compress_us_per_buffer},
+          {"trip_us_per_buffer", m.trip_us_per_buffer},
+          {"speedup", r.speedup}};
+}
+
+Status WriteCsv(const std::string& path, const std::vector<AdviseRow>& rows) {
+  std::ofstream csv(path);
+  if (!csv) return Status::IOError(errno, path + ": cannot write: " + std::strerror(errno));
+  csv << "compressed_percent,codec,hit_ratio,raw_hit_ratio,compressed_hit_ratio,miss_ratio,"
+         "compressions_per_read,us_per_buffer,compress_us_per_buffer,trip_us_per_buffer,speedup\n";
+  for (const AdviseRow& r : rows) {
+    const ModelResult& m = r.model;
+    csv << fmt::format("{},{},{:.6f},{:.6f},{:.6f},{:.6f},{:.6f},{:.3f},{:.3f},{:.3f},{:.4f}\n",
+                       r.percent, CodecName(r.codec), m.hit_ratio, m.raw_hit_ratio,
+                       m.compressed_hit_ratio, m.miss_ratio, m.compressions_per_read,
+                       m.us_per_buffer, m.compress_us_per_buffer, m.trip_us_per_buffer, r.speedup);
+  }
+  csv.close();
+  if (!csv) return Status::IOError(errno, path + ": write failed");
+  return Status::Ok();
+}
+
+int RunAdvise(const AdviseArgs& args) {
+  const auto started = std::chrono::steady_clock::now();
+  // ---- the arguments ----
+  Options o;
+  Status s = EngineOptions(args, &o);
+  if (!s.ok()) return Fail(s.ToString());
+  if (args.c_step < 1 || args.c_step > 95) {
+    return Fail(fmt::format("--c-step {}: must be 1..95 (percent)", args.c_step));
+  }
+  if (args.c_max < 0 || args.c_max > 95) {
+    return Fail(fmt::format("--c-max {}: must be 0..95 (percent)", args.c_max));
+  }
+  std::vector<int> percents;
+  for (int c = 0; c <= args.c_max; c += args.c_step) percents.push_back(c);
+  // The engine's rule for memory (the raw tier holds 16 pages) at the largest split evaluated.
+  o.compressed_percent = percents.back();
+  if (!(s = o.Validate()).ok()) {
+    return Fail(fmt::format("--memory {} at C={}%: {}", FormatSize(o.memory), percents.back(),
+                            s.ToString()));
+  }
+  RawTierMode raw_tier = o.kernel_raw_tier() ? RawTierMode::kKernel : RawTierMode::kDaemon;
+  if (args.kernel_hit_option->count() > 0 && raw_tier != RawTierMode::kKernel) {
+    return Fail("--kernel-hit-us: only --raw-tier kernel has kernel hits");
+  }
+  PathCosts costs;
+  costs.trip_us = kAssumedTripUs;
+  if (!GivenCost(args.trip_option, args.trip_us, &costs.trip_us) ||
+      !GivenCost(args.kernel_hit_option, args.kernel_hit_us, &costs.kernel_hit_us) ||
+      !GivenCost(args.disk_option, args.disk_us, &costs.disk_us)) {
+    return 2;
+  }
+  if (!args.trace.empty() && args.dist_option->count() > 0) {
+    return Fail("give --trace FILE or --dist LAW, not both");
+  }
+  if (args.sample_pages < 1) return Fail("--sample-pages 0: must be at least 1");
+  DistSpec dist;
+  if (!(s = ParseDistSpec(args.dist, args.hot_fraction, &dist)).ok()) return Fail(s.ToString());
+  TraceFormat trace_format;
+  if (!(s = ParseTraceFormat(args.trace_format, &trace_format)).ok()) return Fail(s.ToString());
+
+  // ---- the data set and the workload ----
+  Dataset dataset;
+  if (!(s = Dataset::Open(args.dataset, o.page_size, &dataset)).ok()) return Fail(s.ToString());
+  std::unique_ptr<AccessDistribution> law;
+  if (!(s = NewAccessDistribution(dist, dataset.pages(), args.seed, &law)).ok()) {
+    return Fail(s.ToString());
+  }
+  OpSource source(dataset, law.get(), args.seed, 0);
+  uint64_t ops = args.ops > 0 ? args.ops : 200000;
+  std::string workload = dist.ToString();
+  if (!args.trace.empty()) {
+    std::vector<TraceRecord> records;
+    if (!(s = ReadTraceFile(args.trace, dataset, trace_format, &records)).ok()) {
+      return Fail(s.ToString());
+    }
+    source.SetTrace(records);
+    if (source.trace_ops() == 0) return Fail(args.trace + ": no operations in the trace");
+    if (args.ops == 0) ops = source.trace_ops();
+    workload = "trace " + args.trace;
+  }
+  const bool exact = args.exact || !args.trace.empty();
+  const uint64_t warmup = args.warmup >= 0 ? static_cast<uint64_t>(args.warmup)
+                                           : DefaultWarmupOps(o.memory, o.page_size, dataset.pages());
+  ReuseProfile reuse = ReuseProfile::Build(dataset, source, warmup, ops);
+  if (reuse.reads() == 0) {
+    return Fail(fmt::format("{}: no reads among the {} operations measured (writes are not "
+                            "cached reads)", workload, ops));
+  }
+
+  // ---- the data's compressibility and the paths' costs ----
+  PageSample sample;
+  if (!(s = SamplePages(dataset, args.sample_pages, args.seed, &sample)).ok()) {
+    fmt::print(stderr, "ccfs advise: reading the sample: {}\n", s.ToString());
+    return 1;
+  }
+  std::vector<std::string> assumptions;
+  if (args.disk_option->count() == 0) {
+    if (!sample.direct) {
+      return Fail(fmt::format("{}: its file system refuses O_DIRECT (tmpfs?), so a miss's cost "
+                              "cannot be measured here: give --disk-us",
+                              args.dataset));
+    }
+    costs.disk_us = sample.read_us;
+  }
+  costs.hit_us = MeasureCopyUs(sample, kMeasureSeconds);
+  if (args.trip_option->count() == 0) {
+    assumptions.push_back(fmt::format(
+        "trip {:g} µs: the null-FUSE round trip bench/fuse_rtt measures on a 2-vCPU VM; runs "
+        "through a mount often pay more (ccfs replay MOUNT --json, costs_us.trip); give --trip-us",
+        kAssumedTripUs));
+  }
+  if (raw_tier == RawTierMode::kKernel && args.kernel_hit_option->count() == 0) {
+    if (!(s = MeasureKernelHitUs(dataset, sample, &costs.kernel_hit_us)).ok()) {
+      fmt::print(stderr, "ccfs advise: timing kernel hits: {}\n", s.ToString());
+      return 1;
+    }
+  }
+  std::vector<CodecProfile> codecs;
+  for (CodecKind kind : AllCodecKinds()) {
+    const int level = kind == o.compressor ? o.compression_level : kDefaultCodecLevel;
+    codecs.emplace_back();
+    s = MeasureCodec(sample, kind, level, o.min_savings_percent, kMeasureSeconds, &codecs.back());
+    if (!s.ok()) {
+      fmt::print(stderr, "ccfs advise: {}\n", s.ToString());
+      return 1;
+    }
+  }
+
+  // ---- the prediction ----
+  AdviseInputs in;
+  in.memory_bytes = o.memory;
+  in.page_size = o.page_size;
+  in.dataset_pages = dataset.pages();
+  in.raw_tier = raw_tier;
+  in.admission_filter = o.admission_filter;
+  in.costs = costs;
+  in.codecs = codecs;
+  in.percents = percents;
+  UseReuseProfile(reuse, exact, &in);
+  in.dist = dist;
+  const std::vector<AdviseRow> rows = PredictSplits(in);
+  const Advice advice = ChooseSplit(rows);
+  const std::string charge =
+      o.admission_filter
+          ? "one compression per raw victim the admission filter lets through (read again while "
+            "raw, promoted, or back while the ghost set remembers it), counted in full though ccfs "
+            "compresses in the background"
+          : "one compression per raw victim (admission_filter = false), counted in full though ccfs "
+            "compresses in the background";
+  const std::string curve_source =
+      exact ? "the exact LRU curve of the reads" : "the law's share of the hottest pages (the "
+                                                   "oracle; --exact for the LRU curve)";
+
+  // ---- the output ----
+  const bool write_files = !args.json || args.out_option->count() > 0;
+  const std::string prefix = args.out.empty() ? "advise" : args.out;
+  if (write_files) {
+    if (!(s = WriteCsv(prefix + ".csv", rows)).ok()) {
+      fmt::print(stderr, "ccfs advise: {}\n", s.ToString());
+      return 1;
+    }
+  }
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  if (args.json) {
+    nlohmann::json codec_json = nlohmann::json::array();
+    for (const CodecProfile& c : codecs) {
+      codec_json.push_back({{"codec", CodecName(c.codec)},
+                            {"level", c.level},
+                            {"ratio", c.ratio},
+                            {"storable_fraction", c.storable_fraction},
+                            {"zero_fraction", c.zero_fraction},
+                            {"compress_us", c.compress_us},
+                            {"decompress_us", c.decompress_us}});
+    }
+    nlohmann::json curve = nlohmann::json::array();
+    for (int i = 0; i <= kCurvePoints; ++i) {
+      const double pages = static_cast<double>(dataset.pages()) * i / kCurvePoints;
+      const double hit = exact ? reuse.curve().HitRatio(pages) : law->HotShare(pages);
+      curve.push_back({{"pages", pages}, {"hit_ratio", hit}});
+    }
+    nlohmann::json row_json = nlohmann::json::array();
+    for (const AdviseRow& r : rows) row_json.push_back(RowJson(r));
+    nlohmann::json j = {
+        {"dataset", args.dataset},
+        {"dataset_pages", dataset.pages()},
+        {"page_size", o.page_size},
+        {"memory_bytes", o.memory},
+        {"raw_tier", RawTierModeName(raw_tier)},
+        {"workload",
+         {{"source", workload},
+          {"reads", reuse.reads()},
+          {"warmup_ops", warmup},
+          {"distinct_pages", reuse.distinct_pages()},
+          {"exact", exact}}},
+        {"sample_pages", sample.pages.size()},
+        {"codecs", codec_json},
+        {"costs_us",
+         {{"hit", costs.hit_us},
+          {"disk", costs.disk_us},
+          {"trip", costs.trip_us},
+          {"kernel_hit", raw_tier == RawTierMode::kKernel ? nlohmann::json(costs.kernel_hit_us)
+                                                          : nlohmann::json(nullptr)}}},
+        {"assumptions", assumptions},
+        {"compression_charge", charge},
+        {"curve_source", curve_source},
+        {"curve", curve},
+        {"rows", row_json},
+        {"advice",
+         {{"text", advice.text},
+          {"compress", advice.compress},
+          {"compressed_percent", advice.best.percent},
+          {"codec", CodecName(advice.best.codec)},
+          {"speedup", advice.best.speedup}}},
+        {"seconds", seconds}};
+    fmt::print("{}\n", j.dump());
+  } else {
+    fmt::print("ccfs advise: {}, {} pages of {} ({}); {} of memory ({:.0f} pages); raw tier in "
+               "the {}\n",
+               args.dataset, dataset.pages(), FormatSize(o.page_size), FormatSize(dataset.bytes()),
+               FormatSize(o.memory), static_cast<double>(o.memory) / o.page_size,
+               raw_tier == RawTierMode::kKernel ? "kernel's page cache" : "daemon");
+    fmt::print("workload: {}, {} reads after a warm-up of {} operations, {} distinct pages; hit "
+               "ratios from {}\n",
+               workload, reuse.reads(), warmup, reuse.distinct_pages(), curve_source);
+    fmt::print("data: {} sampled pages (seed {})", sample.pages.size(), args.seed);
+    for (const CodecProfile& c : codecs) {
+      fmt::print("; {} level {}: {:.2f}x, {} kept ({} zero), compress {:.1f} µs, decompress "
+                 "{:.1f} µs",
+                 CodecName(c.codec), c.level, c.ratio, Pct(c.storable_fraction),
+                 Pct(c.zero_fraction), c.compress_us, c.decompress_us);
+    }
+    fmt::print("\n");
+    std::string disk = args.disk_option->count() > 0
+                           ? "given"
+                           : fmt::format("mean of {} O_DIRECT reads", sample.pages.size());
+    fmt::print("costs: raw hit {:.2f} µs (a page copy), miss {:.1f} µs ({}), trip {:g} µs{}\n",
+               costs.hit_us, costs.disk_us, disk, costs.trip_us,
+               raw_tier == RawTierMode::kKernel
+                   ? fmt::format(" on compressed hits and misses, kernel hit {:.2f} µs{}",
+                                 costs.kernel_hit_us,
+                                 args.kernel_hit_option->count() ? "" : " (buffered re-reads)")
+                   : " on every read");
+    for (const std::string& a : assumptions) fmt::print("assumed: {}\n", a);
+    fmt::print("charged: {}\n", charge);
+    fmt::print("{:>4} {:>5} {:>7} {:>7} {:>7} {:>7} {:>10} {:>10} {:>8}\n", "C%", "codec", "hit",
+               "raw", "compr", "miss", "compr/read", "µs/buffer", "vs C=0");
+    for (const AdviseRow& r : rows) {
+      const ModelResult& m = r.model;
+      if (r.percent == 0 && r.codec != rows.front().codec) continue;  // C = 0 is codec-free
+      fmt::print("{:>4} {:>5} {:>7} {:>7} {:>7} {:>7} {:>10.3f} {:>10.2f} {:>7.2f}x\n", r.percent,
+                 r.percent == 0 ? "-" : CodecName(r.codec), Pct(m.hit_ratio), Pct(m.raw_hit_ratio),
+                 Pct(m.compressed_hit_ratio), Pct(m.miss_ratio), m.compressions_per_read,
+                 m.us_per_buffer, r.speedup);
+    }
+    fmt::print("advice: {}\n", advice.text);
+  }
+  if (!write_files) return 0;
+  FILE* note = args.json ? stderr : stdout;
+  fmt::print(note, "wrote {}.csv\n", prefix);
+  std::string script = FindPlotScript(args.plot_script, "CCFS_PLOT_ADVISE_SCRIPT", "plot_advise.py");
+  if (script.empty()) {
+    fmt::print(stderr, "ccfs advise: plot_advise.py not found (give --plot-script); no plot\n");
+    return 0;
+  }
+  std::string command;
+  std::fflush(stdout);
+  if (RunPlotScript(script, {prefix + ".csv", prefix, advice.text}, &command) != 0) {
+    fmt::print(stderr, "ccfs advise: plotting failed ({}); the CSV is complete\n", command);
+    return 1;
+  }
+  return 0;
+}
+
+CommandRegistrar registrar(
+    "advise",
+    "predict hit ratio and µs per buffer at every compressed share and codec, offline, in seconds",
+    [](CLI::App* app) {
+      auto args = std::make_shared<AdviseArgs>();
+      app->footer(
+          "Measures a seeded sample of DATASET's pages (each codec's ratio and µs per page both "
+          "ways; O_DIRECT reads for a miss's cost) and the workload's reuse (the exact LRU stack "
+          "distance of every read: --trace, or --dist with --exact; else the law's share of the "
+          "hottest pages), and evaluates the model of `ccfs model` at each C% from 0 to --c-max "
+          "in steps of --c-step: raw capacity T(1-C)/B, compressed T C R/B (R over the pages that "
+          "compress enough, the others spread it), compressions charged per raw victim the "
+          "admission filter lets through. Prints a table and one line of advice; writes "
+          "PREFIX.csv and PREFIX.png (scripts/plot_advise.py). Engine settings (page_size, "
+          "compression_level, min_savings_percent, admission_filter, raw_tier, memory) come from "
+          "--config and -o as for `ccfs mount`.");
+      app->add_option("dataset", args->dataset, "the data set directory")->required();
+      app->add_option("--trace", args->trace,
+                      "a recorded trace (ccfs CSV, fio iolog v2/v3, MSR Cambridge CSV)");
+      app->add_option("--trace-format", args->trace_format, "auto, ccfs, fio2, fio3 or msr")
+          ->capture_default_str();
+      args->dist_option =
+          app->add_option("--dist", args->dist, "or: an access law, pareto, pareto:H, uniform or "
+                                                "zipf:THETA")
+              ->capture_default_str();
+      app->add_option("--hot-fraction", args->hot_fraction, "pareto: hot fraction H")
+          ->capture_default_str();
+      app->add_flag("--exact", args->exact,
+                    "--dist: hit ratios from the exact LRU curve of the law's operations (those "
+                    "`ccfs replay` issues) rather than from the law");
+      app->add_option("--memory", args->memory, "the cache's memory T");
+      app->add_option("--page-size", args->page_size, "page size B (default: the config's, 8K)");
+      app->add_option("--config", args->config_file, "a ccfs.toml with the engine's settings");
+      app->add_option("-o", args->option_lists, "key=value[,key=value...] engine settings");
+      app->add_option("--raw-tier", args->raw_tier,
+                      "daemon (every read crosses FUSE) or kernel (the kernel's page cache "
+                      "answers raw hits); default: the config's, daemon");
+      args->trip_option = app->add_option(
+          "--trip-us", args->trip_us,
+          fmt::format("µs per FUSE round trip (default {:g}, assumed: bench/fuse_rtt's null-FUSE "
+                      "trip on a 2-vCPU VM)",
+                      kAssumedTripUs));
+      args->kernel_hit_option = app->add_option(
+          "--kernel-hit-us", args->kernel_hit_us,
+          "--raw-tier kernel: µs per kernel page-cache hit (default: measured)");
+      args->disk_option = app->add_option(
+          "--disk-us", args->disk_us, "µs per miss (default: measured, O_DIRECT reads)");
+      app->add_option("--c-step", args->c_step, "step of C%, 1..95")->capture_default_str();
+      app->add_option("--c-max", args->c_max, "largest C%, 0..95")->capture_default_str();
+      app->add_option("--ops", args->ops,
+                      "reads to profile (default: a law 200000, as ccfs replay; a trace its "
+                      "length)");
+      app->add_option("--warmup", args->warmup,
+                      "operations before them (default: as ccfs replay, 3x the memory in pages)");
+      app->add_option("--seed", args->seed, "seed of the law's operations and of the page sample")
+          ->capture_default_str();
+      app->add_option("--sample-pages", args->sample_pages, "pages sampled for the codecs")
+          ->capture_default_str();
+      app->add_flag("--json", args->json,
+                    "print one JSON object (with the hit-ratio curve); files only with --out");
+      args->out_option =
+          app->add_option("--out", args->out, "prefix of the CSV and PNG written (default advise)");
+      app->add_option("--plot-script", args->plot_script, "path of plot_advise.py");
+      return [args] { return RunAdvise(*args); };
+    });
+
+}  // namespace
+}  // namespace ccfs

@@ -1,0 +1,183 @@
+// `ccfs advise` run as a user runs it: a table, a CSV and a PNG, or one JSON object, from a small
+// data set; the figures it can be held to (uniform access: the hit ratio at C = 0 is the cached
+// fraction; a trace that fits: every read hits); and every bad input refused naming what is wrong.
+#include <unistd.h>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "datagen/mkdata.h"
+#include "testing/command.h"
+
+namespace ccfs {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+using testing::CommandResult;
+using testing::RunCcfs;
+
+class AdviseCommandTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    root_ = new std::string((fs::path(::testing::TempDir()) /
+                             ("ccfs_advise_test." + std::to_string(getpid())))
+                                .string());
+    fs::remove_all(*root_);
+    fs::create_directories(*root_);
+    MkdataOptions mk;
+    mk.dir = Data();
+    mk.size = 4ull << 20;  // 512 pages of 8 KiB
+    ASSERT_TRUE(ParseMix("text=50,random=25,zero=25", &mk.mix).ok());
+    std::vector<KindReport> report;
+    Status s = MakeDataset(mk, &report);
+    ASSERT_TRUE(s.ok()) << s.ToString();
+  }
+  static void TearDownTestSuite() {
+    fs::remove_all(*root_);
+    delete root_;
+  }
+  static std::string Data() { return *root_ + "/data"; }
+  static std::string Path(const std::string& name) { return *root_ + "/" + name; }
+  // The first file of the data set, as a trace names it.
+  static std::string FirstFile() {
+    std::vector<std::string> names;
+    for (const auto& e : fs::directory_iterator(Data())) names.push_back(e.path().filename());
+    std::sort(names.begin(), names.end());
+    return names.front();
+  }
+
+  static CommandResult Advise(std::vector<std::string> extra) {
+    std::vector<std::string> args = {"advise", Data(), "--memory", "2MiB", "--sample-pages", "64"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    return RunCcfs(args, 60);
+  }
+
+  static std::string* root_;
+};
+std::string* AdviseCommandTest::root_ = nullptr;
+
+TEST_F(AdviseCommandTest, JsonHasARowPerSplitAndCodecTheCurveAndTheAdvice) {
+  CommandResult r = Advise({"--dist", "uniform", "--trip-us", "0", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["dataset_pages"], 512);
+  EXPECT_EQ(j["raw_tier"], "daemon");
+  ASSERT_EQ(j["rows"].size(), 20u);  // C = 0, 10, ..., 90 for lz4 and zstd
+  for (const auto& row : j["rows"]) {
+    EXPECT_GE(row["hit_ratio"].get<double>(), 0.0);
+    EXPECT_LE(row["hit_ratio"].get<double>(), 1.0);
+    EXPECT_GT(row["us_per_buffer"].get<double>(), 0.0);
+  }
+  // Uniform access, the law's share: at C = 0 the hit ratio is the cached fraction, 256 of 512.
+  EXPECT_DOUBLE_EQ(j["rows"][0]["hit_ratio"].get<double>(), 0.5);
+  EXPECT_EQ(j["rows"][0]["compressions_per_read"].get<double>(), 0.0);
+  // A quarter of the pages are random: no codec keeps them; a quarter are zero.
+  for (const auto& codec : j["codecs"]) {
+    EXPECT_LT(codec["storable_fraction"].get<double>(), 0.9) << codec;
+    EXPECT_GT(codec["zero_fraction"].get<double>(), 0.1) << codec;
+    EXPECT_GT(codec["ratio"].get<double>(), 1.5) << codec;
+  }
+  EXPECT_GT(j["costs_us"]["disk"].get<double>(), 0.0);
+  EXPECT_EQ(j["costs_us"]["trip"].get<double>(), 0.0);
+  EXPECT_TRUE(j["assumptions"].empty()) << "the trip was given";
+  EXPECT_EQ(j["curve"].size(), 65u);
+  EXPECT_DOUBLE_EQ(j["curve"].back()["hit_ratio"].get<double>(), 1.0);
+  EXPECT_THAT(j["advice"]["text"].get<std::string>(),
+              ::testing::AnyOf(::testing::StartsWith("use C="), ::testing::StartsWith("keep C=0")));
+  EXPECT_FALSE(fs::exists("advise.csv")) << "--json without --out writes no files";
+}
+
+TEST_F(AdviseCommandTest, TableCsvAndPlot) {
+  const std::string prefix = Path("out");
+  CommandResult r = Advise({"--dist", "pareto", "--exact", "--c-step", "20", "--out", prefix});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_THAT(r.out, HasSubstr("assumed: trip 18 µs"));
+  EXPECT_THAT(r.out, HasSubstr("exact LRU curve"));
+  EXPECT_THAT(r.out, HasSubstr("advice: "));
+  EXPECT_THAT(r.out, HasSubstr("µs/buffer"));
+  const std::string csv = testing::ReadWholeFile(prefix + ".csv");
+  EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 1 + 5 * 2) << csv;  // C = 0..80 step 20
+  EXPECT_THAT(csv, HasSubstr("compressed_percent,codec,hit_ratio"));
+  EXPECT_THAT(csv, HasSubstr("\n40,zstd,"));
+  const std::string png = testing::ReadWholeFile(prefix + ".png");
+  ASSERT_GT(png.size(), 8u) << r.output;
+  EXPECT_EQ(png.substr(1, 3), "PNG");
+}
+
+TEST_F(AdviseCommandTest, ATraceThatFitsHitsEveryTime) {
+  // Eight pages read over and over, far fewer than the memory holds.
+  std::string trace = "file,offset,length,op\n";
+  for (int round = 0; round < 50; ++round) {
+    for (int page = 0; page < 8; ++page) {
+      trace += FirstFile() + "," + std::to_string(page * 8192) + ",8192,read\n";
+    }
+  }
+  testing::WriteWholeFile(Path("loop.csv"), trace);
+  CommandResult r = Advise({"--trace", Path("loop.csv"), "--json", "--raw-tier", "kernel",
+                            "--kernel-hit-us", "2"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["workload"]["reads"], 400);
+  EXPECT_EQ(j["workload"]["distinct_pages"], 8);
+  EXPECT_TRUE(j["workload"]["exact"].get<bool>());
+  EXPECT_EQ(j["costs_us"]["kernel_hit"].get<double>(), 2.0);
+  for (const auto& row : j["rows"]) {
+    EXPECT_DOUBLE_EQ(row["hit_ratio"].get<double>(), 1.0) << row;
+    // Kernel mode: every read a kernel hit, no trip, nothing compressed.
+    EXPECT_NEAR(row["us_per_buffer"].get<double>(), 2.0, 1e-9) << row;
+  }
+  EXPECT_THAT(j["advice"]["text"].get<std::string>(), ::testing::StartsWith("keep C=0"));
+}
+
+TEST_F(AdviseCommandTest, BadInputIsRefusedNamingWhatIsWrong) {
+  fs::create_directories(Path("empty"));
+  testing::WriteWholeFile(Path("bad.csv"), "file,offset,length,op\n" + FirstFile() +
+                                                ",0,8192,read\n" + FirstFile() + ",zero,8192,read\n");
+  testing::WriteWholeFile(Path("header-only.csv"), "file,offset,length,op\n");
+  struct Case {
+    std::vector<std::string> args;
+    std::string mention;
+  };
+  const std::vector<Case> cases = {
+      {{"advise", Path("missing"), "--memory", "2MiB"}, Path("missing")},
+      {{"advise", Path("empty"), "--memory", "2MiB"}, Path("empty")},
+      {{"advise", Data()}, "--memory"},
+      {{"advise", Data(), "--memory", "0"}, "--memory"},
+      {{"advise", Data(), "--memory", "lots"}, "--memory lots"},
+      {{"advise", Data(), "--memory", "1000TiB"}, "--memory 1000TiB: more than"},
+      {{"advise", Data(), "--memory", "1MiB"}, "at C=90%"},  // the raw tier needs 16 pages
+      {{"advise", Data(), "--memory", "2MiB", "--c-step", "0"}, "--c-step 0: must be 1..95"},
+      {{"advise", Data(), "--memory", "2MiB", "--c-step", "96"}, "--c-step 96: must be 1..95"},
+      {{"advise", Data(), "--memory", "2MiB", "--c-max", "99"}, "--c-max 99"},
+      {{"advise", Data(), "--memory", "2MiB", "--kernel-hit-us", "2"},
+       "--kernel-hit-us: only --raw-tier kernel"},
+      {{"advise", Data(), "--memory", "2MiB", "--raw-tier", "cloud"}, "cloud"},
+      {{"advise", Data(), "--memory", "2MiB", "--trip-us", "-1"}, "--trip-us -1: must be"},
+      {{"advise", Data(), "--memory", "2MiB", "--disk-us", "inf"}, "--disk-us inf: must be"},
+      {{"advise", Data(), "--memory", "2MiB", "--dist", "zipf:-1"}, "zipf"},
+      {{"advise", Data(), "--memory", "2MiB", "--trace", Path("bad.csv")}, Path("bad.csv") + ":3"},
+      {{"advise", Data(), "--memory", "2MiB", "--trace", Path("header-only.csv")},
+       Path("header-only.csv")},
+      {{"advise", Data(), "--memory", "2MiB", "--trace", Path("nope.csv")}, Path("nope.csv")},
+      {{"advise", Data(), "--memory", "2MiB", "--trace", Path("bad.csv"), "--dist", "uniform"},
+       "not both"},
+      {{"advise", Data(), "--memory", "2MiB", "-o", "compressed_percent=200"}, "compressed_percent"},
+  };
+  for (const Case& c : cases) {
+    CommandResult r = RunCcfs(c.args, 60);
+    std::string line;
+    for (const std::string& a : c.args) line += a + " ";
+    EXPECT_NE(r.exit_code, 0) << line;
+    EXPECT_LT(r.exit_code, 128) << line << r.output;
+    EXPECT_THAT(r.err, HasSubstr(c.mention)) << line;
+  }
+}
+
+}  // namespace
+}  // namespace ccfs

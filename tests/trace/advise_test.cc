@@ -1,0 +1,184 @@
+// The prediction of `ccfs advise`: the admission estimate on streams whose every distance is known,
+// the model's refinements (curve, storable share, compression charge) against hand sums, the
+// codec measurement on pages of known kinds, and the advice line.
+#include "trace/advise.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "cache/blob.h"
+#include "trace/rng.h"
+
+namespace ccfs {
+namespace {
+
+// 0 1 2 3 0 1 2 3 ...: after the first loop every read has distance 3, and so has the next read
+// of its page.
+ReuseProfile Loop(uint64_t loop, uint64_t rounds) {
+  std::vector<uint64_t> reads;
+  for (uint64_t r = 0; r < rounds; ++r) {
+    for (uint64_t k = 0; k < loop; ++k) reads.push_back(k);
+  }
+  return ReuseProfile::FromPages(reads, loop, loop);
+}
+
+TEST(ReuseProfile, CountsOnlyTheReadsAfterTheWarmUp) {
+  ReuseProfile p = Loop(4, 10);
+  EXPECT_EQ(p.reads(), 36u);
+  EXPECT_EQ(p.distinct_pages(), 4u);
+  EXPECT_DOUBLE_EQ(p.curve().HitRatio(4), 1.0);
+  EXPECT_DOUBLE_EQ(p.curve().HitRatio(3), 0.0);
+}
+
+TEST(ReuseProfile, AdmissionFollowsTheFilter) {
+  ReuseProfile p = Loop(4, 10);
+  // 2 raw pages: every read (distance 3) leaves the raw tier's reach.
+  // Reach 4: each is a compressed hit, promoted in daemon mode (a victim it admits), served
+  // without promotion in kernel mode (no stay in the raw tier, so no victim).
+  EXPECT_DOUBLE_EQ(p.AdmittedPerRead(2, 4, 0, /*promote=*/true, /*filter=*/true), 1.0);
+  EXPECT_DOUBLE_EQ(p.AdmittedPerRead(2, 4, 0, false, true), 0.0);
+  // Reach 3: each is a miss, not read again while raw (next distance 3 >= 2); admitted only if
+  // the ghost set reaches back that far, or without the filter.
+  EXPECT_DOUBLE_EQ(p.AdmittedPerRead(2, 3, 0, true, true), 0.0);
+  EXPECT_DOUBLE_EQ(p.AdmittedPerRead(2, 3, 1, true, true), 0.0);  // 3 < 2 + 1 is false
+  EXPECT_DOUBLE_EQ(p.AdmittedPerRead(2, 3, 2, true, true), 1.0);
+  EXPECT_DOUBLE_EQ(p.AdmittedPerRead(2, 3, 0, true, false), 1.0);
+  // 4 raw pages hold the loop: no read leaves the raw tier, nothing is evicted.
+  EXPECT_DOUBLE_EQ(p.AdmittedPerRead(4, 4, 100, true, false), 0.0);
+}
+
+TEST(ReuseProfile, ReadAgainWhileRawIsAdmitted) {
+  // a a b c d e a a b c d e ...: the second a comes straight back (distance 0), so a's stay
+  // shows reuse; b..e never do. Warm-up: the first round.
+  std::vector<uint64_t> reads;
+  for (int r = 0; r < 20; ++r) {
+    for (uint64_t k : {0, 0, 1, 2, 3, 4}) reads.push_back(k);
+  }
+  ReuseProfile p = ReuseProfile::FromPages(reads, 5, 6);
+  // 2 raw pages, reach 2 (no compressed tier to hit), no ghost: of each round's six reads, the
+  // first a (distance 4) starts a stay that is read again; the second a is a raw hit; b..e start
+  // stays that are not.
+  EXPECT_NEAR(p.AdmittedPerRead(2, 2, 0, true, true), 1.0 / 6, 1e-3);
+  EXPECT_NEAR(p.AdmittedPerRead(2, 2, 0, true, false), 5.0 / 6, 1e-3);
+}
+
+ModelInputs Uniform(double c) {
+  ModelInputs in;
+  in.memory_bytes = 100 * 8192;
+  in.page_size = 8192;
+  in.dataset_pages = 1000;
+  in.compressed_fraction = c;
+  in.ratio = 2.0;
+  in.dist.kind = DistSpec::Kind::kUniform;
+  in.costs.hit_us = 1;
+  in.costs.decompress_us = 5;
+  in.costs.compress_us = 20;
+  in.costs.disk_us = 100;
+  return in;
+}
+
+TEST(ModelRefinements, StorableShareSpreadsTheCompressedPages) {
+  ModelInputs in = Uniform(0.5);
+  in.storable_fraction = 0.5;
+  ModelResult m = EvaluateModel(in);
+  // 50 raw pages; 50 * 2 = 100 compressed pages spread over 200 positions, half of them held.
+  EXPECT_DOUBLE_EQ(m.raw_capacity_pages, 50);
+  EXPECT_DOUBLE_EQ(m.reach_pages, 250);
+  EXPECT_DOUBLE_EQ(m.raw_hit_ratio, 0.05);
+  EXPECT_DOUBLE_EQ(m.compressed_hit_ratio, 0.5 * (0.25 - 0.05));
+  in.storable_fraction = 0;
+  m = EvaluateModel(in);
+  EXPECT_DOUBLE_EQ(m.compressed_hit_ratio, 0);
+  EXPECT_DOUBLE_EQ(m.hit_ratio, 0.05);
+}
+
+TEST(ModelRefinements, CompressionChargeAndCurveReplaceTheThesisOnes) {
+  ModelInputs in = Uniform(0.5);
+  ModelResult thesis = EvaluateModel(in);
+  EXPECT_DOUBLE_EQ(thesis.compressions_per_read, thesis.compressed_hit_ratio + thesis.miss_ratio);
+  in.compressions_per_read = 0.1;
+  ModelResult charged = EvaluateModel(in);
+  EXPECT_DOUBLE_EQ(charged.compress_us_per_buffer, 2.0);
+  EXPECT_NEAR(charged.us_per_buffer,
+              thesis.us_per_buffer - thesis.compress_us_per_buffer + 2.0, 1e-9);
+  // A curve that hits everything beyond 40 pages.
+  in.hot_share = [](double pages) { return pages >= 40 ? 1.0 : 0.0; };
+  ModelResult curve = EvaluateModel(in);
+  EXPECT_DOUBLE_EQ(curve.hit_ratio, 1.0);
+  EXPECT_DOUBLE_EQ(curve.raw_hit_ratio, 1.0);
+  EXPECT_NEAR(curve.us_per_buffer, 1.0 + 2.0, 1e-9);
+  // No compressed tier, no charge, whatever is given.
+  in.compressed_fraction = 0;
+  EXPECT_DOUBLE_EQ(EvaluateModel(in).compress_us_per_buffer, 0);
+}
+
+TEST(MeasureCodec, RatioAndKeptShareFollowTheKindsOfPages) {
+  PageSample sample;
+  Rng rng(5);
+  std::string text;
+  while (text.size() < 8192) text += "the quick brown fox jumps over the lazy dog ";
+  for (int i = 0; i < 3; ++i) {
+    sample.pages.push_back(3 * i);
+    sample.data.emplace_back(text.begin(), text.begin() + 8192);  // compresses well
+    sample.pages.push_back(3 * i + 1);
+    sample.data.emplace_back(8192, 0);  // zero: kept with no blob
+    sample.pages.push_back(3 * i + 2);
+    std::vector<char> noise(8192);
+    for (char& c : noise) c = static_cast<char>(rng.Next());
+    sample.data.push_back(noise);  // does not compress: not kept
+  }
+  for (CodecKind kind : AllCodecKinds()) {
+    SCOPED_TRACE(CodecName(kind));
+    CodecProfile p;
+    Status s = MeasureCodec(sample, kind, 1, 12.5, 0.001, &p);
+    ASSERT_TRUE(s.ok()) << s.ToString();
+    EXPECT_EQ(p.codec, kind);
+    EXPECT_DOUBLE_EQ(p.storable_fraction, 2.0 / 3);
+    EXPECT_DOUBLE_EQ(p.zero_fraction, 1.0 / 3);
+    // The text pages take a blob each, the zero pages their entry; the ratio is over both.
+    EXPECT_GT(p.ratio, 10.0);
+    EXPECT_GT(p.compress_us, 0);
+    EXPECT_GT(p.decompress_us, 0);
+  }
+  EXPECT_GT(MeasureCopyUs(sample, 0.001), 0);
+}
+
+TEST(Advice, CompressesWhereMissesAreDearAndNotWhereTheyAreCheap) {
+  // Uniform reads over 1000 pages, 100 pages of memory: compression buys hits in proportion.
+  std::vector<uint64_t> reads;
+  Rng rng(2);
+  for (int i = 0; i < 50000; ++i) reads.push_back(rng.Below(1000));
+  ReuseProfile reuse = ReuseProfile::FromPages(reads, 1000, 5000);
+  AdviseInputs in;
+  in.memory_bytes = 100 * 8192;
+  in.page_size = 8192;
+  in.dataset_pages = 1000;
+  in.costs.hit_us = 1;
+  in.costs.trip_us = 0;
+  in.codecs = {{CodecKind::kLz4, 1, 2.0, 1.0, 0, 5, 1}, {CodecKind::kZstd, 1, 3.0, 1.0, 0, 20, 3}};
+  in.percents = {0, 10, 20, 30, 40, 50, 60, 70, 80, 90};
+  UseReuseProfile(reuse, true, &in);
+  in.costs.disk_us = 1000;
+  std::vector<AdviseRow> rows = PredictSplits(in);
+  ASSERT_EQ(rows.size(), 20u);
+  EXPECT_EQ(rows[0].percent, 0);
+  EXPECT_DOUBLE_EQ(rows[0].model.us_per_buffer, rows[1].model.us_per_buffer) << "C = 0 codec-free";
+  EXPECT_NEAR(rows[0].model.hit_ratio, 0.1, 0.01);
+  Advice dear = ChooseSplit(rows);
+  EXPECT_TRUE(dear.compress);
+  EXPECT_EQ(dear.best.codec, CodecKind::kZstd);  // the better ratio, where a miss costs 1 ms
+  EXPECT_GT(dear.best.percent, 50);
+  EXPECT_EQ(dear.text.rfind("use C=", 0), 0u) << dear.text;
+  EXPECT_NE(dear.text.find("x faster than C=0"), std::string::npos) << dear.text;
+
+  in.costs.disk_us = 2;  // a miss barely dearer than a hit: compression cannot pay
+  Advice cheap = ChooseSplit(PredictSplits(in));
+  EXPECT_FALSE(cheap.compress);
+  EXPECT_EQ(cheap.text.rfind("keep C=0: compression does not pay here, best C=", 0), 0u)
+      << cheap.text;
+}
+
+}  // namespace
+}  // namespace ccfs
