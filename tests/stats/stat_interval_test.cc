@@ -1,5 +1,7 @@
 #include "stats/stat_interval.h"
 
+#include "ccfs/codec.h"
+
 #include <string>
 
 #include <gtest/gtest.h>
