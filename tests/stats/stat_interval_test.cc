@@ -1,12 +1,11 @@
 #include "stats/stat_interval.h"
 
-#include "ccfs/codec.h"
-
 #include <string>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "ccfs/codec.h"
 #include "ccfs/stats.h"
 
 namespace ccfs {
