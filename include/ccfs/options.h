@@ -83,7 +83,7 @@ struct Options {
   // costs); `ccfs stat` and stats.json show the prediction. Needed by "auto".
   bool estimate_splits = true;
   // auto: seconds between two decisions (each needs a window of reads behind it).
-  double auto_interval = 2.0;
+  double auto_interval = 1.0;
   // auto: the most compressed_percent moves in one decision, percentage points.
   int auto_max_step = 10;
 
