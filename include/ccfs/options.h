@@ -85,7 +85,7 @@ struct Options {
   // auto: seconds between two decisions (each needs a window of reads behind it).
   double auto_interval = 1.0;
   // auto: the most compressed_percent moves in one decision, percentage points.
-  int auto_max_step = 10;
+  int auto_max_step = 20;
 
   // --- daemon -----------------------------------------------------------------------------------
   // Threads serving FUSE requests.

@@ -151,8 +151,10 @@ SplitDecider::Decision SplitDecider::Decide(const std::vector<AdviseRow>& rows, 
     last_percent_ = d.best->percent;
     last_codec_ = best_codec;
   }
+  // The streak survives the change: while later decisions keep recommending the same split, each
+  // moves another step towards it (the window after a change is skipped, so each step is judged on
+  // reads made at the split in force).
   if (streak_ < kAgreeing) return d;
-  streak_ = 0;
   const int step = std::clamp(d.best->percent - o.compressed_percent, -o.auto_max_step,
                               o.auto_max_step);
   d.change = true;

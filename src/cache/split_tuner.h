@@ -26,8 +26,9 @@
 // Decisions (every auto_interval seconds, once the window holds kMinWindowReads reads): the best
 // prediction among the splits auto may choose must beat the split in force by kMinGain, and be the
 // same split in two decisions running (hysteresis); then compressed_percent moves towards it by at
-// most auto_max_step points, and the codec switches. The window after a change is skipped (the
-// tiers are refilling, so neither its hit ratio nor its costs describe either split).
+// most auto_max_step points, and the codec switches; each later decision that still recommends
+// that split moves another step. The window after a change is skipped (the tiers are refilling, so
+// neither its hit ratio nor its costs describe either split).
 //
 // Cost: the curve's lock a few tens of µs per decision, one copy of 8 KiB per 16 victims on the
 // evictor thread, and per decision 64 pages compressed and decompressed once per codec (lz4 and
@@ -130,7 +131,8 @@ class SplitDecider {
   };
   // Among `rows`, the best one `o` lets auto choose (compressed_percent_auto: any percent, else
   // o's; compressor_auto: any codec, else o's); a change when it beats the split in force by
-  // kMinGain for the kAgreeing-th decision running, moving at most auto_max_step points.
+  // kMinGain for the kAgreeing-th decision running (and every one after it that agrees), moving at
+  // most auto_max_step points.
   Decision Decide(const std::vector<AdviseRow>& rows, const Options& o);
   void Reset() { streak_ = 0; }
 
