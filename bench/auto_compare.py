@@ -34,6 +34,8 @@ def run_replay(args, law, setting):
         opts += ",compressed_percent=auto"
     elif setting == "auto+codec":
         opts += ",compressed_percent=auto,compressor=auto"
+    elif str(setting).endswith(":noest"):
+        opts += f",compressed_percent={str(setting)[:-len(':noest')]},estimate_splits=false"
     else:
         opts += f",compressed_percent={setting}"
     if args.auto_interval:
@@ -60,6 +62,8 @@ def main():
                    help="laws separated by ';' (a phase law holds a comma)")
     p.add_argument("--percents", default="0,20,40,60,80,90")
     p.add_argument("--codec-auto", action="store_true", help="also run compressor = auto")
+    p.add_argument("--overhead", type=int, default=None, metavar="C",
+                   help="instead: C%% with estimate_splits on against off (the estimator's cost)")
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--ops", type=int, default=300000)
     p.add_argument("--warmup", type=int, default=300000)
@@ -73,6 +77,9 @@ def main():
     settings = [int(x) for x in args.percents.split(",")] + ["auto"]
     if args.codec_auto:
         settings.append("auto+codec")
+    if args.overhead is not None:
+        # The estimator's cost: one fixed split with the estimate on and off, nothing else.
+        settings = [args.overhead, f"{args.overhead}:noest"]
     rows = []
     started = time.time()
     with open(args.out + ".csv", "w", newline="") as f:
@@ -120,6 +127,17 @@ def main():
                                cpu=statistics.median(x["cpu"] for x in mine),
                                end=[x["end"] for x in mine],
                                changes=[x["changes"] for x in mine])
+        all_med[law] = med
+        if args.overhead is not None:
+            on, off = med[str(args.overhead)], med[f"{args.overhead}:noest"]
+            lines.append(f"{law}: C={args.overhead}% estimate on {on['us']:.2f} µs/buffer "
+                         f"(cpu {on['cpu']:.2f}), off {off['us']:.2f} (cpu {off['cpu']:.2f}): "
+                         f"{100 * (on['us'] / off['us'] - 1):+.1f}% µs, "
+                         f"{100 * (on['cpu'] / off['cpu'] - 1) if off['cpu'] else 0:+.1f}% CPU")
+            on_r = [x["us"] for x in rows if x["law"] == law and x["setting"] == str(args.overhead)]
+            off_r = [x["us"] for x in rows if x["law"] == law and x["setting"] == f"{args.overhead}:noest"]
+            lines.append(f"  per round on/off: " + ", ".join(f"{a / b:.3f}" for a, b in zip(on_r, off_r)))
+            continue
         fixed = [str(s) for s in settings if isinstance(s, int)]
         best = min(fixed, key=lambda s: med[s]["us"])
         lines.append(f"{law}:")
@@ -132,7 +150,6 @@ def main():
             lines.append(f"  {str(s):>10} {m['us']:8.1f} {m['hit']:6.3f} {m['cpu']:8.1f} "
                          f"{m['us'] / med[best]['us']:7.3f}x{extra}")
         auto = med["auto"]["us"]
-        all_med[law] = med
         # The estimator's predicted hit ratio at each fixed split, from every run at a fixed split
         # (each run predicts the whole curve from where it stands), against the hit ratio measured
         # at that split: the worst gap over the runs and the splits.

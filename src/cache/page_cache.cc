@@ -142,7 +142,7 @@ class PageCache::Impl {
   // estimate_splits: the curve records reads, the evictor samples victims, the tuner runs.
   const bool estimate_;
   // Serialises Reconfigure and the tuner's changes (each reads the options in force, then applies).
-  Mutex reconfigure_mu_ ACQUIRED_BEFORE(options_mu_);
+  Mutex reconfigure_mu_;  // taken before options_mu_
   mutable Mutex options_mu_;
   Options options_ GUARDED_BY(options_mu_);
 
