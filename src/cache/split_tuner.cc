@@ -15,18 +15,23 @@ namespace ccfs::cache {
 
 // ---- VictimSample ---------------------------------------------------------------------------------
 
-VictimSample::VictimSample(uint32_t page_size) : page_size_(page_size) {}
+size_t VictimSample::SlotsFor(uint32_t page_size) {
+  return std::clamp<size_t>((512u << 10) / std::max<uint32_t>(page_size, 1), 16, 64);
+}
+
+VictimSample::VictimSample(uint32_t page_size)
+    : page_size_(page_size), slots_wanted_(SlotsFor(page_size)) {}
 
 void VictimSample::Offer(const char* page, uint32_t length) {
   if (offered_++ % kEvery != 0) return;
   const uint32_t n = std::min(length, page_size_);
   MutexLock lock(&mu_);
-  if (slots_.size() < kSlots) {
+  if (slots_.size() < slots_wanted_) {
     slots_.emplace_back(page, page + n);
     return;
   }
   slots_[next_].assign(page, page + n);
-  next_ = (next_ + 1) % kSlots;
+  next_ = (next_ + 1) % slots_wanted_;
 }
 
 std::vector<std::vector<char>> VictimSample::Take() const {

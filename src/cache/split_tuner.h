@@ -9,7 +9,7 @@
 //                          engine measured over the window (the engine's GCLOCK with probation is
 //                          not LRU: it hits 1-4 points more on skewed laws, mrc.h);
 //   the data's compressibility  a sample of the raw tier's victims (VictimSample: one in 16, copied
-//                          by the evictor thread, 64 kept), compressed and decompressed here with
+//                          by the evictor thread, 512 KiB kept), compressed and decompressed here with
 //                          each codec the decision may choose — the pages actually cached, off the
 //                          read path, whatever compressed_percent is (so C = 0 learns ratios too);
 //   the paths' costs       the window's mean raw-hit and miss latencies (the engine's histograms),
@@ -60,7 +60,8 @@ namespace ccfs::cache {
 class VictimSample {
  public:
   static constexpr uint32_t kEvery = 16;  // one victim in kEvery is copied
-  static constexpr size_t kSlots = 64;    // the newest kSlots copies are kept
+  // The newest copies kept: 512 KiB of pages, at least 16 and at most 64 of them.
+  static size_t SlotsFor(uint32_t page_size);
 
   explicit VictimSample(uint32_t page_size);
 
@@ -72,6 +73,7 @@ class VictimSample {
 
  private:
   const uint32_t page_size_;
+  const size_t slots_wanted_;
   uint64_t offered_ = 0;  // evictor thread only
   mutable Mutex mu_;
   std::vector<std::vector<char>> slots_ GUARDED_BY(mu_);

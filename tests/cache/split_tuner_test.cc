@@ -43,6 +43,25 @@ TEST(SplitTunerTest, CurveIsReadLogLinearFlatBeyondAndShifted) {
   EXPECT_DOUBLE_EQ(CurveHitRatio(curve, -0.5, 16), 0.0) << "clamped";
 }
 
+TEST(SplitTunerTest, VictimSampleKeepsOneInSixteenWithinItsBytes) {
+  EXPECT_EQ(VictimSample::SlotsFor(8192), 64u);
+  EXPECT_EQ(VictimSample::SlotsFor(16384), 32u);
+  EXPECT_EQ(VictimSample::SlotsFor(131072), 16u) << "at least 16 pages to measure codecs on";
+  VictimSample sample(16384);
+  std::vector<char> page(16384);
+  for (uint32_t i = 0; i < 16 * 100; ++i) {
+    page[0] = static_cast<char>(i / 16);
+    sample.Offer(page.data(), 16384);
+  }
+  std::vector<std::vector<char>> kept = sample.Take();
+  ASSERT_EQ(kept.size(), 32u) << "100 offered copies, 32 kept";
+  std::vector<int> firsts;
+  for (const auto& p : kept) firsts.push_back(static_cast<unsigned char>(p[0]));
+  std::sort(firsts.begin(), firsts.end());
+  EXPECT_EQ(firsts.front(), 68) << "the newest 32 of 0..99";
+  EXPECT_EQ(firsts.back(), 99);
+}
+
 LiveInputs Inputs(double ratio, double storable, double miss_us) {
   LiveInputs in;
   in.memory_bytes = 1024 * 8192;
