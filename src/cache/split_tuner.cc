@@ -52,6 +52,10 @@ TunerWindow TunerWindow::Between(const CacheStats& before, const CacheStats& aft
   w.raw_hit_us = raw.mean_us();
   w.miss_us = miss.mean_us();
   w.misses = miss.count();
+  const HistogramSnapshot comp = after.compressed_hit_latency.Since(before.compressed_hit_latency);
+  w.us_per_buffer =
+      w.reads ? static_cast<double>(raw.sum_ns() + comp.sum_ns() + miss.sum_ns()) / w.reads / 1e3
+              : 0;
   w.evictions = after.evictions - before.evictions;
   w.compressions = after.compressions - before.compressions;
   return w;
@@ -96,9 +100,10 @@ std::vector<AdviseRow> PredictLive(const LiveInputs& in) {
   const std::vector<PageCache::CurvePoint>* curve = &in.curve;
   const double shift = in.curve_shift;
   a.hot_share = [curve, shift](double pages) { return CurveHitRatio(*curve, shift, pages); };
-  const double admitted = in.admitted_per_victim;
+  const double admitted = in.admitted_per_victim * std::clamp(in.compress_charge, 0.0, 1.0);
   // Every page that enters the raw tier (a miss, or a promoted compressed hit) pushes one victim
-  // out; the window says what share of victims got compressed.
+  // out; the window says what share of victims got compressed, and what share of their time the
+  // readers waited for.
   a.admitted_per_read = [curve, shift, admitted](double raw_pages, double, double) {
     return admitted * (1.0 - CurveHitRatio(*curve, shift, raw_pages));
   };
@@ -255,17 +260,30 @@ void SplitTuner::Step() {
   in.raw_hit_us = raw_hit_us_;
   in.miss_us = miss_us_;
   in.admitted_per_victim = admitted_;
+  in.compress_charge = 1;
   in.codecs = codecs_;
   in.percents = CandidatePercents(o);
   if (in.curve.empty() || in.percents.empty()) return;
+  auto at_current = [&](const std::vector<AdviseRow>& rows) -> const AdviseRow* {
+    for (const AdviseRow& r : rows) {
+      if (r.percent == o.compressed_percent && (r.codec == o.compressor || r.percent == 0)) return &r;
+    }
+    return nullptr;
+  };
   // Anchor the curve at the split in force: its predicted hit ratio is made the measured one.
   std::vector<AdviseRow> rows = PredictLive(in);
-  for (const AdviseRow& r : rows) {
-    if (r.percent == o.compressed_percent && (r.codec == o.compressor || r.percent == 0)) {
-      in.curve_shift = w.hit_ratio - r.model.hit_ratio;
-      break;
-    }
+  if (const AdviseRow* cur = at_current(rows)) in.curve_shift = w.hit_ratio - cur->model.hit_ratio;
+  rows = PredictLive(in);
+  // What the readers paid for compressions in the window: the measured time the rest of the
+  // prediction does not explain, as a share of the full compression term.
+  if (const AdviseRow* cur = at_current(rows);
+      cur != nullptr && o.compressed_percent > 0 && cur->model.compress_us_per_buffer > 0.05) {
+    const double rest = cur->model.us_per_buffer - cur->model.compress_us_per_buffer;
+    const double share = std::clamp((w.us_per_buffer - rest) / cur->model.compress_us_per_buffer,
+                                    0.0, 1.0);
+    compress_charge_ = 0.5 * compress_charge_ + 0.5 * share;
   }
+  in.compress_charge = compress_charge_;
   rows = PredictLive(in);
 
   predicted_.clear();

@@ -17,7 +17,13 @@
 //                          the raw hit's copy), and the compressions per read: the window's
 //                          compressions per eviction times the raw tier's predicted misses (every
 //                          page entering the raw tier pushes one victim out), all victims when the
-//                          window has none to go by (C = 0).
+//                          window has none to go by (C = 0);
+//   the compression charge  ccfs compresses in the background, on the pool's threads: readers pay
+//                          for a compression only as far as it takes their CPU. How far is
+//                          measured: at a split with a compressed tier, the window's measured µs
+//                          per buffer less the prediction's other terms, over its compression
+//                          term, clamped to [0, 1] and smoothed over decisions. Until a window at
+//                          C > 0 has said, a prior of kPriorCompressCharge.
 // µs per buffer here is the engine's (CacheStats::us_per_buffer): the FUSE trip is the same at
 // every split in raw_tier = daemon, so it does not move the choice (auto is refused in kernel
 // mode: there the daemon sees only the kernel's misses and cannot predict the kernel's hits at
@@ -86,6 +92,7 @@ struct TunerWindow {
   double hit_ratio = 0;           // the engine's, over the window
   double raw_hit_us = 0;          // mean, µs; 0 if no raw hit
   double miss_us = 0;             // mean, µs; 0 if no miss
+  double us_per_buffer = 0;       // the engine's, all paths
   uint64_t misses = 0;
   uint64_t evictions = 0;
   uint64_t compressions = 0;
@@ -103,6 +110,8 @@ struct LiveInputs {
   double miss_us = 100;
   // Compressions per page entering the raw tier (the window's compressions / evictions), or 1.
   double admitted_per_victim = 1;
+  // The share of a compression's time that readers wait for, 0..1 (see the top of this file).
+  double compress_charge = 1;
   std::vector<CodecProfile> codecs;  // each codec the prediction covers
   std::vector<int> percents;         // ascending
 };
@@ -154,6 +163,10 @@ class SplitTuner {
     std::function<Status(int percent, CodecKind codec)> apply;
   };
   static constexpr uint64_t kMinWindowReads = 4096;
+  // The share of compression time readers are taken to wait for before any measurement: the pool
+  // runs beside them (compress_threads leaves them a CPU by default), so not all of it, but on a
+  // small machine some.
+  static constexpr double kPriorCompressCharge = 0.25;
 
   // Starts the thread when `start_thread` (tests drive Step themselves).
   SplitTuner(Hooks hooks, const VictimSample* sample, bool start_thread);
@@ -182,6 +195,7 @@ class SplitTuner {
   double raw_hit_us_ GUARDED_BY(mu_) = 0;  // the latest window's that had enough of each
   double miss_us_ GUARDED_BY(mu_) = 0;
   double admitted_ GUARDED_BY(mu_) = 1;
+  double compress_charge_ GUARDED_BY(mu_) = kPriorCompressCharge;
   std::vector<CodecProfile> codecs_ GUARDED_BY(mu_);
   SplitDecider decider_ GUARDED_BY(mu_);
   std::vector<SplitPrediction> predicted_ GUARDED_BY(mu_);
