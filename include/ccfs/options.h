@@ -33,8 +33,11 @@ struct Options {
   // --- engine (PageCache) -----------------------------------------------------------------------
   // Total RAM for cached pages (raw frames + compressed blobs), bytes.
   uint64_t memory = 256ull << 20;
-  // Share of `memory` given to the compressed tier, percent.
+  // Share of `memory` given to the compressed tier, percent. With compressed_percent_auto (the key
+  // written "auto") the engine chooses it live (src/cache/split_tuner.h) and this holds the share
+  // in force, starting from the value it had.
   int compressed_percent = 25;
+  bool compressed_percent_auto = false;
   // Bytes per cached page: a power of two.
   uint32_t page_size = 8192;
   // Where raw pages live. "daemon": in the daemon's raw tier; data files are opened with direct_io,
@@ -50,7 +53,10 @@ struct Options {
   // the daemon cannot see).
   bool kernel_evict = true;
   // Codec of the compressed tier and its level (ranges: codec.h CodecLevelRange).
+  // compressor_auto (the key written "auto"): the engine chooses the codec live, as for
+  // compressed_percent_auto; compressor then holds the codec in force.
   CodecKind compressor = kDefaultCodec;
+  bool compressor_auto = false;
   int compression_level = kDefaultCodecLevel;
   // Threads compressing eviction victims; 0 = one per online CPU but one (at least one), leaving
   // a CPU to the readers.
@@ -70,6 +76,16 @@ struct Options {
   // first, before the CLOCK hand moves, unless it is read again meanwhile (TinyLFU's doorkeeper;
   // src/cache/raw_tier.h). false = plain GCLOCK.
   bool probation = true;
+
+  // --- split estimation (src/cache/split_tuner.h) ----------------------------------------------
+  // Estimate, while serving, the hit ratio and µs per buffer of every split and codec (a sampled
+  // miss-ratio curve, a sample of evicted pages compressed off the read path, the paths' measured
+  // costs); `ccfs stat` and stats.json show the prediction. Needed by "auto".
+  bool estimate_splits = true;
+  // auto: seconds between two decisions (each needs a window of reads behind it).
+  double auto_interval = 1.0;
+  // auto: the most compressed_percent moves in one decision, percentage points.
+  int auto_max_step = 20;
 
   // --- daemon -----------------------------------------------------------------------------------
   // Threads serving FUSE requests.

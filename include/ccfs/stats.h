@@ -145,7 +145,16 @@ class LatencyHistogram {
   X(kernel_evictions, Event,                                                                       \
     "raw_tier = kernel: pages the daemon told the kernel to drop to hold its budget")              \
   X(mrc_samples, Event, "page reads sampled into the hit-ratio curve estimate (cache/mrc.h)")      \
-  X(mrc_drops, Event, "sampled page reads the curve estimator dropped: its buffer was full")
+  X(mrc_drops, Event, "sampled page reads the curve estimator dropped: its buffer was full")      \
+  X(split_changes, Event, "changes of compressed_percent or compressor made by auto")
+
+// The split estimator's prediction for one split and codec (estimate_splits; cache/split_tuner.h).
+struct SplitPrediction {
+  int percent = 0;     // compressed_percent
+  int codec = 0;       // CodecKind (at percent 0: the codec in force; there is no compressed tier)
+  double hit_ratio = 0;
+  double us_per_buffer = 0;  // the engine's, as us_per_buffer() measures it
+};
 
 struct CacheStats {
   // The counters (see CCFS_CACHE_COUNTERS for what each means).
@@ -161,6 +170,16 @@ struct CacheStats {
   uint32_t page_size = 0;
   int compressor = 0;              // CodecKind
   int compression_level = 0;
+  bool compressed_percent_auto = false;  // compressed_percent = auto
+  bool compressor_auto = false;          // compressor = auto
+
+  // The split estimator (empty / -1 until it has seen a window of reads, and with
+  // estimate_splits = false): every split's prediction, the split it recommends, and its
+  // prediction for the split in force.
+  std::vector<SplitPrediction> predicted;
+  int recommended_percent = -1;
+  int recommended_codec = 0;
+  double predicted_us_per_buffer = 0;
 
   // Latency per path, measured inside the engine around each page.
   HistogramSnapshot raw_hit_latency;

@@ -16,6 +16,7 @@
 
 #include "cache/blob.h"
 #include "cache/rcu.h"
+#include "cache/split_tuner.h"
 
 namespace ccfs::cache {
 namespace {
@@ -155,6 +156,13 @@ void Evictor::Loop() {
     }
     Count(&Shard::evict_sweeps);
     Count(&Shard::evictions, victims.size());
+    if (parts_.victims != nullptr) {
+      // A victim's frame is stable while it is kEvicting: the split tuner's codec sample.
+      for (PageEntry* e : victims) {
+        parts_.victims->Offer(raw.data(e->frame.load(std::memory_order_relaxed)),
+                              e->length.load(std::memory_order_relaxed));
+      }
+    }
     const bool compress =
         mode == Evict::kCompress && compress_enabled_.load(std::memory_order_relaxed);
     if (mode == Evict::kDrop) Count(&Shard::pressure_drops, victims.size());

@@ -43,6 +43,8 @@
 
 namespace ccfs::cache {
 
+class VictimSample;  // split_tuner.h
+
 class Evictor {
  public:
   // raw_tier = kernel: the least batch and low watermark, percent of the (staging) raw frames.
@@ -56,6 +58,7 @@ class Evictor {
     CompressionPool* pool;
     FrequencySketch* frequency;
     EngineCounters* counters;
+    VictimSample* victims;  // may be null: no victims are sampled (split_tuner.h)
   };
 
   // Applies `options` (Configure) and starts the evictor thread.

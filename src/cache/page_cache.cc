@@ -32,6 +32,7 @@
 #include "cache/page_index.h"
 #include "cache/raw_tier.h"
 #include "cache/rcu.h"
+#include "cache/split_tuner.h"
 #include "compress/compression_pool.h"
 #include "config/live_options.h"
 #include "util/cpus.h"
@@ -93,7 +94,7 @@ class PageCache::Impl {
               size_t* n);
   Status Write(uint64_t file_id, BackingFile* file, uint64_t offset, const void* src, size_t len);
   void InvalidateFile(uint64_t file_id, uint64_t from);
-  Status Reconfigure(const Options& o);
+  Status Reconfigure(const Options& o) EXCLUDES(reconfigure_mu_);
   CacheStats Stats() const;
   std::vector<CurvePoint> HitRatioCurve() const;
   void Quiesce();
@@ -123,6 +124,10 @@ class PageCache::Impl {
   void Invalidate(PageEntry* e);
 
   void KickEvictor() { evictor_->Kick(); }
+  // Applies validated options whose live keys may differ from the ones in force.
+  Status ApplyLocked(const Options& o) REQUIRES(reconfigure_mu_);
+  // The split tuner's hook: a new split and codec for the keys under "auto".
+  Status ApplySplit(int percent, CodecKind codec) EXCLUDES(reconfigure_mu_);
   // The live keys the engine itself uses (probation) and the evictor's (Evictor::Configure).
   void ApplyGeometry(const Options& o);
 
@@ -134,6 +139,10 @@ class PageCache::Impl {
   // would only cost a compression when it is evicted again).
   const bool promote_;
   const uint64_t memory_;
+  // estimate_splits: the curve records reads, the evictor samples victims, the tuner runs.
+  const bool estimate_;
+  // Serialises Reconfigure and the tuner's changes (each reads the options in force, then applies).
+  Mutex reconfigure_mu_;  // taken before options_mu_
   mutable Mutex options_mu_;
   Options options_ GUARDED_BY(options_mu_);
 
@@ -147,14 +156,18 @@ class PageCache::Impl {
   MissRatioCurve mrc_;
   EngineCounters counters_;
   LatencyHistogram latency_[3];  // raw hit, compressed hit, miss
-  // Last: it borrows the parts above. Stopped first by the destructor.
+  std::unique_ptr<cache::VictimSample> victims_;  // null unless estimate_
+  // It borrows the parts above. Stopped by the destructor after the tuner.
   std::unique_ptr<Evictor> evictor_;
+  // Last: it calls Stats, HitRatioCurve and ApplySplit. Stopped first. Null unless estimate_.
+  std::unique_ptr<cache::SplitTuner> tuner_;
 };
 
 PageCache::Impl::Impl(const Options& o)
     : page_size_(o.page_size),
       promote_(!o.kernel_raw_tier()),
       memory_(o.memory),
+      estimate_(o.estimate_splits),
       options_(o),
       // Raw frames plus compressed pages at the ratio a good codec reaches on mixed data.
       index_(o.memory / o.page_size * 4),
@@ -171,11 +184,23 @@ PageCache::Impl::Impl(const Options& o)
   pool_ = std::make_unique<CompressionPool>(
       o.compress_threads, o.compressor, o.compression_level,
       o.pin_threads ? SplitCpus(o.compress_threads).compress : std::vector<int>{});
+  if (estimate_) victims_ = std::make_unique<cache::VictimSample>(o.page_size);
   evictor_ = std::make_unique<Evictor>(
-      Evictor::Parts{&index_, &raw_, &compressed_, pool_.get(), &frequency_, &counters_}, o);
+      Evictor::Parts{&index_, &raw_, &compressed_, pool_.get(), &frequency_, &counters_,
+                     victims_.get()},
+      o);
+  if (estimate_) {
+    cache::SplitTuner::Hooks hooks;
+    hooks.stats = [this] { return Stats(); };
+    hooks.curve = [this] { return HitRatioCurve(); };
+    hooks.options = [this] { return options(); };
+    hooks.apply = [this](int percent, CodecKind codec) { return ApplySplit(percent, codec); };
+    tuner_ = std::make_unique<cache::SplitTuner>(std::move(hooks), victims_.get(), true);
+  }
 }
 
 PageCache::Impl::~Impl() {
+  if (tuner_) tuner_->Stop();
   evictor_->Stop();
   pool_->Wait();  // chunks already submitted call back into the evictor
   pool_.reset();
@@ -217,7 +242,7 @@ Status PageCache::Impl::Read(uint64_t file_id, BackingFile* file, uint64_t offse
       uint64_t ns = NowNs() - start;
       const uint64_t cpu_ns = cpu.ScaledNs(ns);  // 0 unless sampled
       latency_[static_cast<int>(path)].Record(ns);
-      mrc_.Record(cache::HashPageKey(key));
+      if (estimate_) mrc_.Record(cache::HashPageKey(key));
       Count(&Shard::reads);
       Count(path == Path::kRawHit         ? &Shard::raw_hits
             : path == Path::kCompressedHit ? &Shard::compressed_hits
@@ -487,7 +512,27 @@ void PageCache::Impl::Quiesce() { evictor_->Quiesce(); }
 
 // ---- configuration and stats ------------------------------------------------------------------
 
-Status PageCache::Impl::Reconfigure(const Options& o) {
+Status PageCache::Impl::Reconfigure(const Options& wanted) {
+  MutexLock lock(&reconfigure_mu_);
+  Options o = wanted;
+  const Options cur = options();
+  // A key that stays "auto" keeps the value the tuner put in force (the caller's copy may be older).
+  if (o.compressed_percent_auto && cur.compressed_percent_auto) {
+    o.compressed_percent = cur.compressed_percent;
+  }
+  if (o.compressor_auto && cur.compressor_auto) o.compressor = cur.compressor;
+  return ApplyLocked(o);
+}
+
+Status PageCache::Impl::ApplySplit(int percent, CodecKind codec) {
+  MutexLock lock(&reconfigure_mu_);
+  Options o = options();
+  if (o.compressed_percent_auto) o.compressed_percent = percent;
+  if (o.compressor_auto) o.compressor = codec;
+  return ApplyLocked(o);
+}
+
+Status PageCache::Impl::ApplyLocked(const Options& o) {
   Status st = o.Validate();
   if (!st.ok()) return st;
   Options cur = options();
@@ -537,6 +582,9 @@ CacheStats PageCache::Impl::Stats() const {
   s.page_size = page_size_;
   s.compressor = static_cast<int>(o.compressor);
   s.compression_level = o.compression_level;
+  s.compressed_percent_auto = o.compressed_percent_auto;
+  s.compressor_auto = o.compressor_auto;
+  if (tuner_) tuner_->Fill(&s);
   s.raw_hit_latency = latency_[0].Snapshot();
   s.compressed_hit_latency = latency_[1].Snapshot();
   s.miss_latency = latency_[2].Snapshot();

@@ -193,8 +193,9 @@ std::string CommandPage(const CLI::App& app) {
 own RAM page cache, split into a raw tier (plain page frames) and a compressed tier (lz4 or zstd
 blobs), and reads the backing files with O_DIRECT on a miss. Writes go through to \fIDATASET\fR
 before they are acknowledged. The cache's share of compressed pages can change while the mount is
-in use (\fBccfs set\fR), and \fBccfs stat\fR shows the hit ratio and the microseconds per buffer
-live.
+in use (\fBccfs set\fR), or be chosen and held by ccfs itself (\fBcompressed_percent = auto\fR),
+and \fBccfs stat\fR shows the hit ratio and the microseconds per buffer live, with the split the
+estimator recommends (\fB\-\-splits\fR: its whole prediction).
 .PP
 Every setting is a key of \fBccfs.toml\fR(5): in the file given with \fB\-\-config\fR, as
 \fB\-o\fR \fIkey\fR=\fIvalue\fR (which wins over the file), or written to

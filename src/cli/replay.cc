@@ -142,6 +142,20 @@ void PrintSummary(const ReplayResult& r, int threads) {
                r.cache_us_per_buffer, r.costs.hit_us, r.costs.decompress_us, r.costs.compress_us,
                r.costs.disk_us, r.compression_ratio);
   }
+  if (r.have_counters && r.compressed_percent_end >= 0 &&
+      (r.split_auto || r.recommended_percent >= 0)) {
+    std::string rec = r.recommended_percent >= 0
+                          ? fmt::format("recommended {}% {}", r.recommended_percent,
+                                        r.recommended_compressor)
+                          : "no recommendation yet";
+    if (r.split_auto) {
+      fmt::print("  auto split     {}% {} at the start, {}% {} at the end ({} change{}); {}\n",
+                 r.compressed_percent, r.compressor, r.compressed_percent_end, r.compressor_end,
+                 r.split_changes, r.split_changes == 1 ? "" : "s", rec);
+    } else {
+      fmt::print("  split estimate {}\n", rec);
+    }
+  }
   if (r.mode == "mount" && r.have_counters) {
     std::string kernel;
     if (r.kernel_raw_tier) {

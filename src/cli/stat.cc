@@ -21,6 +21,7 @@
 #include <memory>
 #include <string>
 
+#include "ccfs/codec.h"
 #include "ccfs/config.h"
 #include "ccfs/stats.h"
 #include "cli/command.h"
@@ -38,6 +39,7 @@ struct StatArgs {
   double interval_s = 1.0;
   int64_t count = 0;  // 0 = until interrupted
   bool json = false;
+  bool splits = false;
   std::string powercap = kPowercapRoot;
 };
 
@@ -72,7 +74,37 @@ timespec AddSeconds(timespec t, double s) {
   return t;
 }
 
+// --splits: the split estimator's whole prediction, once, from one read of stats.json.
+int PrintSplits(const StatArgs& args) {
+  CacheStats s;
+  Status st = ReadMountStats(args.mountpoint, &s);
+  if (!st.ok()) {
+    std::fprintf(stderr, "ccfs stat: %s\n", st.ToString().c_str());
+    return 1;
+  }
+  const std::string codec = CodecName(static_cast<CodecKind>(s.compressor));
+  std::printf("split in force: compressed_percent = %s%d, compressor = %s%s\n",
+              s.compressed_percent_auto ? "auto, now " : "", s.compressed_percent,
+              s.compressor_auto ? "auto, now " : "", codec.c_str());
+  if (s.predicted.empty()) {
+    std::printf("no prediction yet: the estimator needs a window of reads (4096) first, and "
+                "estimate_splits = true\n");
+    return 0;
+  }
+  std::printf("%4s %5s %7s %9s\n", "C%", "codec", "hit%", "us/buf");
+  for (const SplitPrediction& p : s.predicted) {
+    const bool current = p.percent == s.compressed_percent && (p.codec == s.compressor || p.percent == 0);
+    const bool best = p.percent == s.recommended_percent && (p.codec == s.recommended_codec || p.percent == 0);
+    std::printf("%4d %5s %7.1f %9.2f%s%s\n", p.percent,
+                p.percent == 0 ? "-" : CodecName(static_cast<CodecKind>(p.codec)),
+                100 * p.hit_ratio, p.us_per_buffer, current ? "  <- in force" : "",
+                best ? "  <- recommended" : "");
+  }
+  return 0;
+}
+
 int RunStat(const StatArgs& args) {
+  if (args.splits) return PrintSplits(args);
   // Ctrl-C ends the view normally (exit 0), after the line being printed, never mid-line.
   struct sigaction sa {};
   sa.sa_handler = OnInterrupt;
@@ -158,6 +190,9 @@ CommandRegistrar reg_stat(
           ->check(CLI::NonNegativeNumber)
           ->capture_default_str();
       app->add_flag("--json", args->json, "one JSON object per line instead of columns");
+      app->add_flag("--splits", args->splits,
+                    "print the split estimator's predicted hit ratio and µs per buffer at every "
+                    "split and codec, once");
       app->add_option("--powercap", args->powercap,
                       "where the RAPL energy counters are read (joules per buffer)")
           ->capture_default_str();

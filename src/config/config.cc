@@ -144,7 +144,21 @@ Status StoreCodec(const KeySpec& key, CodecKind Options::*member, const std::str
 }
 
 // Applies a value given as text (-o, control lines). Messages read "key = value: problem".
+Status SetFromTextValue(const KeySpec& key, const std::string& raw, Options* o);
+
+// The word "auto" for a key that takes it sets its flag and keeps the value in force; any other
+// value clears the flag.
 Status SetFromText(const KeySpec& key, const std::string& raw, Options* o) {
+  if (key.auto_flag != nullptr && Lower(std::string(Trim(raw))) == "auto") {
+    o->*key.auto_flag = true;
+    return Status::Ok();
+  }
+  Status s = SetFromTextValue(key, raw, o);
+  if (s.ok() && key.auto_flag != nullptr) o->*key.auto_flag = false;
+  return s;
+}
+
+Status SetFromTextValue(const KeySpec& key, const std::string& raw, Options* o) {
   const std::string text(Trim(raw));
   auto bad = [&](const std::string& what) {
     return Status::InvalidArgument(fmt::format("{} = {}: {}", key.name, raw, what));
@@ -211,7 +225,21 @@ const char* TomlTypeName(const toml::node& node) {
 }
 
 // Applies a TOML value. Messages read "key = value: problem" or "key: expected X, got Y".
+Status SetFromTomlValue(const KeySpec& key, const toml::node& node, Options* o);
+
 Status SetFromToml(const KeySpec& key, const toml::node& node, Options* o) {
+  if (key.auto_flag != nullptr) {
+    if (const auto* s = node.as_string(); s != nullptr && Lower(std::string(Trim(s->get()))) == "auto") {
+      o->*key.auto_flag = true;
+      return Status::Ok();
+    }
+  }
+  Status s = SetFromTomlValue(key, node, o);
+  if (s.ok() && key.auto_flag != nullptr) o->*key.auto_flag = false;
+  return s;
+}
+
+Status SetFromTomlValue(const KeySpec& key, const toml::node& node, Options* o) {
   auto wrong_type = [&](const std::string& expected) {
     return Status::InvalidArgument(
         fmt::format("{}: expected {}, got {}", key.name, expected, TomlTypeName(node)));

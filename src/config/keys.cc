@@ -26,6 +26,7 @@ constexpr Rule IntIn(int lo, int hi) { return {Rule::kIntRange, double(lo), doub
 constexpr Rule PercentIn(double lo, double hi) { return {Rule::kPercent, lo, hi, {}}; }
 constexpr Rule PercentAbove(double lo, double hi) { return {Rule::kAbovePercent, lo, hi, {}}; }
 constexpr Rule Seconds() { return {Rule::kSeconds, 0, 0, {}}; }
+constexpr Rule PositiveSeconds() { return {Rule::kPositiveSeconds, 0, 0, {}}; }
 constexpr Rule PowerOfTwoIn(double lo, double hi) { return {Rule::kPowerOfTwo, lo, hi, {}}; }
 constexpr Rule Memory(double at_least) { return {Rule::kMemory, at_least, 0, {}}; }
 constexpr Rule Codec() { return {Rule::kCodec, 0, 0, {}}; }
@@ -80,7 +81,9 @@ const std::vector<KeySpec>& AllKeys() {
       {"memory", "cache", &Options::memory, Memory(1 << 20), kRemount,
        "Total RAM for cached pages (raw frames + compressed blobs); bytes or a size such as \"256MiB\"."},
       {"compressed_percent", "cache", &Options::compressed_percent, IntIn(0, 95), kLive,
-       "Share of memory given to the compressed tier, percent, 0..95 (0 = raw-only baseline)."},
+       "Share of memory given to the compressed tier, percent, 0..95 (0 = raw-only baseline), or "
+       "\"auto\" (chosen live from the split estimator's prediction).",
+       &Options::compressed_percent_auto},
       {"page_size", "cache", &Options::page_size, PowerOfTwoIn(4096, 131072), kRemount,
        "Bytes per cached page: a power of two from 4KiB to 128KiB."},
       {"raw_tier", "cache", &Options::raw_tier, OneOf(kRawTierNames), kRemount,
@@ -89,8 +92,16 @@ const std::vector<KeySpec>& AllKeys() {
       {"kernel_evict", "cache", &Options::kernel_evict, Any(), kRemount,
        "raw_tier = kernel: the daemon drops the kernel's oldest pages to hold their share (true), "
        "or leaves it to a memory cgroup shared with the readers (false)."},
+      {"estimate_splits", "cache", &Options::estimate_splits, Any(), kRemount,
+       "Estimate the hit ratio and µs per buffer of every split and codec while serving (ccfs stat, "
+       "stats.json); needed by \"auto\"."},
+      {"auto_interval", "cache", &Options::auto_interval, PositiveSeconds(), kLive,
+       "auto: seconds between two decisions, > 0."},
+      {"auto_max_step", "cache", &Options::auto_max_step, IntIn(1, 95), kLive,
+       "auto: the most compressed_percent moves in one decision, percentage points, 1..95."},
       {"compressor", "compression", &Options::compressor, Codec(), kLive,
-       "Codec of the compressed tier: \"lz4\" or \"zstd\"."},
+       "Codec of the compressed tier: \"lz4\" or \"zstd\", or \"auto\" (chosen live).",
+       &Options::compressor_auto},
       {"compression_level", "compression", &Options::compression_level, CodecLevel(), kLive,
        "Codec level: lz4 1 = fast, 2..12 = LZ4HC; zstd its own range (negative = fast levels)."},
       {"compress_threads", "compression", &Options::compress_threads, IntIn(0, 256), kRemount,
@@ -159,14 +170,20 @@ KeyType TypeOf(const KeySpec& key) {
 
 void CopyField(const KeySpec& key, const Options& from, Options* to) {
   std::visit([&](auto member) { to->*member = from.*member; }, key.field);
+  if (key.auto_flag != nullptr) to->*key.auto_flag = from.*key.auto_flag;
 }
 
 bool SameField(const KeySpec& key, const Options& a, const Options& b) {
+  if (key.auto_flag != nullptr) {
+    if (a.*key.auto_flag != b.*key.auto_flag) return false;
+    if (a.*key.auto_flag) return true;  // "auto" both: the value in force is the engine's
+  }
   return std::visit([&](auto member) { return a.*member == b.*member; }, key.field);
 }
 
 std::string FormatValue(const KeySpec& key, const Options& o, ValueStyle style) {
   const bool toml = style == ValueStyle::kToml;
+  if (key.auto_flag != nullptr && o.*key.auto_flag) return toml ? "\"auto\"" : "auto";
   return std::visit(
       [&](auto member) -> std::string {
         const auto& v = o.*member;

@@ -44,6 +44,7 @@ struct Rule {
     kPercent,         // lo..hi, finite (lo is 0)
     kAbovePercent,    // greater than lo, at most hi, finite
     kSeconds,         // finite, >= 0
+    kPositiveSeconds, // finite, > 0
     kPowerOfTwo,      // a power of two in lo..hi
     kMemory,          // at least lo bytes, and the raw tier holds kMinRawPages pages of page_size
     kCodec,           // a known CodecKind
@@ -64,6 +65,9 @@ struct KeySpec {
   Rule rule;
   bool live;               // PageCache::Reconfigure applies it without a remount
   std::string_view doc;    // one line for RenderConfig: meaning and unit
+  // Set when the key also accepts the word "auto": this flag then says the engine chooses the
+  // value live, and the field holds the value in force (the flag is cleared by any other value).
+  bool Options::* auto_flag = nullptr;
 };
 
 // The raw tier must hold at least this many pages (see options.cc).

@@ -52,6 +52,8 @@ std::string RuleText(const Options& o, const KeySpec& key) {
       return fmt::format("must be greater than {} and at most {}", r.lo, r.hi);
     case Rule::kSeconds:
       return "must be a finite number of seconds >= 0";
+    case Rule::kPositiveSeconds:
+      return "must be a finite number of seconds > 0";
     case Rule::kPowerOfTwo:
       return fmt::format("must be a power of two between {} and {}", static_cast<uint64_t>(r.lo),
                          static_cast<uint64_t>(r.hi));
@@ -118,7 +120,46 @@ std::vector<std::string_view> RuleReads(const KeySpec& key) {
   }
 }
 
+static Status CheckRule(const Options& o, const KeySpec& key);
+
+// "auto" (KeySpec::auto_flag set): what the split tuner needs to choose this key's value.
+static Status CheckAuto(const Options& o, const KeySpec& key) {
+  const std::string name(key.name);
+  if (!o.estimate_splits) return Refuse(key, "auto", "needs estimate_splits = true");
+  if (o.kernel_raw_tier()) {
+    return Refuse(key, "auto",
+                  "needs raw_tier = daemon (under raw_tier = kernel the daemon sees only the "
+                  "kernel's misses, so it cannot predict the kernel's hits at another share)");
+  }
+  if (name == "compressor") {
+    if (o.compressed_percent == 0 && !o.compressed_percent_auto) {
+      return Refuse(key, "auto",
+                    "compressed_percent = 0 leaves no compressed tier to choose a codec for");
+    }
+    std::string ranges;
+    bool fits = true;
+    for (CodecKind k : AllCodecKinds()) {
+      CodecLevels levels = CodecLevelRange(k);
+      fits = fits && o.compression_level >= levels.min && o.compression_level <= levels.max;
+      ranges += fmt::format("{}{} {}..{}", ranges.empty() ? "" : ", ", CodecName(k), levels.min,
+                            levels.max);
+    }
+    if (!fits) {
+      return Refuse(key, "auto",
+                    fmt::format("compression_level = {} must suit every codec it may choose ({})",
+                                o.compression_level, ranges));
+    }
+  }
+  return Status::Ok();
+}
+
 Status CheckKey(const Options& o, const KeySpec& key) {
+  Status s = CheckRule(o, key);
+  if (s.ok() && key.auto_flag != nullptr && o.*key.auto_flag) return CheckAuto(o, key);
+  return s;
+}
+
+static Status CheckRule(const Options& o, const KeySpec& key) {
   const Rule& r = key.rule;
   switch (r.kind) {
     case Rule::kAny:
@@ -141,9 +182,11 @@ Status CheckKey(const Options& o, const KeySpec& key) {
       if (std::isfinite(v) && low_ok && v <= r.hi) return Status::Ok();
       return Refuse(key, fmt::format("{}", v), RuleText(o, key));
     }
-    case Rule::kSeconds: {
+    case Rule::kSeconds:
+    case Rule::kPositiveSeconds: {
       const double v = Value<double>(o, key);
-      if (std::isfinite(v) && v >= 0) return Status::Ok();
+      const bool low_ok = r.kind == Rule::kSeconds ? v >= 0 : v > 0;
+      if (std::isfinite(v) && low_ok) return Status::Ok();
       return Refuse(key, fmt::format("{}", v), RuleText(o, key));
     }
     case Rule::kPowerOfTwo: {

@@ -10,6 +10,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "ccfs/codec.h"
+
 namespace ccfs {
 namespace {
 
@@ -60,7 +62,7 @@ std::string Clock(std::time_t now) {
 // comp/s stalls. The energy column is there only where the machine has RAPL.
 constexpr char kLineFormat[] =
     "{:>8} {:>7} {:>5} {:>5} {:>5} {:>5} {:>7} {:>7}{} {:>7} {:>7} {:>6} {:>6} {:>5} {:>7} {:>7} "
-    "{:>6}\n";
+    "{:>6} {:>7} {:>7} {:>7} {:>7}\n";
 
 // The optional column, with its leading space.
 std::string EnergyColumn(bool energy, const std::string& text) {
@@ -114,13 +116,29 @@ StatInterval ComputeStatInterval(const CacheStats& before_in, const CacheStats& 
   iv.raw_bytes = after.raw_bytes + iv.kernel_bytes;
   iv.compressed_bytes = after.compressed_bytes;
   iv.compression_ratio = after.compression_ratio();
+  auto split = [](int percent, int codec) {
+    return fmt::format("{}{}", percent, CodecName(static_cast<CodecKind>(codec)));
+  };
+  iv.split = (after.compressed_percent_auto || after.compressor_auto ? "a" : "") +
+             split(after.compressed_percent, after.compressor);
+  iv.predicted_us = after.predicted_us_per_buffer;
+  if (after.recommended_percent >= 0) {
+    iv.recommended = split(after.recommended_percent, after.recommended_codec);
+    for (const SplitPrediction& p : after.predicted) {
+      if (p.percent == after.recommended_percent &&
+          (p.codec == after.recommended_codec || p.percent == 0)) {
+        iv.recommended_us = p.us_per_buffer;
+        break;
+      }
+    }
+  }
   return iv;
 }
 
 std::string StatHeader(bool energy) {
   return fmt::format(kLineFormat, "time", "reads/s", "hit%", "raw%", "comp%", "miss%", "us/buf",
                      "cpu/buf", EnergyColumn(energy, "mJ/buf"), "p50us", "p99us", "raw", "comp",
-                     "ratio", "evict/s", "comp/s", "stalls");
+                     "ratio", "evict/s", "comp/s", "stalls", "split", "pred", "best", "bestus");
 }
 
 std::string FormatStatLine(const StatInterval& iv, std::time_t now, bool energy) {
@@ -134,7 +152,10 @@ std::string FormatStatLine(const StatInterval& iv, std::time_t now, bool energy)
                      us(iv.cpu_us), EnergyColumn(energy, mj), us(iv.us_p50), us(iv.us_p99),
                      Size(iv.raw_bytes), Size(iv.compressed_bytes),
                      fmt::format("{:.2f}", iv.compression_ratio), Rate(iv.evictions_per_s),
-                     Rate(iv.compressions_per_s), iv.stalls);
+                     Rate(iv.compressions_per_s), iv.stalls, iv.split,
+                     iv.predicted_us > 0 ? Micros(iv.predicted_us) : std::string("-"),
+                     iv.recommended.empty() ? std::string("-") : iv.recommended,
+                     iv.recommended_us > 0 ? Micros(iv.recommended_us) : std::string("-"));
 }
 
 std::string FormatStatJson(const StatInterval& iv, std::time_t now) {
@@ -169,6 +190,10 @@ std::string FormatStatJson(const StatInterval& iv, std::time_t now) {
   j["evictions_per_s"] = iv.evictions_per_s;
   j["compressions_per_s"] = iv.compressions_per_s;
   j["stalls"] = iv.stalls;
+  j["split"] = iv.split;
+  j["predicted_us_per_buffer"] = iv.predicted_us;
+  j["recommended_split"] = iv.recommended;
+  j["recommended_us_per_buffer"] = iv.recommended_us;
   return j.dump() + "\n";
 }
 

@@ -45,6 +45,13 @@ struct StatInterval {
   double evictions_per_s = 0;
   double compressions_per_s = 0;
   uint64_t stalls = 0;             // misses that waited for a frame during the interval
+  // The split at the end of the interval ("25lz4", "a" before it when compressed_percent or
+  // compressor is auto), the one the split estimator recommends ("-" until it has a prediction),
+  // and its predicted µs per buffer at each (0: none).
+  std::string split;
+  std::string recommended;
+  double predicted_us = 0;
+  double recommended_us = 0;
 };
 
 // The interval from `before` to `after`, `seconds` apart. If reads went backwards (a new daemon

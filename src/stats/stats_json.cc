@@ -131,6 +131,56 @@ Status ParseHistogram(const Json& j, const std::string& where, HistogramSnapshot
   return Status::Ok();
 }
 
+// "split_estimate": {recommended_percent, recommended_compressor, predicted_us_per_buffer,
+// predicted: [{compressed_percent, compressor, hit_ratio, us_per_buffer}, ...]}.
+Status ParseSplitEstimate(const Json& j, CacheStats* out) {
+  auto bad = [](const std::string& what, const Json& got) {
+    return Status::InvalidArgument("stats JSON: split_estimate." + what + ", got " + got.dump());
+  };
+  if (!j.is_object()) return bad("must be an object", j);
+  auto codec = [&](const Json& v, const std::string& name, int* kind) {
+    CodecKind k;
+    if (!v.is_string() || !ParseCodecKind(v.get<std::string>(), &k)) {
+      return bad(name + " must be \"lz4\" or \"zstd\"", v);
+    }
+    *kind = static_cast<int>(k);
+    return Status::Ok();
+  };
+  if (auto it = j.find("recommended_percent"); it != j.end()) {
+    if (!it->is_number_integer()) return bad("recommended_percent must be an integer", *it);
+    out->recommended_percent = it->get<int>();
+  }
+  if (auto it = j.find("recommended_compressor"); it != j.end()) {
+    Status st = codec(*it, "recommended_compressor", &out->recommended_codec);
+    if (!st.ok()) return st;
+  }
+  if (auto it = j.find("predicted_us_per_buffer"); it != j.end()) {
+    if (!it->is_number()) return bad("predicted_us_per_buffer must be a number", *it);
+    out->predicted_us_per_buffer = it->get<double>();
+  }
+  if (auto it = j.find("predicted"); it != j.end()) {
+    if (!it->is_array()) return bad("predicted must be an array", *it);
+    for (size_t i = 0; i < it->size(); ++i) {
+      const Json& r = (*it)[i];
+      const std::string at = "predicted[" + std::to_string(i) + "]";
+      if (!r.is_object() || !r.contains("compressed_percent") || !r.contains("compressor") ||
+          !r.contains("hit_ratio") || !r.contains("us_per_buffer") ||
+          !r["compressed_percent"].is_number_integer() || !r["hit_ratio"].is_number() ||
+          !r["us_per_buffer"].is_number()) {
+        return bad(at + " must be {compressed_percent, compressor, hit_ratio, us_per_buffer}", r);
+      }
+      SplitPrediction p;
+      p.percent = r["compressed_percent"].get<int>();
+      Status st = codec(r["compressor"], at + ".compressor", &p.codec);
+      if (!st.ok()) return st;
+      p.hit_ratio = r["hit_ratio"].get<double>();
+      p.us_per_buffer = r["us_per_buffer"].get<double>();
+      out->predicted.push_back(p);
+    }
+  }
+  return Status::Ok();
+}
+
 // The counters' document as an object, for RenderStatsJson and RenderMountStatsJson.
 Json StatsObject(const CacheStats& s) {
   Json j;
@@ -148,6 +198,21 @@ Json StatsObject(const CacheStats& s) {
   j["compressor"] = CodecName(static_cast<CodecKind>(s.compressor));
   j["compression_level"] = s.compression_level;
   j["page_size"] = s.page_size;
+  j["compressed_percent_auto"] = s.compressed_percent_auto;
+  j["compressor_auto"] = s.compressor_auto;
+  Json split = Json::object();
+  split["recommended_percent"] = s.recommended_percent;
+  split["recommended_compressor"] = CodecName(static_cast<CodecKind>(s.recommended_codec));
+  split["predicted_us_per_buffer"] = Round3(s.predicted_us_per_buffer);
+  Json curve = Json::array();
+  for (const SplitPrediction& p : s.predicted) {
+    curve.push_back({{"compressed_percent", p.percent},
+                     {"compressor", CodecName(static_cast<CodecKind>(p.codec))},
+                     {"hit_ratio", Round(p.hit_ratio, 6)},
+                     {"us_per_buffer", Round3(p.us_per_buffer)}});
+  }
+  split["predicted"] = std::move(curve);
+  j["split_estimate"] = std::move(split);
   const CpuTimes cpu = CpuTimesOf(s);
   Json cpu_us;
   for (int i = 0; i < CpuTimes::kPaths; ++i) cpu_us[CpuTimes::kNames[i]] = Round3(cpu.ns[i] / 1e3);
@@ -234,6 +299,21 @@ Status ParseStatsJson(const std::string& text, CacheStats* s) {
                                      it->dump());
     }
     out.compressor = static_cast<int>(kind);
+  }
+
+  for (auto [key, field] : {std::pair{"compressed_percent_auto", &CacheStats::compressed_percent_auto},
+                             std::pair{"compressor_auto", &CacheStats::compressor_auto}}) {
+    if (auto it = j.find(key); it != j.end()) {
+      if (!it->is_boolean()) {
+        return Status::InvalidArgument(std::string("stats JSON: ") + key +
+                                       " must be true or false, got " + it->dump());
+      }
+      out.*field = it->get<bool>();
+    }
+  }
+  if (auto it = j.find("split_estimate"); it != j.end()) {
+    st = ParseSplitEstimate(*it, &out);
+    if (!st.ok()) return st;
   }
 
   if (auto it = j.find("latency"); it != j.end()) {

@@ -181,6 +181,22 @@ std::string ReplayResultJson(const ReplayResult& r) {
     j["compression_ratio"] = r.compression_ratio;
     // Victims compressed over the run (kept or not): what `ccfs advise` predicts per read.
     if (r.mode != "directory") j["compressions"] = r.delta.compressions;
+    if (r.mode != "directory" && r.compressed_percent_end >= 0) {
+      j["split_auto"] = r.split_auto;
+      j["compressed_percent_end"] = r.compressed_percent_end;
+      j["compressor_end"] = r.compressor_end;
+      j["split_changes"] = r.split_changes;
+      j["recommended_percent"] = r.recommended_percent;
+      j["recommended_compressor"] = r.recommended_compressor;
+      nlohmann::json predicted = nlohmann::json::array();
+      for (const SplitPrediction& p : r.predicted) {
+        predicted.push_back({{"compressed_percent", p.percent},
+                             {"compressor", CodecName(static_cast<CodecKind>(p.codec))},
+                             {"hit_ratio", p.hit_ratio},
+                             {"us_per_buffer", p.us_per_buffer}});
+      }
+      j["predicted"] = std::move(predicted);
+    }
   } else {
     j["hit_ratio"] = nullptr;
     j["raw_hits"] = nullptr;

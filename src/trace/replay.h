@@ -111,6 +111,16 @@ struct ReplayResult {
   std::string compressor;
   bool kernel_raw_tier = false;  // mount with raw_tier = kernel: the kernel's page cache on top
   bool kernel_evict = false;     // ...whose pages the daemon's ledger drops (a FIFO level)
+  // compressed_percent or compressor = auto: the split at the end of the measured phase and the
+  // changes auto made during it (compressed_percent above is the split at its start).
+  bool split_auto = false;
+  int compressed_percent_end = -1;
+  std::string compressor_end;
+  uint64_t split_changes = 0;
+  // The split estimator's recommendation at the end (-1: none) and its predicted curve.
+  int recommended_percent = -1;
+  std::string recommended_compressor;
+  std::vector<SplitPrediction> predicted;
 
   // Cache counters over the measured phase (what the cache or the kernel says).
   bool have_counters = false;

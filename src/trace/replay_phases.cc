@@ -309,6 +309,14 @@ void Report(const ReplayOptions& options, const Dataset& dataset, const OpRunner
                                        r->reads);
     }
     r->compression_ratio = after.compression_ratio();
+    r->compressed_percent = before.compressed_percent;
+    r->split_auto = after.compressed_percent_auto || after.compressor_auto;
+    r->compressed_percent_end = after.compressed_percent;
+    r->compressor_end = CodecName(static_cast<CodecKind>(after.compressor));
+    r->split_changes = d.split_changes;
+    r->recommended_percent = after.recommended_percent;
+    r->recommended_compressor = CodecName(static_cast<CodecKind>(after.recommended_codec));
+    r->predicted = after.predicted;
     r->cache_us_per_buffer = d.us_per_buffer();
     r->cpu = CpuTimesOf(d);
     r->cpu_us_per_buffer = r->cpu.TotalUsPerBuffer(r->ops);

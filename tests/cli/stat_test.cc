@@ -46,6 +46,32 @@ CacheStats Steady() {
   return s;
 }
 
+// --splits prints the estimator's whole prediction once, marking the split in force and the
+// recommended one; without a prediction it says why.
+TEST(StatCommandTest, SplitsPrintsThePredictionOnce) {
+  FakeMount mount;
+  CacheStats s = Steady();
+  s.compressed_percent_auto = true;
+  mount.SetStats(s);
+  auto r = RunCcfs({"stat", mount.path(), "--splits"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("compressed_percent = auto, now 25"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("no prediction yet"), std::string::npos) << r.out;
+
+  s.recommended_percent = 40;
+  s.recommended_codec = static_cast<int>(CodecKind::kZstd);
+  s.predicted = {{0, static_cast<int>(CodecKind::kZstd), 0.5, 50.0},
+                 {25, static_cast<int>(CodecKind::kZstd), 0.6, 40.0},
+                 {40, static_cast<int>(CodecKind::kZstd), 0.7, 30.0}};
+  mount.SetStats(s);
+  r = RunCcfs({"stat", mount.path(), "--splits"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto lines = Lines(r.out);
+  ASSERT_EQ(lines.size(), 5u) << r.out;
+  EXPECT_NE(lines[3].find("in force"), std::string::npos) << r.out;
+  EXPECT_NE(lines[4].find("40  zstd    70.0     30.00  <- recommended"), std::string::npos) << r.out;
+}
+
 TEST(StatCommandTest, PrintsOneLinePerIntervalUnderAHeaderEveryTwentyLines) {
   FakeMount mount;
   mount.SetStats(Steady());

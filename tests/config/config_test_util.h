@@ -15,6 +15,9 @@ inline Options AllNonDefault() {
   o.page_size = 16384;
   o.raw_tier = "kernel";
   o.kernel_evict = false;
+  o.estimate_splits = false;
+  o.auto_interval = 0.5;
+  o.auto_max_step = 5;
   o.compressor = CodecKind::kZstd;
   o.compression_level = 3;
   o.compress_threads = 3;

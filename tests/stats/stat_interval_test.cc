@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "ccfs/codec.h"
 #include "ccfs/stats.h"
 
 namespace ccfs {
@@ -117,6 +118,38 @@ TEST(StatIntervalTest, BigFiguresKeepTheirColumns) {
   EXPECT_NE(line.find("123.5M"), std::string::npos) << line;
   EXPECT_NE(line.find("3.00T"), std::string::npos) << line;
   EXPECT_NE(line.find("2.50s"), std::string::npos) << line;
+}
+
+// The split in force (a for auto), the estimator's recommendation and the prediction at each.
+TEST(StatIntervalTest, ShowsTheSplitAndTheRecommendedOne) {
+  CacheStats before, after;
+  after.reads = 100;
+  after.raw_hits = 100;
+  after.compressed_percent = 25;
+  after.compressed_percent_auto = true;
+  after.compressor = static_cast<int>(CodecKind::kLz4);
+  after.predicted_us_per_buffer = 31.0;
+  after.recommended_percent = 40;
+  after.recommended_codec = static_cast<int>(CodecKind::kZstd);
+  after.predicted = {{25, static_cast<int>(CodecKind::kLz4), 0.5, 31.0},
+                     {40, static_cast<int>(CodecKind::kLz4), 0.6, 29.0},
+                     {40, static_cast<int>(CodecKind::kZstd), 0.7, 22.0}};
+  StatInterval iv = ComputeStatInterval(before, after, 1.0);
+  EXPECT_EQ(iv.split, "a25lz4");
+  EXPECT_EQ(iv.recommended, "40zstd");
+  EXPECT_DOUBLE_EQ(iv.recommended_us, 22.0);
+  const std::string line = FormatStatLine(iv, 0, false);
+  EXPECT_EQ(line.size(), StatHeader(false).size()) << StatHeader(false) << line;
+  EXPECT_NE(line.find("a25lz4"), std::string::npos) << line;
+  EXPECT_NE(line.find("40zstd"), std::string::npos) << line;
+  // No prediction yet: dashes.
+  after.recommended_percent = -1;
+  after.predicted_us_per_buffer = 0;
+  after.compressed_percent_auto = false;
+  iv = ComputeStatInterval(before, after, 1.0);
+  EXPECT_EQ(iv.split, "25lz4");
+  EXPECT_EQ(iv.recommended, "");
+  EXPECT_EQ(FormatStatLine(iv, 0, false).size(), StatHeader(false).size());
 }
 
 }  // namespace

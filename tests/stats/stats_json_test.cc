@@ -84,11 +84,13 @@ TEST(StatsJsonTest, TopLevelKeysAndTheirOrderAreStable) {
       "promotions", "wasted_compressions", "stalls", "stall_ns", "compress_ns", "decompress_ns",
       "cpu_request_threads_ns", "cpu_raw_hit_ns", "cpu_decompress_ns", "cpu_miss_ns",
       "cpu_compress_ns", "cpu_evictor_ns",
-      "kernel_rerequests", "kernel_evictions", "mrc_samples", "mrc_drops", "raw_budget_bytes",
+      "kernel_rerequests", "kernel_evictions", "mrc_samples", "mrc_drops", "split_changes",
+      "raw_budget_bytes",
       "compressed_budget_bytes", "raw_pages", "free_frames", "compressed_pages",
       "compressed_logical_bytes",
       "kernel_budget_bytes", "kernel_held_bytes", "compressor", "compression_level",
-      "page_size", "cpu_us", "latency"};
+      "page_size", "compressed_percent_auto", "compressor_auto", "split_estimate", "cpu_us",
+      "latency"};
   EXPECT_EQ(keys, expected);
   // Each counter is written under its own name with its own value.
   CacheStats s = DistinctStats();
@@ -162,6 +164,33 @@ TEST(StatsJsonTest, BadDocumentsAreErrorsNamingTheKey) {
   expect_error("{\"latency\": {\"miss\": {\"buckets\": [[1, 2, 3]]}}}", "latency.miss.buckets[0]");
   expect_error("{\"latency\": {\"raw_hit\": {\"sum_ns\": \"x\"}}}", "latency.raw_hit.sum_ns");
   expect_error("{\"latency\": 5}", "latency");
+  expect_error("{\"compressor_auto\": 1}", "compressor_auto");
+  expect_error("{\"split_estimate\": []}", "split_estimate");
+  expect_error("{\"split_estimate\": {\"recommended_compressor\": \"gzip\"}}",
+               "split_estimate.recommended_compressor");
+  expect_error("{\"split_estimate\": {\"predicted\": [{\"compressed_percent\": 10}]}}",
+               "split_estimate.predicted[0]");
+}
+
+// The split estimator's prediction goes out and comes back whole (ccfs stat reads it).
+TEST(StatsJsonTest, SplitEstimateRoundTrips) {
+  CacheStats s = DistinctStats();
+  s.compressed_percent_auto = true;
+  s.recommended_percent = 40;
+  s.recommended_codec = static_cast<int>(CodecKind::kZstd);
+  s.predicted_us_per_buffer = 12.5;
+  s.predicted = {{0, 0, 0.5, 50.0}, {40, static_cast<int>(CodecKind::kZstd), 0.75, 30.25}};
+  const std::string text = RenderStatsJson(s);
+  CacheStats back;
+  ASSERT_TRUE(ParseStatsJson(text, &back).ok());
+  EXPECT_TRUE(back.compressed_percent_auto);
+  EXPECT_FALSE(back.compressor_auto);
+  EXPECT_EQ(back.recommended_percent, 40);
+  EXPECT_EQ(back.recommended_codec, static_cast<int>(CodecKind::kZstd));
+  ASSERT_EQ(back.predicted.size(), 2u);
+  EXPECT_EQ(back.predicted[1].percent, 40);
+  EXPECT_DOUBLE_EQ(back.predicted[1].us_per_buffer, 30.25);
+  EXPECT_EQ(RenderStatsJson(back), text);
 }
 
 TEST(StatsJsonTest, MissingCountersReadAsZero) {

@@ -1,0 +1,221 @@
+#!/usr/bin/env python3
+"""compressed_percent = auto against every fixed split of a sweep, in one run.
+
+Runs `ccfs replay --engine DATA` (the engine in-process: no FUSE, the same trip at every split
+would only add a constant) over each access law, with each fixed compressed_percent of the sweep
+and with compressed_percent = auto, in interleaved rounds (round r runs every setting of every law
+once, the settings' order rotated each round), and reports the median µs per buffer, hit ratio
+and CPU µs per buffer of each, the best fixed split, and auto's ratio to it. Every run has the
+same warm-up and the same measured operations; auto starts from the default split (25%) like a
+user's mount and must find its split within them.
+
+Laws: any `ccfs replay --dist` law, and `phase:A,B` for a phase-change trace that alternates A and B
+(--phase-ops operations per phase; the hot set moves at every phase).
+
+Targets (issue "compressed_percent = auto"): on each stationary law auto within 5% of the best
+fixed split; on the phase-change trace auto better than every fixed split. The report says met or
+not with the run's figures. Writes OUT.csv (every run) and OUT.txt (the report).
+
+Usage: bench/auto_compare.py --ccfs build/ccfs --data DIR [--memory 32MiB] [--rounds 3] ...
+"""
+
+import argparse
+import csv
+import json
+import statistics
+import subprocess
+import sys
+import time
+
+
+def run_replay(args, law, setting):
+    opts = f"memory={args.memory},compressor={args.compressor}"
+    if setting == "auto":
+        opts += ",compressed_percent=auto"
+    elif setting == "auto+codec":
+        opts += ",compressed_percent=auto,compressor=auto"
+    elif str(setting).endswith(":noest"):
+        opts += f",compressed_percent={str(setting)[:-len(':noest')]},estimate_splits=false"
+    else:
+        opts += f",compressed_percent={setting}"
+    if args.auto_interval:
+        opts += f",auto_interval={args.auto_interval}"
+    cmd = [args.ccfs, "replay", "--engine", args.data, "-o", opts, "--json", "--no-progress",
+           "--ops", str(args.ops), "--warmup", str(args.warmup), "--seed", str(args.seed)]
+    if law.startswith("phase:"):
+        cmd += ["--dist", law[len("phase:"):], "--phase-ops", str(args.phase_ops)]
+    else:
+        cmd += ["--dist", law]
+    out = subprocess.run(cmd, capture_output=True, text=True)
+    if out.returncode != 0:
+        sys.exit(f"auto_compare: {' '.join(cmd)} failed ({out.returncode}):\n{out.stderr}")
+    return json.loads(out.stdout.strip().splitlines()[-1]), " ".join(cmd)
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--ccfs", required=True)
+    p.add_argument("--data", required=True, help="data set directory (ccfs mkdata)")
+    p.add_argument("--memory", default="32MiB")
+    p.add_argument("--compressor", default="lz4", help="codec of the fixed splits and of auto")
+    p.add_argument("--laws", default="pareto,uniform,zipf:0.9,phase:uniform,pareto",
+                   help="laws separated by ';' (a phase law holds a comma)")
+    p.add_argument("--percents", default="0,20,40,60,80,90")
+    p.add_argument("--codec-auto", action="store_true", help="also run compressor = auto")
+    p.add_argument("--overhead", type=int, default=None, metavar="C",
+                   help="instead: C%% with estimate_splits on against off (the estimator's cost)")
+    p.add_argument("--rounds", type=int, default=3)
+    p.add_argument("--ops", type=int, default=300000)
+    p.add_argument("--warmup", type=int, default=300000)
+    p.add_argument("--phase-ops", type=int, default=300000)
+    p.add_argument("--auto-interval", default="", help="auto_interval for the auto runs (default: the key's)")
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--out", default="auto_compare")
+    args = p.parse_args()
+
+    laws = [l for l in (args.laws.split(";") if ";" in args.laws else _split_laws(args.laws)) if l]
+    settings = [int(x) for x in args.percents.split(",")] + ["auto"]
+    if args.codec_auto:
+        settings.append("auto+codec")
+    if args.overhead is not None:
+        # The estimator's cost: one fixed split with the estimate on and off, nothing else.
+        settings = [args.overhead, f"{args.overhead}:noest"]
+    rows = []
+    started = time.time()
+    with open(args.out + ".csv", "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["round", "law", "setting", "us_per_buffer", "hit_ratio", "cpu_us_per_buffer",
+                    "compressed_percent_end", "compressor_end", "split_changes", "command"])
+        for r in range(args.rounds):
+            for law in laws:
+                order = settings[r % len(settings):] + settings[:r % len(settings)]
+                for s in order:
+                    j, cmd = run_replay(args, law, s)
+                    row = dict(round=r, law=law, setting=str(s), us=j["us_per_buffer"],
+                               hit=j.get("hit_ratio") or 0.0,
+                               cpu=j.get("cpu_us_per_buffer", 0.0),
+                               end=j.get("compressed_percent_end", -1),
+                               codec=j.get("compressor_end", ""),
+                               changes=j.get("split_changes", 0))
+                    row["predicted"] = [x for x in j.get("predicted", [])
+                                        if x["compressor"] == args.compressor or
+                                        x["compressed_percent"] == 0]
+                    rows.append(row)
+                    w.writerow([r, law, s, row["us"], row["hit"], row["cpu"], row["end"],
+                                row["codec"], row["changes"], cmd])
+                    f.flush()
+                    print(f"round {r} {law:>22} {str(s):>10}: {row['us']:7.1f} µs/buffer, "
+                          f"hit {row['hit']:.3f}, split at end {row['end']}% {row['codec']} "
+                          f"({row['changes']} changes)", flush=True)
+
+    lines = [f"auto_compare: {args.data}, memory {args.memory}, {args.compressor}, "
+             f"{args.rounds} interleaved rounds, warm-up {args.warmup} + {args.ops} measured "
+             f"operations per run (phase laws: {args.phase_ops} per phase), "
+             f"{time.time() - started:.0f} s",
+             "engine in-process (ccfs replay --engine): µs per buffer as the reader sees it, "
+             "no FUSE trip; medians over rounds", ""]
+    verdicts = []
+    predicted_lines = []
+    all_med = {}
+    # Stationary laws first, so a phase law's bound can use them.
+    for law in sorted(laws, key=lambda l: l.startswith("phase:")):
+        med = {}
+        for s in settings:
+            mine = [x for x in rows if x["law"] == law and x["setting"] == str(s)]
+            med[str(s)] = dict(us=statistics.median(x["us"] for x in mine),
+                               hit=statistics.median(x["hit"] for x in mine),
+                               cpu=statistics.median(x["cpu"] for x in mine),
+                               end=[x["end"] for x in mine],
+                               changes=[x["changes"] for x in mine])
+        all_med[law] = med
+        if args.overhead is not None:
+            on, off = med[str(args.overhead)], med[f"{args.overhead}:noest"]
+            lines.append(f"{law}: C={args.overhead}% estimate on {on['us']:.2f} µs/buffer "
+                         f"(cpu {on['cpu']:.2f}), off {off['us']:.2f} (cpu {off['cpu']:.2f}): "
+                         f"{100 * (on['us'] / off['us'] - 1):+.1f}% µs, "
+                         f"{100 * (on['cpu'] / off['cpu'] - 1) if off['cpu'] else 0:+.1f}% CPU")
+            on_r = [x["us"] for x in rows if x["law"] == law and x["setting"] == str(args.overhead)]
+            off_r = [x["us"] for x in rows if x["law"] == law and x["setting"] == f"{args.overhead}:noest"]
+            lines.append(f"  per round on/off: " + ", ".join(f"{a / b:.3f}" for a, b in zip(on_r, off_r)))
+            continue
+        fixed = [str(s) for s in settings if isinstance(s, int)]
+        best = min(fixed, key=lambda s: med[s]["us"])
+        lines.append(f"{law}:")
+        lines.append(f"  {'split':>10} {'µs/buf':>8} {'hit':>6} {'cpu/buf':>8} {'vs best':>8}")
+        for s in settings:
+            m = med[str(s)]
+            extra = ""
+            if not isinstance(s, int):
+                extra = f"  ends at {m['end']}%, {m['changes']} changes"
+            lines.append(f"  {str(s):>10} {m['us']:8.1f} {m['hit']:6.3f} {m['cpu']:8.1f} "
+                         f"{m['us'] / med[best]['us']:7.3f}x{extra}")
+        auto = med["auto"]["us"]
+        # The estimator's predicted hit ratio at each fixed split, from every run at a fixed split
+        # (each run predicts the whole curve from where it stands), against the hit ratio measured
+        # at that split: the worst gap over the runs and the splits.
+        gaps = []
+        for x in rows:
+            if x["law"] != law or not x["setting"].isdigit() or law.startswith("phase:"):
+                continue
+            for pred in x["predicted"]:
+                c = str(pred["compressed_percent"])
+                if c in med:
+                    gaps.append((abs(pred["hit_ratio"] - med[c]["hit"]), x["setting"], c))
+        if gaps:
+            worst = max(gaps)
+            mean_gap = statistics.mean(g[0] for g in gaps)
+            predicted_lines.append(
+                f"{law}: predicted vs measured hit ratio at the fixed splits: mean gap "
+                f"{100 * mean_gap:.1f} points, worst {100 * worst[0]:.1f} points (predicted at "
+                f"C={worst[1]}% for C={worst[2]}%); target ≤ 3 points — "
+                f"{'met' if worst[0] <= 0.03 else 'NOT met'}")
+        if law.startswith("phase:"):
+            ok = auto < min(med[s]["us"] for s in fixed)
+            verdicts.append(f"{law}: auto {auto:.1f} µs vs best fixed C={best}% "
+                            f"{med[best]['us']:.1f} µs ({auto / med[best]['us']:.3f}x); target: "
+                            f"better than every fixed split — {'met' if ok else 'NOT met'}")
+            # The bound: the phases' laws run stationary in this same run. A policy that knew
+            # each phase's best split at once (an oracle) would average those; the best single
+            # split averages each split's figures. Equal operations per phase.
+            phases = law[len("phase:"):].split(",")
+            if all(ph in all_med for ph in phases):
+                oracle = statistics.mean(min(all_med[ph][c]["us"] for c in fixed) for ph in phases)
+                single = min(fixed, key=lambda c: statistics.mean(all_med[ph][c]["us"] for ph in phases))
+                single_us = statistics.mean(all_med[ph][single]["us"] for ph in phases)
+                verdicts.append(
+                    f"  bound from the stationary runs of {', '.join(phases)}: an oracle switching "
+                    f"to each phase's best split averages {oracle:.2f} µs, the best single split "
+                    f"(C={single}%) {single_us:.2f} µs: at most {100 * (1 - oracle / single_us):.1f}% "
+                    f"to gain by switching, before any cost of finding the split")
+        else:
+            ok = auto <= 1.05 * med[best]["us"]
+            verdicts.append(f"{law}: auto {auto:.1f} µs vs best fixed C={best}% "
+                            f"{med[best]['us']:.1f} µs ({auto / med[best]['us']:.3f}x); target "
+                            f"≤ 1.05x — {'met' if ok else 'NOT met'}")
+        lines.append("")
+    lines += verdicts + [""] + predicted_lines
+    text = "\n".join(lines) + "\n"
+    with open(args.out + ".txt", "w") as f:
+        f.write(text)
+    print(text)
+    print(f"wrote {args.out}.csv and {args.out}.txt")
+
+
+def _split_laws(text):
+    """Splits 'pareto,uniform,phase:uniform,pareto' keeping a phase law's own comma list: a phase
+    law takes the rest of its comma group up to the next law that is not a plain law name after
+    it, so write phase laws last or separate laws with ';'."""
+    parts = text.split(",")
+    out = []
+    i = 0
+    while i < len(parts):
+        if parts[i].startswith("phase:"):
+            out.append(",".join(parts[i:]))
+            break
+        out.append(parts[i])
+        i += 1
+    return out
+
+
+if __name__ == "__main__":
+    main()

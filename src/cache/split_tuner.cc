@@ -1,0 +1,332 @@
+// The split tuner (see split_tuner.h): a window of the engine's counters, the sampled curve and
+// victims, ccfs advise's prediction, and a slow, hysteretic decision.
+#include "cache/split_tuner.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+
+#include <pthread.h>
+
+#include "config/keys.h"
+
+namespace ccfs::cache {
+
+// ---- VictimSample ---------------------------------------------------------------------------------
+
+size_t VictimSample::SlotsFor(uint32_t page_size) {
+  return std::clamp<size_t>((512u << 10) / std::max<uint32_t>(page_size, 1), 16, 64);
+}
+
+VictimSample::VictimSample(uint32_t page_size)
+    : page_size_(page_size), slots_wanted_(SlotsFor(page_size)) {}
+
+void VictimSample::Offer(const char* page, uint32_t length) {
+  if (offered_++ % kEvery != 0) return;
+  const uint32_t n = std::min(length, page_size_);
+  MutexLock lock(&mu_);
+  if (slots_.size() < slots_wanted_) {
+    slots_.emplace_back(page, page + n);
+    return;
+  }
+  slots_[next_].assign(page, page + n);
+  next_ = (next_ + 1) % slots_wanted_;
+}
+
+std::vector<std::vector<char>> VictimSample::Take() const {
+  MutexLock lock(&mu_);
+  return slots_;
+}
+
+// ---- the window -----------------------------------------------------------------------------------
+
+TunerWindow TunerWindow::Between(const CacheStats& before, const CacheStats& after) {
+  TunerWindow w;
+  w.reads = after.reads - before.reads;
+  const uint64_t hits = (after.raw_hits - before.raw_hits) +
+                        (after.compressed_hits - before.compressed_hits);
+  w.hit_ratio = w.reads ? static_cast<double>(hits) / w.reads : 0;
+  const HistogramSnapshot raw = after.raw_hit_latency.Since(before.raw_hit_latency);
+  const HistogramSnapshot miss = after.miss_latency.Since(before.miss_latency);
+  w.raw_hit_us = raw.mean_us();
+  w.miss_us = miss.mean_us();
+  w.misses = miss.count();
+  const HistogramSnapshot comp = after.compressed_hit_latency.Since(before.compressed_hit_latency);
+  w.us_per_buffer =
+      w.reads ? static_cast<double>(raw.sum_ns() + comp.sum_ns() + miss.sum_ns()) / w.reads / 1e3
+              : 0;
+  w.evictions = after.evictions - before.evictions;
+  w.compressions = after.compressions - before.compressions;
+  return w;
+}
+
+// ---- the prediction -------------------------------------------------------------------------------
+
+double CurveHitRatio(const std::vector<PageCache::CurvePoint>& curve, double shift, double pages) {
+  double hit = 0;
+  if (curve.empty() || pages <= 0) {
+    hit = 0;
+  } else if (pages <= static_cast<double>(curve.front().pages)) {
+    // Towards 0 pages, 0 hits: linear below the first point.
+    hit = curve.front().hit_ratio * pages / static_cast<double>(curve.front().pages);
+  } else if (pages >= static_cast<double>(curve.back().pages)) {
+    hit = curve.back().hit_ratio;
+  } else {
+    size_t i = 1;
+    while (static_cast<double>(curve[i].pages) < pages) ++i;
+    const double a = std::log(static_cast<double>(curve[i - 1].pages));
+    const double b = std::log(static_cast<double>(curve[i].pages));
+    const double t = b > a ? (std::log(pages) - a) / (b - a) : 1.0;
+    hit = curve[i - 1].hit_ratio + t * (curve[i].hit_ratio - curve[i - 1].hit_ratio);
+  }
+  if (pages <= 0) return 0;
+  return std::clamp(hit + shift, 0.0, 1.0);
+}
+
+std::vector<AdviseRow> PredictLive(const LiveInputs& in) {
+  AdviseInputs a;
+  a.memory_bytes = in.memory_bytes;
+  a.page_size = in.page_size;
+  // The curve reaches 4x memory; beyond it S is flat, so a data set that large bounds nothing.
+  a.dataset_pages = std::max<uint64_t>(in.curve.empty() ? 1 : in.curve.back().pages,
+                                       4 * in.memory_bytes / std::max<uint32_t>(in.page_size, 1));
+  a.raw_tier = RawTierMode::kDaemon;
+  a.costs.hit_us = in.raw_hit_us;
+  a.costs.disk_us = in.miss_us;
+  a.costs.trip_us = 0;  // the engine's µs per buffer: the trip is the same at every split
+  a.codecs = in.codecs;
+  a.percents = in.percents;
+  const std::vector<PageCache::CurvePoint>* curve = &in.curve;
+  const double shift = in.curve_shift;
+  a.hot_share = [curve, shift](double pages) { return CurveHitRatio(*curve, shift, pages); };
+  const double admitted = in.admitted_per_victim * std::clamp(in.compress_charge, 0.0, 1.0);
+  // Every page that enters the raw tier (a miss, or a promoted compressed hit) pushes one victim
+  // out; the window says what share of victims got compressed, and what share of their time the
+  // readers waited for.
+  a.admitted_per_read = [curve, shift, admitted](double raw_pages, double, double) {
+    return admitted * (1.0 - CurveHitRatio(*curve, shift, raw_pages));
+  };
+  return PredictSplits(a);
+}
+
+std::vector<int> CandidatePercents(const Options& o) {
+  std::vector<int> out;
+  auto fits = [&](int p) {
+    Options t = o;
+    t.compressed_percent = p;
+    return t.raw_share() >= config::kMinRawPages * o.page_size;
+  };
+  for (int p = 0; p <= 90; p += 5) {
+    if (fits(p)) out.push_back(p);
+  }
+  if (std::find(out.begin(), out.end(), o.compressed_percent) == out.end() &&
+      fits(o.compressed_percent)) {
+    out.push_back(o.compressed_percent);
+    std::sort(out.begin(), out.end());
+  }
+  return out;
+}
+
+// ---- the decision ---------------------------------------------------------------------------------
+
+SplitDecider::Decision SplitDecider::Decide(const std::vector<AdviseRow>& rows, const Options& o) {
+  Decision d;
+  d.percent = o.compressed_percent;
+  d.codec = o.compressor;
+  for (const AdviseRow& r : rows) {
+    if (r.percent == o.compressed_percent && (r.codec == o.compressor || r.percent == 0)) {
+      if (d.current == nullptr || r.codec == o.compressor) d.current = &r;
+    }
+    const bool percent_ok = o.compressed_percent_auto || r.percent == o.compressed_percent;
+    // At C = 0 there is no codec to choose: its rows stand for the codec in force.
+    const bool codec_ok = o.compressor_auto || r.codec == o.compressor || r.percent == 0;
+    if (!percent_ok || !codec_ok) continue;
+    if (d.best == nullptr || r.model.us_per_buffer < d.best->model.us_per_buffer) d.best = &r;
+  }
+  if (d.best == nullptr || d.current == nullptr) {
+    streak_ = 0;
+    return d;
+  }
+  const CodecKind best_codec = d.best->percent == 0 ? o.compressor : d.best->codec;
+  const bool pays = d.best->model.us_per_buffer * (1.0 + kMinGain) <= d.current->model.us_per_buffer;
+  if (!pays || (d.best->percent == o.compressed_percent && best_codec == o.compressor)) {
+    streak_ = 0;
+    return d;
+  }
+  if (streak_ > 0 && last_percent_ == d.best->percent && last_codec_ == best_codec) {
+    ++streak_;
+  } else {
+    streak_ = 1;
+    last_percent_ = d.best->percent;
+    last_codec_ = best_codec;
+  }
+  // The streak survives the change: while later decisions keep recommending the same split, each
+  // moves another step towards it (the window after a change is skipped, so each step is judged on
+  // reads made at the split in force).
+  if (streak_ < kAgreeing) return d;
+  const int step = std::clamp(d.best->percent - o.compressed_percent, -o.auto_max_step,
+                              o.auto_max_step);
+  d.change = true;
+  d.percent = o.compressed_percent + step;
+  d.codec = best_codec;
+  return d;
+}
+
+// ---- the tuner ------------------------------------------------------------------------------------
+
+SplitTuner::SplitTuner(Hooks hooks, const VictimSample* sample, bool start_thread)
+    : hooks_(std::move(hooks)), sample_(sample) {
+  if (start_thread) thread_ = std::thread([this] { Loop(); });
+}
+
+SplitTuner::~SplitTuner() { Stop(); }
+
+void SplitTuner::Stop() {
+  {
+    MutexLock lock(&wake_mu_);
+    stop_ = true;
+  }
+  wake_.SignalAll();
+  if (thread_.joinable()) thread_.join();
+}
+
+void SplitTuner::Loop() {
+  pthread_setname_np(pthread_self(), "ccfs-tuner");
+  for (;;) {
+    const double interval = std::max(0.01, hooks_.options().auto_interval);
+    {
+      MutexLock lock(&wake_mu_);
+      const auto deadline = std::chrono::steady_clock::now() +
+                            std::chrono::microseconds(static_cast<int64_t>(interval * 1e6));
+      while (!stop_ && wake_.WaitUntil(&wake_mu_, deadline)) {
+      }
+      if (stop_) return;
+    }
+    Step();
+  }
+}
+
+void SplitTuner::Step() {
+  const Options o = hooks_.options();
+  const CacheStats now = hooks_.stats();
+  MutexLock lock(&mu_);
+  if (!have_base_) {
+    base_ = now;
+    have_base_ = true;
+    return;
+  }
+  const TunerWindow w = TunerWindow::Between(base_, now);
+  if (w.reads < kMinWindowReads) return;  // let the window grow
+  base_ = now;
+  if (skip_windows_ > 0) {
+    --skip_windows_;
+    return;
+  }
+  // Costs: the latest window with enough of each path.
+  if (w.raw_hit_us > 0) raw_hit_us_ = w.raw_hit_us;
+  if (w.misses >= 64) miss_us_ = w.miss_us;
+  if (miss_us_ <= 0) miss_us_ = w.miss_us > 0 ? w.miss_us : 100.0;
+  if (raw_hit_us_ <= 0) raw_hit_us_ = 1.0;
+  if (o.compressed_percent > 0 && w.evictions >= 64) {
+    admitted_ = std::min(1.0, static_cast<double>(w.compressions) / w.evictions);
+  }
+
+  // Codecs, on the victims sampled lately.
+  PageSample pages;
+  if (sample_ != nullptr) pages.data = sample_->Take();
+  for (size_t i = 0; i < pages.data.size(); ++i) pages.pages.push_back(i);
+  if (pages.data.size() >= 16) {
+    std::vector<CodecProfile> measured;
+    for (CodecKind kind : AllCodecKinds()) {
+      if (!o.compressor_auto && kind != o.compressor) continue;
+      CodecProfile p;
+      if (MeasureCodec(pages, kind, o.compression_level, o.min_savings_percent, 0, &p).ok()) {
+        measured.push_back(p);
+      }
+    }
+    if (!measured.empty()) codecs_ = measured;
+  }
+  // Drop a codec the options no longer cover, or one not measured yet (nothing to predict with).
+  std::erase_if(codecs_, [&](const CodecProfile& c) {
+    return !o.compressor_auto && c.codec != o.compressor;
+  });
+  if (codecs_.empty()) return;
+
+  LiveInputs in;
+  in.memory_bytes = o.memory;
+  in.page_size = o.page_size;
+  in.curve = hooks_.curve();
+  in.raw_hit_us = raw_hit_us_;
+  in.miss_us = miss_us_;
+  in.admitted_per_victim = admitted_;
+  in.compress_charge = 1;
+  in.codecs = codecs_;
+  in.percents = CandidatePercents(o);
+  if (in.curve.empty() || in.percents.empty()) return;
+  auto at_current = [&](const std::vector<AdviseRow>& rows) -> const AdviseRow* {
+    for (const AdviseRow& r : rows) {
+      if (r.percent == o.compressed_percent && (r.codec == o.compressor || r.percent == 0)) return &r;
+    }
+    return nullptr;
+  };
+  // Anchor the curve at the split in force: its predicted hit ratio is made the measured one.
+  std::vector<AdviseRow> rows = PredictLive(in);
+  if (const AdviseRow* cur = at_current(rows)) in.curve_shift = w.hit_ratio - cur->model.hit_ratio;
+  rows = PredictLive(in);
+  // What the readers paid for compressions in the window: the measured time the rest of the
+  // prediction does not explain, as a share of the full compression term.
+  if (const AdviseRow* cur = at_current(rows);
+      cur != nullptr && o.compressed_percent > 0 && cur->model.compress_us_per_buffer > 0.05) {
+    const double rest = cur->model.us_per_buffer - cur->model.compress_us_per_buffer;
+    const double share = std::clamp((w.us_per_buffer - rest) / cur->model.compress_us_per_buffer,
+                                    0.0, 1.0);
+    compress_charge_ = 0.5 * compress_charge_ + 0.5 * share;
+  }
+  in.compress_charge = compress_charge_;
+  rows = PredictLive(in);
+
+  predicted_.clear();
+  for (const AdviseRow& r : rows) {
+    SplitPrediction p;
+    p.percent = r.percent;
+    p.codec = static_cast<int>(r.codec);
+    p.hit_ratio = r.model.hit_ratio;
+    p.us_per_buffer = r.model.us_per_buffer;
+    predicted_.push_back(p);
+  }
+  SplitDecider::Decision d;
+  if (o.compressed_percent_auto || o.compressor_auto) {
+    d = decider_.Decide(rows, o);
+  } else {
+    Options any = o;  // what auto would choose: shown as the recommendation
+    any.compressed_percent_auto = any.compressor_auto = true;
+    SplitDecider scratch;
+    d = scratch.Decide(rows, any);
+  }
+  if (d.best != nullptr) {
+    recommended_percent_ = d.best->percent;
+    recommended_codec_ = static_cast<int>(d.best->percent == 0 ? o.compressor : d.best->codec);
+  }
+  predicted_us_ = d.current != nullptr ? d.current->model.us_per_buffer : 0;
+  if (!d.change) return;
+  // The engine's Stats() reads Fill(), which takes mu_: apply and snapshot without it.
+  lock.Unlock();
+  if (!hooks_.apply(d.percent, d.codec).ok()) return;
+  changes_.fetch_add(1, std::memory_order_relaxed);
+  const CacheStats after = hooks_.stats();
+  lock.Lock();
+  skip_windows_ = 1;
+  base_ = after;
+}
+
+void SplitTuner::Fill(CacheStats* s) const {
+  MutexLock lock(&mu_);
+  s->predicted = predicted_;
+  s->recommended_percent = recommended_percent_;
+  s->recommended_codec = recommended_codec_;
+  s->predicted_us_per_buffer = predicted_us_;
+  s->split_changes = changes_.load(std::memory_order_relaxed);
+}
+
+}  // namespace ccfs::cache

@@ -1,0 +1,215 @@
+// SplitTuner: while the engine serves, predicts the hit ratio and µs per buffer of every split
+// (compressed_percent) and codec, and with "auto" (compressed_percent = auto, compressor = auto)
+// moves the engine to the best one, slowly.
+//
+// The prediction is `ccfs advise`'s (trace/advise.h PredictSplits over trace/model.h), fed live:
+//   the workload's reuse   the engine's miss-ratio curve (mrc.h: SHARDS sampling of the reads),
+//                          read as S(k), the hit ratio of an LRU cache of k pages; then shifted so
+//                          that the prediction at the split in force matches the hit ratio the
+//                          engine measured over the window (the engine's GCLOCK with probation is
+//                          not LRU: it hits 1-4 points more on skewed laws, mrc.h);
+//   the data's compressibility  a sample of the raw tier's victims (VictimSample: one in 16, copied
+//                          by the evictor thread, 512 KiB kept), compressed and decompressed here with
+//                          each codec the decision may choose — the pages actually cached, off the
+//                          read path, whatever compressed_percent is (so C = 0 learns ratios too);
+//   the paths' costs       the window's mean raw-hit and miss latencies (the engine's histograms),
+//                          the sampled codecs' µs per page (a compressed hit = decompression plus
+//                          the raw hit's copy), and the compressions per read: the window's
+//                          compressions per eviction times the raw tier's predicted misses (every
+//                          page entering the raw tier pushes one victim out), all victims when the
+//                          window has none to go by (C = 0);
+//   the compression charge  ccfs compresses in the background, on the pool's threads: readers pay
+//                          for a compression only as far as it takes their CPU. How far is
+//                          measured: at a split with a compressed tier, the window's measured µs
+//                          per buffer less the prediction's other terms, over its compression
+//                          term, clamped to [0, 1] and smoothed over decisions. Until a window at
+//                          C > 0 has said, a prior of kPriorCompressCharge.
+// µs per buffer here is the engine's (CacheStats::us_per_buffer): the FUSE trip is the same at
+// every split in raw_tier = daemon, so it does not move the choice (auto is refused in kernel
+// mode: there the daemon sees only the kernel's misses and cannot predict the kernel's hits at
+// another share; options.cc).
+//
+// Decisions (every auto_interval seconds, once the window holds kMinWindowReads reads): the best
+// prediction among the splits auto may choose must beat the split in force by kMinGain, and be the
+// same split in two decisions running (hysteresis); then compressed_percent moves towards it by at
+// most auto_max_step points, and the codec switches; each later decision that still recommends
+// that split moves another step. The window after a change is skipped (the tiers are refilling, so
+// neither its hit ratio nor its costs describe either split).
+//
+// Cost: the curve's lock a few tens of µs per decision, one copy of 8 KiB per 16 victims on the
+// evictor thread, and per decision 64 pages compressed and decompressed once per codec (lz4 and
+// zstd: ~2 ms of one CPU). Nothing here ever makes a read wait.
+//
+// Thread-safety: VictimSample::Offer from the evictor thread only, Take from any thread.
+// SplitTuner's thread calls the hooks; Fill and Step may be called from any thread (Step is
+// serialised with the thread by a mutex).
+#ifndef CCFS_CACHE_SPLIT_TUNER_H_
+#define CCFS_CACHE_SPLIT_TUNER_H_
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "ccfs/options.h"
+#include "ccfs/page_cache.h"
+#include "ccfs/stats.h"
+#include "ccfs/status.h"
+#include "trace/advise.h"
+#include "util/mutex.h"
+
+namespace ccfs::cache {
+
+// A few pages the raw tier evicted, kept as bytes for the tuner's codec measurements.
+class VictimSample {
+ public:
+  static constexpr uint32_t kEvery = 16;  // one victim in kEvery is copied
+  // The newest copies kept: 512 KiB of pages, at least 16 and at most 64 of them.
+  static size_t SlotsFor(uint32_t page_size);
+
+  explicit VictimSample(uint32_t page_size);
+
+  // Evictor thread: a victim's bytes (stable while it is kEvicting). Cheap unless it is the
+  // kEvery-th: then one copy under the mutex.
+  void Offer(const char* page, uint32_t length) EXCLUDES(mu_);
+  // The pages held now.
+  std::vector<std::vector<char>> Take() const EXCLUDES(mu_);
+
+ private:
+  const uint32_t page_size_;
+  const size_t slots_wanted_;
+  uint64_t offered_ = 0;  // evictor thread only
+  mutable Mutex mu_;
+  std::vector<std::vector<char>> slots_ GUARDED_BY(mu_);
+  size_t next_ GUARDED_BY(mu_) = 0;
+};
+
+// What the tuner measured over one window of reads (between two decisions).
+struct TunerWindow {
+  uint64_t reads = 0;
+  double hit_ratio = 0;           // the engine's, over the window
+  double raw_hit_us = 0;          // mean, µs; 0 if no raw hit
+  double miss_us = 0;             // mean, µs; 0 if no miss
+  double us_per_buffer = 0;       // the engine's, all paths
+  uint64_t misses = 0;
+  uint64_t evictions = 0;
+  uint64_t compressions = 0;
+  // The window between two snapshots of the engine's counters.
+  static TunerWindow Between(const CacheStats& before, const CacheStats& after);
+};
+
+// Inputs of one prediction, all measured (see the top of this file).
+struct LiveInputs {
+  uint64_t memory_bytes = 0;
+  uint32_t page_size = 8192;
+  std::vector<PageCache::CurvePoint> curve;  // REQUIRES: sizes ascending
+  double curve_shift = 0;                    // added to the curve's hit ratios (clamped to [0, 1])
+  double raw_hit_us = 1;
+  double miss_us = 100;
+  // Compressions per page entering the raw tier (the window's compressions / evictions), or 1.
+  double admitted_per_victim = 1;
+  // The share of a compression's time that readers wait for, 0..1 (see the top of this file).
+  double compress_charge = 1;
+  std::vector<CodecProfile> codecs;  // each codec the prediction covers
+  std::vector<int> percents;         // ascending
+};
+
+// The curve read as S(k): linear in log k between its points, 0 at k = 0, flat beyond its last
+// point, then shifted and clamped to [0, 1].
+double CurveHitRatio(const std::vector<PageCache::CurvePoint>& curve, double shift, double pages);
+
+// One row per (percent, codec), as PredictSplits gives them.
+std::vector<AdviseRow> PredictLive(const LiveInputs& in);
+
+// The splits compressed_percent may take: 0, 5, .., 90 and `current`, those leaving the raw tier
+// kMinRawPages pages (config/keys.h), ascending.
+std::vector<int> CandidatePercents(const Options& o);
+
+// The hysteresis: remembers the last recommendation and how many decisions in a row made it.
+class SplitDecider {
+ public:
+  static constexpr double kMinGain = 0.03;  // predicted µs per buffer at least 3% below
+  static constexpr int kAgreeing = 2;       // decisions in a row recommending the same split
+
+  struct Decision {
+    bool change = false;
+    int percent = 0;           // what to apply (== current when !change)
+    CodecKind codec = CodecKind::kLz4;
+    const AdviseRow* best = nullptr;     // the recommendation (null: no row)
+    const AdviseRow* current = nullptr;  // the split in force (null: not among the rows)
+  };
+  // Among `rows`, the best one `o` lets auto choose (compressed_percent_auto: any percent, else
+  // o's; compressor_auto: any codec, else o's); a change when it beats the split in force by
+  // kMinGain for the kAgreeing-th decision running (and every one after it that agrees), moving at
+  // most auto_max_step points.
+  Decision Decide(const std::vector<AdviseRow>& rows, const Options& o);
+  void Reset() { streak_ = 0; }
+
+ private:
+  int last_percent_ = -1;
+  CodecKind last_codec_ = CodecKind::kLz4;
+  int streak_ = 0;
+};
+
+class SplitTuner {
+ public:
+  struct Hooks {
+    std::function<CacheStats()> stats;
+    std::function<std::vector<PageCache::CurvePoint>()> curve;
+    std::function<Options()> options;
+    // Applies a split and codec found by auto (the engine keeps a key not under auto as it is).
+    std::function<Status(int percent, CodecKind codec)> apply;
+  };
+  static constexpr uint64_t kMinWindowReads = 4096;
+  // The share of compression time readers are taken to wait for before any measurement: the pool
+  // runs beside them (compress_threads leaves them a CPU by default), so not all of it, but on a
+  // small machine some.
+  static constexpr double kPriorCompressCharge = 0.25;
+
+  // Starts the thread when `start_thread` (tests drive Step themselves).
+  SplitTuner(Hooks hooks, const VictimSample* sample, bool start_thread);
+  ~SplitTuner();
+  SplitTuner(const SplitTuner&) = delete;
+  SplitTuner& operator=(const SplitTuner&) = delete;
+
+  // Stops and joins the thread.
+  void Stop();
+  // Looks at the reads since the last window: predicts, and under auto decides and applies.
+  void Step() EXCLUDES(mu_);
+  // The latest prediction into `s` (predicted, recommended_*, predicted_us_per_buffer,
+  // split_changes).
+  void Fill(CacheStats* s) const EXCLUDES(mu_);
+
+ private:
+  void Loop();
+
+  const Hooks hooks_;
+  const VictimSample* const sample_;
+
+  mutable Mutex mu_;
+  bool have_base_ GUARDED_BY(mu_) = false;
+  CacheStats base_ GUARDED_BY(mu_);
+  int skip_windows_ GUARDED_BY(mu_) = 0;
+  double raw_hit_us_ GUARDED_BY(mu_) = 0;  // the latest window's that had enough of each
+  double miss_us_ GUARDED_BY(mu_) = 0;
+  double admitted_ GUARDED_BY(mu_) = 1;
+  double compress_charge_ GUARDED_BY(mu_) = kPriorCompressCharge;
+  std::vector<CodecProfile> codecs_ GUARDED_BY(mu_);
+  SplitDecider decider_ GUARDED_BY(mu_);
+  std::vector<SplitPrediction> predicted_ GUARDED_BY(mu_);
+  int recommended_percent_ GUARDED_BY(mu_) = -1;
+  int recommended_codec_ GUARDED_BY(mu_) = 0;
+  double predicted_us_ GUARDED_BY(mu_) = 0;
+  std::atomic<uint64_t> changes_{0};
+
+  Mutex wake_mu_;
+  CondVar wake_;
+  bool stop_ GUARDED_BY(wake_mu_) = false;
+  std::thread thread_;
+};
+
+}  // namespace ccfs::cache
+
+#endif  // CCFS_CACHE_SPLIT_TUNER_H_

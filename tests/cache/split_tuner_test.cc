@@ -1,0 +1,327 @@
+#include "cache/split_tuner.h"
+
+#include <fcntl.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <functional>
+#include <cstdio>
+#include <memory>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "ccfs/backing_store.h"
+#include "ccfs/config.h"
+#include "ccfs/page_cache.h"
+
+namespace ccfs::cache {
+namespace {
+
+std::vector<PageCache::CurvePoint> UniformCurve(uint64_t dataset_pages, uint64_t memory_pages) {
+  // An LRU cache of k pages under uniform reads over N pages hits k / N.
+  std::vector<PageCache::CurvePoint> curve;
+  for (uint64_t k = memory_pages / 64; k <= 4 * memory_pages; k *= 2) {
+    curve.push_back({k, std::min(1.0, static_cast<double>(k) / dataset_pages)});
+  }
+  return curve;
+}
+
+TEST(SplitTunerTest, CurveIsReadLogLinearFlatBeyondAndShifted) {
+  std::vector<PageCache::CurvePoint> curve = {{16, 0.2}, {64, 0.6}, {256, 0.9}};
+  EXPECT_DOUBLE_EQ(CurveHitRatio(curve, 0, 0), 0);
+  EXPECT_DOUBLE_EQ(CurveHitRatio(curve, 0, 8), 0.1) << "linear from 0 below the first point";
+  EXPECT_DOUBLE_EQ(CurveHitRatio(curve, 0, 16), 0.2);
+  EXPECT_NEAR(CurveHitRatio(curve, 0, 32), 0.4, 1e-12) << "halfway in log between 16 and 64";
+  EXPECT_DOUBLE_EQ(CurveHitRatio(curve, 0, 4096), 0.9) << "flat beyond the last point";
+  EXPECT_NEAR(CurveHitRatio(curve, 0.05, 64), 0.65, 1e-12);
+  EXPECT_DOUBLE_EQ(CurveHitRatio(curve, 0.5, 256), 1.0) << "clamped";
+  EXPECT_DOUBLE_EQ(CurveHitRatio(curve, -0.5, 16), 0.0) << "clamped";
+}
+
+TEST(SplitTunerTest, VictimSampleKeepsOneInSixteenWithinItsBytes) {
+  EXPECT_EQ(VictimSample::SlotsFor(8192), 64u);
+  EXPECT_EQ(VictimSample::SlotsFor(16384), 32u);
+  EXPECT_EQ(VictimSample::SlotsFor(131072), 16u) << "at least 16 pages to measure codecs on";
+  VictimSample sample(16384);
+  std::vector<char> page(16384);
+  for (uint32_t i = 0; i < 16 * 100; ++i) {
+    page[0] = static_cast<char>(i / 16);
+    sample.Offer(page.data(), 16384);
+  }
+  std::vector<std::vector<char>> kept = sample.Take();
+  ASSERT_EQ(kept.size(), 32u) << "100 offered copies, 32 kept";
+  std::vector<int> firsts;
+  for (const auto& p : kept) firsts.push_back(static_cast<unsigned char>(p[0]));
+  std::sort(firsts.begin(), firsts.end());
+  EXPECT_EQ(firsts.front(), 68) << "the newest 32 of 0..99";
+  EXPECT_EQ(firsts.back(), 99);
+}
+
+LiveInputs Inputs(double ratio, double storable, double miss_us) {
+  LiveInputs in;
+  in.memory_bytes = 1024 * 8192;
+  in.page_size = 8192;
+  in.curve = UniformCurve(2048, 1024);  // data twice the memory
+  in.raw_hit_us = 1;
+  in.miss_us = miss_us;
+  CodecProfile lz4;
+  lz4.codec = CodecKind::kLz4;
+  lz4.ratio = ratio;
+  lz4.storable_fraction = storable;
+  lz4.compress_us = 3;
+  lz4.decompress_us = 1;
+  CodecProfile zstd = lz4;
+  zstd.codec = CodecKind::kZstd;
+  zstd.ratio = ratio * 1.4;
+  zstd.compress_us = 20;
+  zstd.decompress_us = 4;
+  in.codecs = {lz4, zstd};
+  Options o;
+  o.memory = in.memory_bytes;
+  in.percents = CandidatePercents(o);
+  return in;
+}
+
+const AdviseRow& Best(const std::vector<AdviseRow>& rows) {
+  const AdviseRow* best = &rows.front();
+  for (const AdviseRow& r : rows) {
+    if (r.model.us_per_buffer < best->model.us_per_buffer) best = &r;
+  }
+  return *best;
+}
+
+TEST(SplitTunerTest, PredictionFavoursCompressionOnlyWhereItPays) {
+  // Compressible data twice the memory, dear misses: a large compressed share fits it all.
+  std::vector<AdviseRow> rows = PredictLive(Inputs(3.0, 1.0, 200));
+  EXPECT_GE(Best(rows).percent, 50);
+  EXPECT_GT(Best(rows).model.hit_ratio, 0.9);
+  // Pages that do not compress: the compressed tier holds nothing, C = 0 is best.
+  rows = PredictLive(Inputs(1.0, 0.0, 200));
+  EXPECT_EQ(Best(rows).percent, 0);
+  // Misses as cheap as a decompression: compressing cannot pay for itself.
+  rows = PredictLive(Inputs(3.0, 1.0, 0.5));
+  EXPECT_EQ(Best(rows).percent, 0);
+}
+
+TEST(SplitTunerTest, CandidatesLeaveTheRawTierItsPagesAndIncludeTheCurrentSplit) {
+  Options o;
+  o.memory = 40 * 8192;
+  o.compressed_percent = 33;
+  std::vector<int> p = CandidatePercents(o);
+  EXPECT_EQ(p.front(), 0);
+  EXPECT_NE(std::find(p.begin(), p.end(), 33), p.end());
+  for (int c : p) {
+    Options t = o;
+    t.compressed_percent = c;
+    EXPECT_GE(t.raw_share(), 16u * 8192) << c;
+  }
+  EXPECT_LT(p.back(), 90) << "90% of 40 pages leaves 4 raw pages";
+}
+
+std::vector<AdviseRow> Rows(std::initializer_list<std::tuple<int, CodecKind, double>> list) {
+  std::vector<AdviseRow> rows;
+  for (auto [percent, codec, us] : list) {
+    AdviseRow r;
+    r.percent = percent;
+    r.codec = codec;
+    r.model.us_per_buffer = us;
+    rows.push_back(r);
+  }
+  return rows;
+}
+
+TEST(SplitTunerTest, DeciderWaitsForAgreementAndMovesByBoundedSteps) {
+  Options o;
+  o.compressed_percent = 0;
+  o.compressed_percent_auto = true;
+  o.auto_max_step = 10;
+  const auto rows = Rows({{0, CodecKind::kLz4, 100}, {0, CodecKind::kZstd, 100},
+                          {40, CodecKind::kLz4, 60}, {40, CodecKind::kZstd, 50}});
+  SplitDecider d;
+  SplitDecider::Decision first = d.Decide(rows, o);
+  EXPECT_FALSE(first.change) << "one decision is not enough";
+  ASSERT_NE(first.best, nullptr);
+  EXPECT_EQ(first.best->percent, 40);
+  EXPECT_EQ(first.best->codec, CodecKind::kLz4) << "the codec is not under auto";
+  SplitDecider::Decision second = d.Decide(rows, o);
+  EXPECT_TRUE(second.change);
+  EXPECT_EQ(second.percent, 10) << "at most auto_max_step points at a time";
+  EXPECT_EQ(second.codec, CodecKind::kLz4);
+
+  // Both keys under auto: zstd at 40%.
+  o.compressor_auto = true;
+  SplitDecider both;
+  both.Decide(rows, o);
+  SplitDecider::Decision c = both.Decide(rows, o);
+  EXPECT_TRUE(c.change);
+  EXPECT_EQ(c.codec, CodecKind::kZstd);
+
+  // A recommendation that flips between two splits never agrees with itself: no change.
+  SplitDecider flip;
+  o.compressor_auto = false;
+  const auto other = Rows({{0, CodecKind::kLz4, 100}, {20, CodecKind::kLz4, 50}, {40, CodecKind::kLz4, 60}});
+  EXPECT_FALSE(flip.Decide(rows, o).change);
+  EXPECT_FALSE(flip.Decide(other, o).change);
+  EXPECT_FALSE(flip.Decide(rows, o).change);
+}
+
+TEST(SplitTunerTest, DeciderKeepsASplitThatIsWithinTheMargin) {
+  Options o;
+  o.compressed_percent = 20;
+  o.compressed_percent_auto = true;
+  const auto rows = Rows({{0, CodecKind::kLz4, 101}, {20, CodecKind::kLz4, 100},
+                          {40, CodecKind::kLz4, 98}});  // 2% better: inside kMinGain
+  SplitDecider d;
+  for (int i = 0; i < 5; ++i) EXPECT_FALSE(d.Decide(rows, o).change);
+  // A fixed key is never changed, whatever the prediction.
+  o.compressed_percent_auto = false;
+  const auto far = Rows({{0, CodecKind::kLz4, 500}, {20, CodecKind::kLz4, 100}, {40, CodecKind::kLz4, 10}});
+  for (int i = 0; i < 5; ++i) EXPECT_FALSE(d.Decide(far, o).change);
+}
+
+// A file whose every page read costs `delay` (a store much slower than memory).
+class SlowFile final : public BackingFile {
+ public:
+  SlowFile(std::unique_ptr<BackingFile> inner, std::chrono::microseconds delay)
+      : inner_(std::move(inner)), delay_(delay) {}
+  Status ReadPage(uint64_t offset, size_t len, void* buf, size_t* got) override {
+    const auto until = std::chrono::steady_clock::now() + delay_;
+    while (std::chrono::steady_clock::now() < until) {
+    }
+    return inner_->ReadPage(offset, len, buf, got);
+  }
+  Status Write(uint64_t offset, const void* buf, size_t len) override {
+    return inner_->Write(offset, buf, len);
+  }
+  Status Size(uint64_t* size) override { return inner_->Size(size); }
+  Status Sync(bool datasync) override { return inner_->Sync(datasync); }
+  bool direct() const override { return inner_->direct(); }
+
+ private:
+  std::unique_ptr<BackingFile> inner_;
+  std::chrono::microseconds delay_;
+};
+
+// Text-like pages: words from a small vocabulary compress ~3x.
+std::string CompressibleData(size_t bytes, uint32_t seed) {
+  static const char* kWords[] = {"cache ", "page ", "split ", "tier ", "raw ", "compressed ",
+                                 "read ", "miss ", "hit ", "ratio ", "buffer ", "memory "};
+  std::mt19937 rng(seed);
+  std::string out;
+  while (out.size() < bytes) out += kWords[rng() % 12];
+  out.resize(bytes);
+  return out;
+}
+
+std::string RandomData(size_t bytes, uint32_t seed) {
+  std::mt19937_64 rng(seed);
+  std::string out(bytes, '\0');
+  for (size_t i = 0; i + 8 <= bytes; i += 8) {
+    uint64_t v = rng();
+    std::memcpy(&out[i], &v, 8);
+  }
+  return out;
+}
+
+struct AutoRun {
+  CacheStats stats;
+  std::vector<int> percents;  // compressed_percent seen after each burst
+};
+
+// Uniform reads over `data` with the engine under `settings`, until `done` or `seconds` pass.
+AutoRun RunAuto(const std::string& data, const std::string& settings, double seconds,
+                const std::function<bool(const CacheStats&)>& done) {
+  constexpr size_t kPs = 8192;
+  std::unique_ptr<MemBackingStore> store = NewMemBackingStore();
+  store->Put("f", data);
+  std::unique_ptr<BackingFile> inner;
+  EXPECT_TRUE(store->Open("f", O_RDONLY, 0, &inner).ok());
+  SlowFile file(std::move(inner), std::chrono::microseconds(150));
+  Options o;
+  Status st = ApplyOptionList(settings, "test", &o, nullptr);
+  EXPECT_TRUE(st.ok()) << st.ToString();
+  std::unique_ptr<PageCache> cache;
+  st = PageCache::Create(o, &cache);
+  EXPECT_TRUE(st.ok()) << st.ToString();
+  AutoRun run;
+  if (!cache) return run;
+  const uint64_t pages = data.size() / kPs;
+  std::mt19937_64 rng(7);
+  std::vector<char> buf(kPs);
+  const auto until = std::chrono::steady_clock::now() +
+                     std::chrono::microseconds(static_cast<int64_t>(seconds * 1e6));
+  while (std::chrono::steady_clock::now() < until) {
+    for (int i = 0; i < 2000; ++i) {
+      size_t got = 0;
+      EXPECT_TRUE(cache->Read(1, &file, (rng() % pages) * kPs, kPs, buf.data(), &got).ok());
+    }
+    run.stats = cache->Stats();
+    run.percents.push_back(run.stats.compressed_percent);
+    if (done(run.stats)) break;
+  }
+  return run;
+}
+
+// compressed_percent = auto, starting from the default 25, over compressible data twice the memory, with
+// misses far dearer than a decompression: the tuner finds that compressing pays and moves there,
+// never by more than auto_max_step at a time.
+TEST(SplitTunerEngineTest, AutoMovesTowardsCompressionWhereItPays) {
+  const std::string data = CompressibleData(2048 * 8192, 1);
+  AutoRun run = RunAuto(
+      data, "memory=8MiB,compressed_percent=auto,auto_interval=0.05,auto_max_step=10", 60,
+      [](const CacheStats& s) { return s.compressed_percent >= 45; });
+  std::printf("compressed_percent over time:");
+  for (int p : run.percents) std::printf(" %d", p);
+  std::printf("\nsplit_changes %llu, recommended %d%%, hit ratio %.3f\n",
+              static_cast<unsigned long long>(run.stats.split_changes),
+              run.stats.recommended_percent, run.stats.hit_ratio());
+  EXPECT_TRUE(run.stats.compressed_percent_auto);
+  EXPECT_GE(run.stats.compressed_percent, 45);
+  EXPECT_GE(run.stats.split_changes, 2u) << "steps of at most 10 points from 25";
+  for (size_t i = 1; i < run.percents.size(); ++i) {
+    EXPECT_LE(std::abs(run.percents[i] - run.percents[i - 1]), 10);
+  }
+  EXPECT_FALSE(run.stats.predicted.empty());
+}
+
+// Data that does not compress, starting at 25%: the compressed tier holds nothing, so the tuner
+// gives its memory back to raw pages (0%).
+TEST(SplitTunerEngineTest, AutoGivesUpCompressionOnIncompressibleData) {
+  const std::string data = RandomData(2048 * 8192, 2);
+  AutoRun run = RunAuto(
+      data, "memory=8MiB,compressed_percent=auto,auto_interval=0.05,auto_max_step=10", 60,
+      [](const CacheStats& s) { return s.compressed_percent == 0; });
+  std::printf("compressed_percent over time:");
+  for (int p : run.percents) std::printf(" %d", p);
+  std::printf("\n");
+  EXPECT_EQ(run.stats.compressed_percent, 0);
+  EXPECT_EQ(run.stats.recommended_percent, 0);
+}
+
+// A fixed split keeps working exactly as before: predictions are shown, nothing moves.
+TEST(SplitTunerEngineTest, FixedSplitIsNeverChangedButGetsARecommendation) {
+  const std::string data = CompressibleData(2048 * 8192, 3);
+  AutoRun run = RunAuto(data, "memory=8MiB,compressed_percent=0,auto_interval=0.05", 3,
+                        [](const CacheStats&) { return false; });
+  EXPECT_EQ(run.stats.compressed_percent, 0);
+  EXPECT_EQ(run.stats.split_changes, 0u);
+  EXPECT_FALSE(run.stats.predicted.empty()) << "the estimator runs with a fixed split too";
+  EXPECT_GT(run.stats.recommended_percent, 0) << "compressible data, dear misses";
+}
+
+TEST(SplitTunerEngineTest, EstimatorOffRecordsNothing) {
+  const std::string data = CompressibleData(512 * 8192, 4);
+  AutoRun run = RunAuto(data, "memory=2MiB,estimate_splits=false", 0.5,
+                        [](const CacheStats&) { return false; });
+  EXPECT_EQ(run.stats.mrc_samples, 0u);
+  EXPECT_TRUE(run.stats.predicted.empty());
+  EXPECT_EQ(run.stats.recommended_percent, -1);
+}
+
+}  // namespace
+}  // namespace ccfs::cache
