@@ -209,6 +209,9 @@ void SplitTuner::Loop() {
 
 void SplitTuner::Step() {
   const Options o = hooks_.options();
+  // raw_tier = kernel: the engine sees only the kernel's misses, so a prediction at another share
+  // would leave out the kernel's hits; none is made (and auto is refused there, options.cc).
+  if (o.kernel_raw_tier()) return;
   const CacheStats now = hooks_.stats();
   MutexLock lock(&mu_);
   if (!have_base_) {

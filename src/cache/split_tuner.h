@@ -25,9 +25,9 @@
 //                          term, clamped to [0, 1] and smoothed over decisions. Until a window at
 //                          C > 0 has said, a prior of kPriorCompressCharge.
 // µs per buffer here is the engine's (CacheStats::us_per_buffer): the FUSE trip is the same at
-// every split in raw_tier = daemon, so it does not move the choice (auto is refused in kernel
-// mode: there the daemon sees only the kernel's misses and cannot predict the kernel's hits at
-// another share; options.cc).
+// every split in raw_tier = daemon, so it does not move the choice. Under raw_tier = kernel the
+// tuner predicts nothing (and auto is refused, options.cc): the daemon sees only the kernel's
+// misses and cannot predict the kernel's hits at another share.
 //
 // Decisions (every auto_interval seconds, once the window holds kMinWindowReads reads): the best
 // prediction among the splits auto may choose must beat the split in force by kMinGain, and be the

@@ -314,6 +314,16 @@ TEST(SplitTunerEngineTest, FixedSplitIsNeverChangedButGetsARecommendation) {
   EXPECT_GT(run.stats.recommended_percent, 0) << "compressible data, dear misses";
 }
 
+// Under raw_tier = kernel the engine sees only the kernel's misses: no prediction is made.
+TEST(SplitTunerEngineTest, KernelRawTierGetsNoPrediction) {
+  const std::string data = CompressibleData(2048 * 8192, 5);
+  AutoRun run = RunAuto(data, "memory=8MiB,raw_tier=kernel,compressed_percent=25,auto_interval=0.05",
+                        30, [](const CacheStats& s) { return s.reads > 12000; });
+  EXPECT_GT(run.stats.reads, 12000u) << "enough reads for a few windows";
+  EXPECT_TRUE(run.stats.predicted.empty());
+  EXPECT_EQ(run.stats.recommended_percent, -1);
+}
+
 TEST(SplitTunerEngineTest, EstimatorOffRecordsNothing) {
   const std::string data = CompressibleData(512 * 8192, 4);
   AutoRun run = RunAuto(data, "memory=2MiB,estimate_splits=false", 0.5,
