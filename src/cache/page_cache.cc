@@ -195,7 +195,8 @@ PageCache::Impl::Impl(const Options& o)
     hooks.curve = [this] { return HitRatioCurve(); };
     hooks.options = [this] { return options(); };
     hooks.apply = [this](int percent, CodecKind codec) { return ApplySplit(percent, codec); };
-    tuner_ = std::make_unique<cache::SplitTuner>(std::move(hooks), victims_.get(), true);
+    tuner_ = std::make_unique<cache::SplitTuner>(std::move(hooks), victims_.get());
+    tuner_->Start();
   }
 }
 

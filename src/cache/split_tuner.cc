@@ -175,10 +175,10 @@ SplitDecider::Decision SplitDecider::Decide(const std::vector<AdviseRow>& rows, 
 
 // ---- the tuner ------------------------------------------------------------------------------------
 
-SplitTuner::SplitTuner(Hooks hooks, const VictimSample* sample, bool start_thread)
-    : hooks_(std::move(hooks)), sample_(sample) {
-  if (start_thread) thread_ = std::thread([this] { Loop(); });
-}
+SplitTuner::SplitTuner(Hooks hooks, const VictimSample* sample)
+    : hooks_(std::move(hooks)), sample_(sample) {}
+
+void SplitTuner::Start() { thread_ = std::thread([this] { Loop(); }); }
 
 SplitTuner::~SplitTuner() { Stop(); }
 

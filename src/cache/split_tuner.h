@@ -168,12 +168,15 @@ class SplitTuner {
   // small machine some.
   static constexpr double kPriorCompressCharge = 0.25;
 
-  // Starts the thread when `start_thread` (tests drive Step themselves).
-  SplitTuner(Hooks hooks, const VictimSample* sample, bool start_thread);
+  // Tests drive Step themselves; the engine calls Start once it holds the tuner, so the thread
+  // never sees a half-built owner (its hooks read the owner's pointer to this tuner).
+  SplitTuner(Hooks hooks, const VictimSample* sample);
   ~SplitTuner();
   SplitTuner(const SplitTuner&) = delete;
   SplitTuner& operator=(const SplitTuner&) = delete;
 
+  // Starts the thread that calls Step every auto_interval.
+  void Start();
   // Stops and joins the thread.
   void Stop();
   // Looks at the reads since the last window: predicts, and under auto decides and applies.
