@@ -24,13 +24,18 @@ struct ModelArgs {
   std::string dataset_size;
   std::string dataset_dir;
   std::string codec = "lz4";
-  double ratio = 0;  // 0: the thesis's for the codec
+  double ratio = 0;  // unless given: the thesis's for the codec
+  const CLI::Option* ratio_option = nullptr;
   std::string dist = "uniform";
   double hot_fraction = 0.2;
   std::vector<int> percents;
-  double hit_us = -1, decompress_us = -1, compress_us = -1, disk_us = -1;
-  // The transport; the options tell whether each was given.
+  // Per-path costs and the transport; each option tells whether it was given.
+  double hit_us = 0, decompress_us = 0, compress_us = 0, disk_us = 0;
   double trip_us = 0, kernel_hit_us = 0;
+  const CLI::Option* hit_option = nullptr;
+  const CLI::Option* decompress_option = nullptr;
+  const CLI::Option* compress_option = nullptr;
+  const CLI::Option* disk_option = nullptr;
   const CLI::Option* trip_option = nullptr;
   const CLI::Option* kernel_hit_option = nullptr;
   std::string raw_tier = "daemon";
@@ -67,16 +72,19 @@ int RunModel(const ModelArgs& args) {
   }
   CodecKind codec;
   if (!ParseCodecKind(args.codec, &codec)) return fail("--codec " + args.codec + ": lz4 or zstd");
-  in.ratio = args.ratio > 0 ? args.ratio : ThesisRatio(codec);
+  in.ratio = ThesisRatio(codec);
+  if (args.ratio_option != nullptr && args.ratio_option->count() > 0) {
+    if (!std::isfinite(args.ratio) || args.ratio < 1) {
+      return fail(fmt::format("--ratio {}: must be 1 or more (uncompressed size over compressed)",
+                              args.ratio));
+    }
+    in.ratio = args.ratio;
+  }
   in.costs = ThesisCosts(codec);
-  if (args.hit_us >= 0) in.costs.hit_us = args.hit_us;
-  if (args.decompress_us >= 0) in.costs.decompress_us = args.decompress_us;
-  if (args.compress_us >= 0) in.costs.compress_us = args.compress_us;
-  if (args.disk_us >= 0) in.costs.disk_us = args.disk_us;
   if (!ParseRawTierMode(args.raw_tier, &in.raw_tier)) {
     return fail("--raw-tier " + args.raw_tier + ": daemon or kernel");
   }
-  // A transport cost, if given: a finite number of µs, 0 or more.
+  // A cost, if given: a finite number of µs, 0 or more.
   auto cost = [&](const CLI::Option* option, double value, double* out) {
     if (option == nullptr || option->count() == 0) return true;
     if (!std::isfinite(value) || value < 0) {
@@ -86,7 +94,13 @@ int RunModel(const ModelArgs& args) {
     *out = value;
     return true;
   };
-  if (!cost(args.trip_option, args.trip_us, &in.costs.trip_us)) return 2;
+  if (!cost(args.hit_option, args.hit_us, &in.costs.hit_us) ||
+      !cost(args.decompress_option, args.decompress_us, &in.costs.decompress_us) ||
+      !cost(args.compress_option, args.compress_us, &in.costs.compress_us) ||
+      !cost(args.disk_option, args.disk_us, &in.costs.disk_us) ||
+      !cost(args.trip_option, args.trip_us, &in.costs.trip_us)) {
+    return 2;
+  }
   if (args.kernel_hit_option != nullptr && args.kernel_hit_option->count() > 0 &&
       in.raw_tier != RawTierMode::kKernel) {
     return fail("--kernel-hit-us: only --raw-tier kernel has kernel hits");
@@ -191,17 +205,23 @@ CommandRegistrar registrar(
       app->add_option("--dataset", args->dataset_dir, "or: a data set directory to count");
       app->add_option("--codec", args->codec, "lz4 or zstd (default costs and ratio)")
           ->capture_default_str();
-      app->add_option("--ratio", args->ratio, "compression ratio R (default: the thesis's)");
+      args->ratio_option =
+          app->add_option("--ratio", args->ratio, "compression ratio R (default: the thesis's)");
       app->add_option("--dist", args->dist, "uniform, pareto, pareto:H or zipf:THETA")
           ->capture_default_str();
       app->add_option("--hot-fraction", args->hot_fraction, "pareto: hot fraction H")
           ->capture_default_str();
       app->add_option("--compressed-percent", args->percents,
                       "split(s) to evaluate (default 0, 10, ..., 90)");
-      app->add_option("--t-hit", args->hit_us, "µs per raw hit");
-      app->add_option("--t-decompress", args->decompress_us, "µs per decompression");
-      app->add_option("--t-compress", args->compress_us, "µs per compression");
-      app->add_option("--t-disk", args->disk_us, "µs per miss (device read)");
+      // The --t-* names are the older spellings, kept working.
+      args->hit_option = app->add_option("--hit-us,--t-hit", args->hit_us,
+                                         "µs per raw hit (default: the codec's thesis cost)");
+      args->decompress_option = app->add_option("--decompress-us,--t-decompress",
+                                                args->decompress_us, "µs per decompression");
+      args->compress_option =
+          app->add_option("--compress-us,--t-compress", args->compress_us, "µs per compression");
+      args->disk_option = app->add_option("--disk-us,--t-disk", args->disk_us,
+                                          "µs per miss (the backing store's read)");
       app->add_option("--raw-tier", args->raw_tier,
                       "where raw pages live: daemon (every read crosses FUSE) or kernel (the "
                       "kernel's page cache answers raw hits)")

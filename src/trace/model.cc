@@ -92,4 +92,35 @@ ModelResult EvaluateModel(const ModelInputs& in) {
   return out;
 }
 
+ModelResult EvaluatePhasedModel(const ModelInputs& inputs, const std::vector<DistSpec>& laws,
+                                uint64_t phase_ops, uint64_t begin, uint64_t end) {
+  if (laws.empty() || phase_ops == 0 || end <= begin) return EvaluateModel(inputs);
+  std::vector<uint64_t> ops(laws.size(), 0);
+  for (uint64_t at = begin; at < end;) {
+    const uint64_t phase = at / phase_ops;
+    const uint64_t stop = std::min(end, (phase + 1) * phase_ops);
+    ops[phase % laws.size()] += stop - at;
+    at = stop;
+  }
+  ModelResult out;
+  const double total = static_cast<double>(end - begin);
+  for (size_t i = 0; i < laws.size(); ++i) {
+    if (ops[i] == 0) continue;
+    ModelInputs one = inputs;
+    one.dist = laws[i];
+    const ModelResult m = EvaluateModel(one);
+    const double w = static_cast<double>(ops[i]) / total;
+    for (auto field : {&ModelResult::raw_capacity_pages, &ModelResult::compressed_capacity_pages,
+                       &ModelResult::reach_pages, &ModelResult::capacity_fraction,
+                       &ModelResult::raw_hit_ratio, &ModelResult::compressed_hit_ratio,
+                       &ModelResult::hit_ratio, &ModelResult::miss_ratio,
+                       &ModelResult::us_per_buffer, &ModelResult::trip_us_per_buffer,
+                       &ModelResult::compressions_per_read,
+                       &ModelResult::compress_us_per_buffer}) {
+      out.*field += w * (m.*field);
+    }
+  }
+  return out;
+}
+
 }  // namespace ccfs

@@ -45,6 +45,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "ccfs/options.h"
 #include "trace/che.h"
@@ -123,6 +124,13 @@ struct ModelResult {
 };
 
 ModelResult EvaluateModel(const ModelInputs& inputs);
+
+// A phase-change trace (OpSource::SetPhases): the law of phase k is laws[k % laws.size()], each
+// phase phase_ops operations long. The model of operations [begin, end): each law's steady state
+// (inputs with dist = that law), weighted by the operations of the range it covers. What the
+// moves of the hot set cost (the misses just after a change) is not in it.
+ModelResult EvaluatePhasedModel(const ModelInputs& inputs, const std::vector<DistSpec>& laws,
+                                uint64_t phase_ops, uint64_t begin, uint64_t end);
 
 }  // namespace ccfs
 

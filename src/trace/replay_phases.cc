@@ -348,7 +348,16 @@ void Report(const ReplayOptions& options, const Dataset& dataset, const OpRunner
   if (r->have_counters && options.mode != ReplayMode::kDirectory && r->reads > 0) {
     model.compressions_per_read = static_cast<double>(r->delta.compressions) / r->reads;
   }
-  if (r->memory_bytes > 0) r->model = EvaluateModel(model);
+  if (r->memory_bytes > 0) {
+    if (options.phase_ops > 0 && options.trace_path.empty()) {
+      std::vector<DistSpec> laws = {options.dist};
+      laws.insert(laws.end(), options.next_laws.begin(), options.next_laws.end());
+      r->model = EvaluatePhasedModel(model, laws, options.phase_ops, r->warmup_ops,
+                                     r->warmup_ops + r->ops);
+    } else {
+      r->model = EvaluateModel(model);
+    }
+  }
 }
 
 }  // namespace ccfs

@@ -55,6 +55,30 @@ TEST(Model, ParetoFollowsTheOracle) {
   EXPECT_NEAR(EvaluateModel(in).hit_ratio, std::pow(0.01, std::log(0.8) / std::log(0.2)), 1e-6);
 }
 
+// A phase-change trace: each law's steady state, weighted by the operations it covers.
+TEST(Model, PhasedModelWeighsEachLawByItsOperations) {
+  ModelInputs in = Inputs(0.0, 1.0, DistSpec::Kind::kUniform);
+  in.memory_bytes = in.dataset_pages * in.page_size / 5;
+  DistSpec uniform, pareto;
+  uniform.kind = DistSpec::Kind::kUniform;
+  pareto.kind = DistSpec::Kind::kPareto;
+  const std::vector<DistSpec> laws = {uniform, pareto};
+  ModelInputs p = in;
+  p.dist = pareto;
+  const ModelResult u = EvaluateModel(in), q = EvaluateModel(p);
+  EXPECT_NEAR(u.hit_ratio, 0.20, 1e-9);
+  EXPECT_NEAR(q.hit_ratio, 0.80, 1e-9);
+  // Ops 50..300 with phases of 100: 50 + 100 uniform (phases 0 and 2), 100 pareto (phase 1).
+  ModelResult m = EvaluatePhasedModel(in, laws, 100, 50, 300);
+  EXPECT_NEAR(m.hit_ratio, (150 * 0.20 + 100 * 0.80) / 250, 1e-9);
+  EXPECT_NEAR(m.us_per_buffer, (150 * u.us_per_buffer + 100 * q.us_per_buffer) / 250, 1e-9);
+  EXPECT_NEAR(m.capacity_fraction, u.capacity_fraction, 1e-12);
+  // Inside one phase it is that phase's law, whatever the first law is.
+  EXPECT_NEAR(EvaluatePhasedModel(in, laws, 100, 120, 180).hit_ratio, 0.80, 1e-9);
+  // No phases: the first law.
+  EXPECT_NEAR(EvaluatePhasedModel(in, laws, 0, 0, 300).hit_ratio, 0.20, 1e-9);
+}
+
 // The thesis's sum as the model computed it before it had a transport, kept here verbatim as the
 // reference: with no trip the model must give these numbers bit for bit.
 double ThesisUsPerBuffer(const ModelInputs& in, const ModelResult& m) {
@@ -177,13 +201,29 @@ TEST(ModelCommand, TransportFlags) {
   EXPECT_NEAR(us(kernel), raw * 3 + comp * (1 + 2 + 20) + (1 - raw - comp) * (110 + 2 + 20), 1e-6);
   EXPECT_EQ(nlohmann::json::parse(kernel.out)["costs_us"]["kernel_hit"].get<double>(), 3.0);
 
+  // The per-path costs by their names and by the older --t-* spellings; 0 is a cost like any other.
+  for (const char* flag : {"--disk-us", "--t-disk"}) {
+    testing::CommandResult disk =
+        run({flag, "0", "--hit-us", "0", "--decompress-us", "0", "--compress-us", "0"});
+    ASSERT_EQ(disk.exit_code, 0) << disk.output;
+    EXPECT_EQ(nlohmann::json::parse(disk.out)["costs_us"]["disk"].get<double>(), 0.0) << flag;
+    EXPECT_NEAR(us(disk), 0.0, 1e-9) << flag;
+  }
+
   for (const auto& [extra, mention] : std::vector<std::pair<std::vector<std::string>, std::string>>{
            {{"--trip-us", "-1"}, "--trip-us -1: must be"},
            {{"--trip-us", "inf"}, "--trip-us inf: must be"},
            {{"--trip-us", "lots"}, "--trip-us"},
            {{"--raw-tier", "cloud"}, "--raw-tier cloud: daemon or kernel"},
            {{"--kernel-hit-us", "2"}, "--kernel-hit-us: only --raw-tier kernel"},
-           {{"--raw-tier", "kernel", "--kernel-hit-us", "-3"}, "--kernel-hit-us -3: must be"}}) {
+           {{"--raw-tier", "kernel", "--kernel-hit-us", "-3"}, "--kernel-hit-us -3: must be"},
+           {{"--disk-us", "-5"}, "--disk-us -5: must be"},
+           {{"--t-disk", "-5"}, "--disk-us -5: must be"},
+           {{"--hit-us", "nan"}, "--hit-us nan: must be"},
+           {{"--decompress-us", "-1"}, "--decompress-us -1: must be"},
+           {{"--compress-us", "-1"}, "--compress-us -1: must be"},
+           {{"--ratio", "0"}, "--ratio 0: must be 1 or more"},
+           {{"--ratio", "-2"}, "--ratio -2: must be 1 or more"}}) {
     testing::CommandResult r = run(extra);
     EXPECT_NE(r.exit_code, 0) << extra[0] << " " << extra[1];
     EXPECT_LT(r.exit_code, 128) << r.output;
