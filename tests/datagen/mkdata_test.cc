@@ -2,6 +2,8 @@
 // their names promise, and a directory holding data is not overwritten by accident.
 #include "datagen/mkdata.h"
 
+#include <unistd.h>
+
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -28,7 +30,7 @@ std::map<std::string, std::string> ReadTree(const fs::path& root) {
 class MkdataTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    base_ = fs::path(::testing::TempDir()) / "ccfs_mkdata_test";
+    base_ = fs::path(::testing::TempDir()) / ("ccfs_mkdata_test." + std::to_string(getpid()));
     fs::remove_all(base_);
   }
   void TearDown() override { fs::remove_all(base_); }

@@ -2,6 +2,8 @@
 // place in the right file.
 #include "trace/dataset.h"
 
+#include <unistd.h>
+
 #include <filesystem>
 #include <fstream>
 
@@ -18,7 +20,8 @@ void WriteFile(const fs::path& path, size_t size) {
 }
 
 TEST(Dataset, ListsRegularFilesSortedAndMapsPages) {
-  fs::path root = fs::path(::testing::TempDir()) / "ccfs_dataset_test";
+  fs::path root =
+      fs::path(::testing::TempDir()) / ("ccfs_dataset_test." + std::to_string(getpid()));
   fs::remove_all(root);
   WriteFile(root / "b.bin", 10000);           // 2 pages of 8 KiB
   WriteFile(root / "a" / "z.txt", 8192);      // 1 page
@@ -58,7 +61,8 @@ TEST(Dataset, MissingOrEmptyDirectoryIsAnErrorNamingIt) {
   Status s = Dataset::Open("/nonexistent/ccfs/data", 8192, &dataset);
   ASSERT_FALSE(s.ok());
   EXPECT_NE(s.message().find("/nonexistent/ccfs/data"), std::string::npos);
-  fs::path root = fs::path(::testing::TempDir()) / "ccfs_dataset_empty";
+  fs::path root =
+      fs::path(::testing::TempDir()) / ("ccfs_dataset_empty." + std::to_string(getpid()));
   fs::remove_all(root);
   fs::create_directories(root);
   s = Dataset::Open(root.string(), 8192, &dataset);

@@ -4,6 +4,8 @@
 // operations.
 #include "trace/replay.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <filesystem>
 #include <map>
@@ -24,7 +26,9 @@ namespace fs = std::filesystem;
 class ReplayEngineTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    dir_ = new std::string((fs::path(::testing::TempDir()) / "ccfs_replay_test_data").string());
+    dir_ = new std::string((fs::path(::testing::TempDir()) /
+                             ("ccfs_replay_test_data." + std::to_string(getpid())))
+                                .string());
     fs::remove_all(*dir_);
     MkdataOptions mk;
     mk.dir = *dir_;
@@ -176,7 +180,9 @@ TEST_F(ReplayEngineTest, TheEngineHasNoTrip) {
 }
 
 TEST_F(ReplayEngineTest, RecordedTraceReplaysTheSameOperations) {
-  std::string trace = (fs::path(::testing::TempDir()) / "ccfs_replay_test.csv").string();
+  std::string trace = (fs::path(::testing::TempDir()) /
+                       ("ccfs_replay_test." + std::to_string(getpid()) + ".csv"))
+                          .string();
   ReplayOptions options = Uniform(25);
   options.dist.kind = DistSpec::Kind::kPareto;
   options.ops = 3000;
