@@ -16,6 +16,9 @@ Targets (issue "compressed_percent = auto"): on each stationary law auto within 
 fixed split; on the phase-change trace auto better than every fixed split. The report says met or
 not with the run's figures. Writes OUT.csv (every run) and OUT.txt (the report).
 
+--baseline-ccfs OTHER adds "auto@baseline": auto of another build (e.g. the previous decision
+rule) in the same interleaved rounds, so a change to auto is judged by a same-run comparison.
+
 Usage: bench/auto_compare.py --ccfs build/ccfs --data DIR [--memory 32MiB] [--rounds 3] ...
 """
 
@@ -30,7 +33,11 @@ import time
 
 def run_replay(args, law, setting):
     opts = f"memory={args.memory},compressor={args.compressor}"
-    if setting == "auto":
+    ccfs = args.ccfs
+    if setting == "auto@baseline":
+        ccfs = args.baseline_ccfs
+        opts += ",compressed_percent=auto"
+    elif setting == "auto":
         opts += ",compressed_percent=auto"
     elif setting == "auto+codec":
         opts += ",compressed_percent=auto,compressor=auto"
@@ -40,7 +47,7 @@ def run_replay(args, law, setting):
         opts += f",compressed_percent={setting}"
     if args.auto_interval:
         opts += f",auto_interval={args.auto_interval}"
-    cmd = [args.ccfs, "replay", "--engine", args.data, "-o", opts, "--json", "--no-progress",
+    cmd = [ccfs, "replay", "--engine", args.data, "-o", opts, "--json", "--no-progress",
            "--ops", str(args.ops), "--warmup", str(args.warmup), "--seed", str(args.seed)]
     if law.startswith("phase:"):
         cmd += ["--dist", law[len("phase:"):], "--phase-ops", str(args.phase_ops)]
@@ -55,6 +62,8 @@ def run_replay(args, law, setting):
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--ccfs", required=True)
+    p.add_argument("--baseline-ccfs", default="",
+                   help="another build whose auto runs beside this one's (setting auto@baseline)")
     p.add_argument("--data", required=True, help="data set directory (ccfs mkdata)")
     p.add_argument("--memory", default="32MiB")
     p.add_argument("--compressor", default="lz4", help="codec of the fixed splits and of auto")
@@ -77,6 +86,8 @@ def main():
     settings = [int(x) for x in args.percents.split(",")] + ["auto"]
     if args.codec_auto:
         settings.append("auto+codec")
+    if args.baseline_ccfs:
+        settings.append("auto@baseline")
     if args.overhead is not None:
         # The estimator's cost: one fixed split with the estimate on and off, nothing else.
         settings = [args.overhead, f"{args.overhead}:noest"]
@@ -192,6 +203,14 @@ def main():
             verdicts.append(f"{law}: auto {auto:.1f} µs vs best fixed C={best}% "
                             f"{med[best]['us']:.1f} µs ({auto / med[best]['us']:.3f}x); target "
                             f"≤ 1.05x — {'met' if ok else 'NOT met'}")
+        if "auto@baseline" in med:
+            base = med["auto@baseline"]["us"]
+            verdicts.append(f"  {law}: auto {auto:.1f} µs vs the baseline build's auto {base:.1f} µs "
+                            f"({auto / base:.3f}x; per round "
+                            + ", ".join(f"{a['us'] / b['us']:.3f}" for a, b in zip(
+                                [x for x in rows if x["law"] == law and x["setting"] == "auto"],
+                                [x for x in rows if x["law"] == law and x["setting"] == "auto@baseline"]))
+                            + ")")
         lines.append("")
     lines += verdicts + [""] + predicted_lines
     text = "\n".join(lines) + "\n"
