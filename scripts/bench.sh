@@ -71,12 +71,24 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-# Runs a command in the background, remembering its pid for cleanup; returns its status.
+# A pid this script reaped is forgotten (with the memory cgroup a killed replay of that pid left):
+# over hours of benchmarks the number can come back as someone else's process.
+forget() {
+  local q keep=()
+  [ -d "/sys/fs/cgroup/memory/ccfs-replay-$1" ] && rmdir "/sys/fs/cgroup/memory/ccfs-replay-$1" 2>/dev/null
+  for q in "${pids[@]}"; do [ "$q" = "$1" ] || keep+=("$q"); done
+  pids=("${keep[@]}")
+}
+
+# Runs a command in the background, remembering its pid for cleanup while it runs; returns its
+# status.
 run() {
   "$@" &
-  local p=$!
+  local p=$! rc=0
   pids+=("$p")
-  wait "$p"
+  wait "$p" || rc=$?
+  forget "$p"
+  return "$rc"
 }
 
 # ---- build ------------------------------------------------------------------------------------
@@ -158,6 +170,7 @@ mount_ccfs() {  # $1 = data dir, $2 = memory, $3 = -o extra
 umount_ccfs() {
   "$ccfs" umount "$mnt" >/dev/null 2>&1 || fusermount3 -u "$mnt" || fusermount3 -u -z "$mnt"
   wait "$daemon_pid" || echo "bench: daemon exited $?" >&2
+  forget "$daemon_pid"
   daemon_pid=""
 }
 rss_kib() { awk "/^$1:/{print \$2}" "/proc/$daemon_pid/status"; }
