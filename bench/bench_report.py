@@ -453,7 +453,8 @@ for r in jsonl("stalls.jsonl"):
         f"compress_threads={r.get('compress_threads')}", r.get("stalls", 0), "stalls", "misses",
         r["misses"], ratio, "<0.01", ratio < 0.01)
     if r.get("compressions"):
-        fig("compression", f"compress µs/page (pool workers' wall clock), threads={r.get('compress_threads')}",
+        fig("compression",
+            f"compress µs/page (pool workers' wall clock), threads={r.get('compress_threads')}",
             r["compress_ns"] / r["compressions"] / 1000, "µs", "miss µs (engine)", r["miss_us"],
             div(r["compress_ns"] / r["compressions"] / 1000, r["miss_us"]))
 ds = load_json("daemon-stats-end.json")

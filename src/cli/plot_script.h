@@ -16,8 +16,9 @@ namespace ccfs {
 std::string FindPlotScript(const std::string& given, const char* env_var, const std::string& name);
 
 // Runs `python3 SCRIPT ARGS...` (no shell: each argument reaches the script as it is) and waits;
-// returns its exit status (0 = plotted) and sets *command to the line run, for messages. Debian's /usr/bin/python3 is preferred: it is the one
-// python3-matplotlib installs into, where a python3 earlier on PATH (a virtualenv) often lacks it.
+// returns its exit status (0 = plotted) and sets *command to the line run, for messages. Debian's
+// /usr/bin/python3 is preferred: it is the one python3-matplotlib installs into, where a python3
+// earlier on PATH (a virtualenv) often lacks it.
 int RunPlotScript(const std::string& script, const std::vector<std::string>& args,
                   std::string* command);
 

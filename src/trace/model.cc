@@ -102,6 +102,9 @@ ModelResult EvaluatePhasedModel(const ModelInputs& inputs, const std::vector<Dis
     ops[phase % laws.size()] += stop - at;
     at = stop;
   }
+  // Every field is a per-buffer or per-cache figure, so the mix is their weighted mean; a field
+  // added to ModelResult must join the list below (the assertion says so).
+  static_assert(sizeof(ModelResult) == 12 * sizeof(double), "ModelResult changed: weigh it here");
   ModelResult out;
   const double total = static_cast<double>(end - begin);
   for (size_t i = 0; i < laws.size(); ++i) {

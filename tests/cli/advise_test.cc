@@ -1,8 +1,6 @@
 // `ccfs advise` run as a user runs it: a table, a CSV and a PNG, or one JSON object, from a small
 // data set; the figures it can be held to (uniform access: the hit ratio at C = 0 is the cached
 // fraction; a trace that fits: every read hits); and every bad input refused naming what is wrong.
-#include <unistd.h>
-
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -25,9 +23,7 @@ using testing::RunCcfs;
 class AdviseCommandTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    root_ = new std::string((fs::path(::testing::TempDir()) /
-                             ("ccfs_advise_test." + std::to_string(getpid())))
-                                .string());
+    root_ = new std::string(testing::TempPath("ccfs_advise_test"));
     fs::remove_all(*root_);
     fs::create_directories(*root_);
     MkdataOptions mk;

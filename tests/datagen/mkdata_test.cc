@@ -2,14 +2,14 @@
 // their names promise, and a directory holding data is not overwritten by accident.
 #include "datagen/mkdata.h"
 
-#include <unistd.h>
-
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <sstream>
 
 #include <gtest/gtest.h>
+
+#include "testing/command.h"
 
 namespace ccfs {
 namespace {
@@ -30,7 +30,7 @@ std::map<std::string, std::string> ReadTree(const fs::path& root) {
 class MkdataTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    base_ = fs::path(::testing::TempDir()) / ("ccfs_mkdata_test." + std::to_string(getpid()));
+    base_ = testing::TempPath("ccfs_mkdata_test");
     fs::remove_all(base_);
   }
   void TearDown() override { fs::remove_all(base_); }

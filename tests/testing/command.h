@@ -52,6 +52,10 @@ void AwaitChangeUnderneath(double attr_timeout_s);
 pid_t Spawn(const std::vector<std::string>& argv, int out_fd, int err_fd);
 int Reap(pid_t pid, double timeout_s);
 
+// TempDir()/NAME.PID: a path of this test process's own, so test runs of two checkouts at once do
+// not remove each other's files.
+std::string TempPath(const std::string& name);
+
 std::string ReadWholeFile(const std::string& path);
 void WriteWholeFile(const std::string& path, const std::string& data);
 

@@ -2,12 +2,12 @@
 // place in the right file.
 #include "trace/dataset.h"
 
-#include <unistd.h>
-
 #include <filesystem>
 #include <fstream>
 
 #include <gtest/gtest.h>
+
+#include "testing/command.h"
 
 namespace ccfs {
 namespace {
@@ -20,8 +20,7 @@ void WriteFile(const fs::path& path, size_t size) {
 }
 
 TEST(Dataset, ListsRegularFilesSortedAndMapsPages) {
-  fs::path root =
-      fs::path(::testing::TempDir()) / ("ccfs_dataset_test." + std::to_string(getpid()));
+  fs::path root = testing::TempPath("ccfs_dataset_test");
   fs::remove_all(root);
   WriteFile(root / "b.bin", 10000);           // 2 pages of 8 KiB
   WriteFile(root / "a" / "z.txt", 8192);      // 1 page
@@ -61,8 +60,7 @@ TEST(Dataset, MissingOrEmptyDirectoryIsAnErrorNamingIt) {
   Status s = Dataset::Open("/nonexistent/ccfs/data", 8192, &dataset);
   ASSERT_FALSE(s.ok());
   EXPECT_NE(s.message().find("/nonexistent/ccfs/data"), std::string::npos);
-  fs::path root =
-      fs::path(::testing::TempDir()) / ("ccfs_dataset_empty." + std::to_string(getpid()));
+  fs::path root = testing::TempPath("ccfs_dataset_empty");
   fs::remove_all(root);
   fs::create_directories(root);
   s = Dataset::Open(root.string(), 8192, &dataset);

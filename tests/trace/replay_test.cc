@@ -4,8 +4,6 @@
 // operations.
 #include "trace/replay.h"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <filesystem>
 #include <map>
@@ -16,6 +14,7 @@
 
 #include "datagen/mkdata.h"
 #include "stats/fake_powercap.h"
+#include "testing/command.h"
 #include "trace/op_source.h"
 
 namespace ccfs {
@@ -26,9 +25,7 @@ namespace fs = std::filesystem;
 class ReplayEngineTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    dir_ = new std::string((fs::path(::testing::TempDir()) /
-                             ("ccfs_replay_test_data." + std::to_string(getpid())))
-                                .string());
+    dir_ = new std::string(testing::TempPath("ccfs_replay_test_data"));
     fs::remove_all(*dir_);
     MkdataOptions mk;
     mk.dir = *dir_;
@@ -180,9 +177,7 @@ TEST_F(ReplayEngineTest, TheEngineHasNoTrip) {
 }
 
 TEST_F(ReplayEngineTest, RecordedTraceReplaysTheSameOperations) {
-  std::string trace = (fs::path(::testing::TempDir()) /
-                       ("ccfs_replay_test." + std::to_string(getpid()) + ".csv"))
-                          .string();
+  std::string trace = testing::TempPath("ccfs_replay_test.csv");
   ReplayOptions options = Uniform(25);
   options.dist.kind = DistSpec::Kind::kPareto;
   options.ops = 3000;

@@ -2,13 +2,13 @@
 // malformed line is refused with SOURCE:LINE and what is wrong.
 #include "trace/trace_file.h"
 
-#include <unistd.h>
-
 #include <cstdio>
 #include <fstream>
 #include <string>
 
 #include <gtest/gtest.h>
+
+#include "testing/command.h"
 
 namespace ccfs {
 namespace {
@@ -54,8 +54,7 @@ TEST_F(TraceFileTest, CcfsCsvIsParsedAndWrittenBack) {
   EXPECT_EQ(FormatTraceRecord(dataset_, records[2]), "\"c,d.db\",100,10,read");
 
   // The writer's output reads back to the same records.
-  std::string path =
-      ::testing::TempDir() + "/ccfs_trace_roundtrip." + std::to_string(getpid()) + ".csv";
+  std::string path = testing::TempPath("ccfs_trace_roundtrip.csv");
   std::unique_ptr<TraceWriter> writer;
   ASSERT_TRUE(TraceWriter::Open(path, &dataset_, &writer).ok());
   for (const TraceRecord& r : records) ASSERT_TRUE(writer->Append(r).ok());
