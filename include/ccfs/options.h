@@ -28,6 +28,8 @@ namespace ccfs {
 inline constexpr const char* kTransportNames[] = {"dev", "uring", "auto"};
 // The values of Options::raw_tier.
 inline constexpr const char* kRawTierNames[] = {"daemon", "kernel"};
+// The values of Options::kernel_demote.
+inline constexpr const char* kKernelDemoteNames[] = {"off", "exclusive", "mix"};
 
 struct Options {
   // --- engine (PageCache) -----------------------------------------------------------------------
@@ -52,6 +54,15 @@ struct Options {
   // readers share with the daemon (false: the kernel's own reclaim then picks, by recency, which
   // the daemon cannot see).
   bool kernel_evict = true;
+  // raw_tier = kernel with kernel_evict: what the compressed tier holds beneath the kernel.
+  // "off": the pages the daemon served (a miss's page is compressed when it leaves the staging
+  // tier while the compressed tier has room, then only pages the kernel asked for again).
+  // "exclusive": the pages the kernel drops: before the daemon tells the kernel to drop a page it
+  // fetches the page's bytes back (notify_retrieve) and compresses them; a compressed hit goes
+  // back to the kernel and leaves the compressed tier. "mix": exclusive until the compressed tier
+  // first fills, then only pages that came back (asked for again after the kernel dropped them).
+  // Checked against kKernelDemoteNames (src/fuse/kernel_cache.h).
+  std::string kernel_demote = "off";
   // Codec of the compressed tier and its level (ranges: codec.h CodecLevelRange).
   // compressor_auto (the key written "auto"): the engine chooses the codec live, as for
   // compressed_percent_auto; compressor then holds the codec in force.
@@ -116,6 +127,8 @@ struct Options {
   bool operator==(const Options&) const = default;
 
   bool kernel_raw_tier() const { return raw_tier == "kernel"; }
+  // Pages the kernel drops are demoted into the compressed tier (kernel_demote != "off").
+  bool demotes() const { return kernel_raw_tier() && kernel_evict && kernel_demote != "off"; }
   uint64_t compressed_budget() const { return memory / 100 * static_cast<uint64_t>(compressed_percent); }
   // The raw share of memory, wherever raw pages live.
   uint64_t raw_share() const { return memory - compressed_budget(); }

@@ -108,7 +108,7 @@ class LatencyHistogram {
   X(rejects, Event, "victims that did not save min_savings_percent: dropped")                      \
   X(zero_pages, Event, "victims that were all zero: kept with no blob")                            \
   X(admission_drops, Event,                                                                        \
-    "victims dropped uncompressed: no sign of reuse (admission_filter)")                           \
+    "victims dropped uncompressed: no sign of reuse (admission_filter), not demoted")              \
   X(incompressible_skips, Event,                                                                   \
     "victims dropped uncompressed: their region keeps being rejected")                             \
   X(pressure_drops, Event, "victims dropped uncompressed: free frames ran out, pool busy")         \
@@ -144,6 +144,11 @@ class LatencyHistogram {
     "raw_tier = kernel: pages the kernel asked for again after it dropped them itself")            \
   X(kernel_evictions, Event,                                                                       \
     "raw_tier = kernel: pages the daemon told the kernel to drop to hold its budget")              \
+  X(kernel_retrieved, Event,                                                                       \
+    "kernel_demote: pages fetched back from the kernel before it was told to drop them")          \
+  X(demotions, Event, "kernel_demote: pages from the kernel staged for the compressed tier")      \
+  X(demote_drops, Event,                                                                           \
+    "kernel_demote: pages from the kernel not kept (changed meanwhile, or no free frame)")        \
   X(mrc_samples, Event, "page reads sampled into the hit-ratio curve estimate (cache/mrc.h)")      \
   X(mrc_drops, Event, "sampled page reads the curve estimator dropped: its buffer was full")      \
   X(split_changes, Event, "changes of compressed_percent or compressor made by auto")

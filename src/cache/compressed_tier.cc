@@ -40,13 +40,35 @@ CompressedTier::Publish CompressedTier::Insert(PageEntry* e, Blob* blob, uint32_
     if (PinsOf(s) != 0) return Publish::kPinned;
     if (TryPublishCompressed(e, blob, &s)) break;
   }
+  AdmitLocked(e, charged, logical, dropped);
+  return Publish::kPublished;
+}
+
+CompressedTier::Publish CompressedTier::InsertDemoted(PageEntry* e, Blob* blob, uint32_t charged,
+                                                      uint32_t logical, uint64_t* before,
+                                                      std::vector<PageEntry*>* dropped) {
+  MutexLock lock(&mu_);
+  uint64_t s = e->state.load(std::memory_order_acquire);
+  for (;;) {
+    if (s & kStaleBit) {
+      *before = AbandonLoad(e);
+      return Publish::kStale;
+    }
+    *before = s;
+    if (TryPublishDemoted(e, blob, &s)) break;
+  }
+  AdmitLocked(e, charged, logical, dropped);
+  return Publish::kPublished;
+}
+
+void CompressedTier::AdmitLocked(PageEntry* e, uint32_t charged, uint32_t logical,
+                                 std::vector<PageEntry*>* dropped) {
   e->charged = charged;
   LinkLocked(e);
   charged_ += charged;
   logical_ += logical;
   ++pages_;
   EvictLocked(dropped);
-  return Publish::kPublished;
 }
 
 bool CompressedTier::Promote(PageEntry* e, uint32_t frame, Blob** old_blob) {

@@ -36,6 +36,11 @@ class CompressedTier {
   // caller drops the page instead.
   Publish Insert(PageEntry* e, Blob* blob, uint32_t charged, uint32_t logical,
                  std::vector<PageEntry*>* dropped) EXCLUDES(mu_);
+  // The same for a demoted page: a kLoading entry (InitLoading with demoted) already in the index.
+  // *before is its state before (test kWaiterBit: readers wait on it). kStale: invalidated
+  // meanwhile; the entry is kDead and the caller frees `blob` and retires the entry.
+  Publish InsertDemoted(PageEntry* e, Blob* blob, uint32_t charged, uint32_t logical,
+                        uint64_t* before, std::vector<PageEntry*>* dropped) EXCLUDES(mu_);
 
   // Moves a kCompressed entry to kRaw in `frame`, pinned once and referenced, and unlinks it.
   // Returns the blob to retire through *old_blob. False if it is no longer kCompressed.
@@ -54,6 +59,9 @@ class CompressedTier {
 
  private:
   void LinkLocked(PageEntry* e) REQUIRES(mu_);
+  // Links a page just published, charges it, then drops cold pages while over budget.
+  void AdmitLocked(PageEntry* e, uint32_t charged, uint32_t logical,
+                   std::vector<PageEntry*>* dropped) REQUIRES(mu_);
   void UnlinkLocked(PageEntry* e) REQUIRES(mu_);
   void EvictLocked(std::vector<PageEntry*>* dropped) REQUIRES(mu_);
 

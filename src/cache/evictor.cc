@@ -52,6 +52,7 @@ void RetireDropped(PageIndex* index, std::vector<PageEntry*>* dropped) {
 Evictor::Evictor(const Parts& parts, const Options& o)
     : parts_(parts),
       page_size_(o.page_size),
+      demotes_(o.demotes()),
       compress_enabled_(o.compressed_percent > 0),
       admission_filter_(o.admission_filter),
       min_savings_(o.min_savings_percent),
@@ -209,6 +210,11 @@ void Evictor::Admit(std::vector<PageEntry*>* victims) {
                  in_flight * (page_size_ / 2);
   size_t kept = 0;
   for (PageEntry* e : *victims) {
+    if (demotes_) {  // the kernel holds it: it is demoted when the kernel drops it
+      Count(&Shard::admission_drops);
+      DropEvicting(e);
+      continue;
+    }
     if (reject_memory_.ShouldSkip(e->key)) {
       Count(&Shard::incompressible_skips);
       DropEvicting(e);
@@ -230,37 +236,43 @@ void Evictor::Admit(std::vector<PageEntry*>* victims) {
   victims->resize(kept);
 }
 
+bool Evictor::CompressPage(Codec& codec, const PageKey& key, const char* page, uint32_t length,
+                           Blob** blob, size_t* charged) {
+  thread_local std::vector<char> out;
+  const uint64_t t0 = NowNs();
+  bool keep = true;
+  *blob = nullptr;
+  if (IsAllZero(page, length)) {
+    *charged = sizeof(PageEntry);  // no blob; charge what the entry itself costs
+    Count(&Shard::zero_pages);
+  } else {
+    const double min_savings = min_savings_.load(std::memory_order_relaxed);
+    size_t cap = static_cast<size_t>(length * (1.0 - min_savings / 100.0));
+    if (out.size() < codec.Bound(length)) out.resize(codec.Bound(length));
+    size_t size = cap > 0 ? codec.Compress(page, length, out.data(), cap) : 0;
+    reject_memory_.Record(key, size == 0);
+    if (size == 0) {
+      keep = false;
+      Count(&Shard::rejects);
+    } else {
+      *blob = AllocBlob(out.data(), size, charged);
+      (*blob)->codec = static_cast<uint8_t>(codec.kind());
+    }
+  }
+  Count(&Shard::compressions);
+  Count(&Shard::compress_ns, NowNs() - t0);
+  return keep;
+}
+
 void Evictor::CompressChunk(Codec& codec, const std::vector<PageEntry*>& chunk) {
   RawTier& raw = *parts_.raw;
-  thread_local std::vector<char> out;
   std::vector<PageEntry*> dropped;
-  const double min_savings = min_savings_.load(std::memory_order_relaxed);
   for (PageEntry* e : chunk) {
     uint32_t frame = e->frame.load(std::memory_order_relaxed);
-    const char* page = raw.data(frame);
     uint32_t length = e->length.load(std::memory_order_relaxed);
-    uint64_t t0 = NowNs();
     Blob* blob = nullptr;
     size_t charged = 0;
-    bool keep = true;
-    if (IsAllZero(page, length)) {
-      charged = sizeof(PageEntry);  // no blob; charge what the entry itself costs
-      Count(&Shard::zero_pages);
-    } else {
-      size_t cap = static_cast<size_t>(length * (1.0 - min_savings / 100.0));
-      if (out.size() < codec.Bound(length)) out.resize(codec.Bound(length));
-      size_t size = cap > 0 ? codec.Compress(page, length, out.data(), cap) : 0;
-      reject_memory_.Record(e->key, size == 0);
-      if (size == 0) {
-        keep = false;
-        Count(&Shard::rejects);
-      } else {
-        blob = AllocBlob(out.data(), size, &charged);
-        blob->codec = static_cast<uint8_t>(codec.kind());
-      }
-    }
-    Count(&Shard::compressions);
-    Count(&Shard::compress_ns, NowNs() - t0);
+    const bool keep = CompressPage(codec, e->key, raw.data(frame), length, &blob, &charged);
     if (!keep || !compress_enabled_.load(std::memory_order_relaxed)) {
       if (blob) FreeBlob(blob);
       DropEvicting(e);

@@ -78,6 +78,7 @@ class Evictor {
   void Configure(const Options& options);
   // Whether victims may be compressed (compressed_percent > 0); off, they are dropped.
   void EnableCompression(bool on) { compress_enabled_.store(on); }
+  bool compression_enabled() const { return compress_enabled_.load(std::memory_order_relaxed); }
 
   // Wakes the evictor if it sleeps and there is work: cheap when there is none (a fence and two
   // loads), so misses and promotions call it freely.
@@ -88,6 +89,13 @@ class Evictor {
 
   // Free frames below this wake the evictor (at least 1).
   uint32_t low_watermark() const { return low_watermark_.load(std::memory_order_relaxed); }
+
+  // Compresses `length` bytes of page `key` with `codec` as the pool does a victim: an all-zero
+  // page keeps no blob (*blob = nullptr), a page that does not save min_savings_percent is
+  // rejected (false). *charged: what it costs the compressed tier. Counts compressions,
+  // compress_ns, zero_pages and rejects. Any thread (pool workers).
+  bool CompressPage(Codec& codec, const PageKey& key, const char* page, uint32_t length,
+                    Blob** blob, size_t* charged);
 
   // CPU time the evictor thread has used so far (sweeps, admission, the sketch's aging), read
   // from its thread CPU clock. The compressions it hands out are the pool's.
@@ -113,6 +121,10 @@ class Evictor {
 
   const Parts parts_;
   const uint32_t page_size_;
+  // kernel_demote: victims (pages loaded by misses) leave the staging tier uncompressed, since the
+  // kernel keeps their raw copy; what the compressed tier takes is demoted from the kernel
+  // (PageCache::Demote), compressed by the pool without passing through a frame.
+  const bool demotes_;
 
   std::atomic<bool> compress_enabled_;
   std::atomic<bool> admission_filter_;

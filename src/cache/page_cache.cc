@@ -94,6 +94,11 @@ class PageCache::Impl {
               size_t* n);
   Status Write(uint64_t file_id, BackingFile* file, uint64_t offset, const void* src, size_t len);
   void InvalidateFile(uint64_t file_id, uint64_t from);
+  void Demote(uint64_t file_id, uint64_t page_no, const void* bytes, uint32_t len, uint64_t epoch);
+  // A pool task: compresses a demoted page and publishes it; false if it was not kept.
+  bool PublishDemoted(Codec& codec, const PageKey& key, const char* page, uint32_t len,
+                      uint64_t epoch);
+  uint64_t ChangeEpoch() const { return change_epoch_.load(std::memory_order_seq_cst); }
   Status Reconfigure(const Options& o) EXCLUDES(reconfigure_mu_);
   CacheStats Stats() const;
   std::vector<CurvePoint> HitRatioCurve() const;
@@ -138,6 +143,14 @@ class PageCache::Impl {
   // served from a scratch copy and stays compressed (promoting it into the small staging tier
   // would only cost a compression when it is evicted again).
   const bool promote_;
+  // kernel_demote: compressed hits leave the compressed tier (the kernel holds them again).
+  const bool demotes_;
+  // Bumped by every write and invalidation before it drops pages (Demote's staleness check).
+  std::atomic<uint64_t> change_epoch_{0};
+  // Demoted pages handed to the pool and not yet published, and the most there may be (their
+  // copies are outside the budget while they wait).
+  std::atomic<uint64_t> demotions_in_flight_{0};
+  const uint64_t max_demotions_in_flight_;
   const uint64_t memory_;
   // estimate_splits: the curve records reads, the evictor samples victims, the tuner runs.
   const bool estimate_;
@@ -166,6 +179,8 @@ class PageCache::Impl {
 PageCache::Impl::Impl(const Options& o)
     : page_size_(o.page_size),
       promote_(!o.kernel_raw_tier()),
+      demotes_(o.demotes()),
+      max_demotions_in_flight_(std::max<uint64_t>(64, o.memory / o.page_size / 32)),
       memory_(o.memory),
       estimate_(o.estimate_splits),
       options_(o),
@@ -370,6 +385,11 @@ Status PageCache::Impl::ReadCompressed(PageEntry* e, uint64_t s, uint32_t in_pag
   cache::MarkCompressedHit(e);
   *copied = in_page >= length ? 0 : std::min(want, length - in_page);
   std::memcpy(dst, page + in_page, *copied);
+  // Exclusive levels: the kernel takes the page back and demotes it again when it drops it.
+  if (demotes_ && compressed_.Kill(e)) {
+    index_.Remove(e);
+    cache::RetireEntry(e);
+  }
   if (raw_.free_count() < evictor_->low_watermark()) KickEvictor();
   return Status::Ok();
 }
@@ -451,6 +471,7 @@ Status PageCache::Impl::Write(uint64_t file_id, BackingFile* file, uint64_t offs
   // the old end of file).
   uint64_t first = offset / page_size_;
   uint64_t last = (offset + len - 1) / page_size_;
+  change_epoch_.fetch_add(1, std::memory_order_seq_cst);
   RcuReadLock rcu;
   auto drop = [&](uint64_t page_no) {
     if (PageEntry* e = index_.Lookup(PageKey{file_id, page_no})) Invalidate(e);
@@ -463,12 +484,72 @@ Status PageCache::Impl::Write(uint64_t file_id, BackingFile* file, uint64_t offs
 
 void PageCache::Impl::InvalidateFile(uint64_t file_id, uint64_t from) {
   uint64_t first = from / page_size_;
+  change_epoch_.fetch_add(1, std::memory_order_seq_cst);
   RcuReadLock rcu;
   std::vector<PageEntry*> doomed;
   index_.ForEach([&](PageEntry* e) {
     if (e->key.file_id == file_id && e->key.page_no >= first) doomed.push_back(e);
   });
   for (PageEntry* e : doomed) Invalidate(e);
+}
+
+void PageCache::Impl::Demote(uint64_t file_id, uint64_t page_no, const void* bytes, uint32_t len,
+                             uint64_t epoch) {
+  if (!demotes_ || len == 0 || len > page_size_) return;
+  // Bytes older than a write or an invalidation since they were asked for, a compressed tier of
+  // no size, or a pool that many pages behind: not kept.
+  if (epoch != ChangeEpoch() || !evictor_->compression_enabled() ||
+      demotions_in_flight_.load(std::memory_order_relaxed) >= max_demotions_in_flight_) {
+    return Count(&Shard::demote_drops);
+  }
+  demotions_in_flight_.fetch_add(1, std::memory_order_relaxed);
+  std::vector<char> copy(static_cast<const char*>(bytes), static_cast<const char*>(bytes) + len);
+  const PageKey key{file_id, page_no};
+  pool_->Submit([this, key, copy = std::move(copy), epoch](Codec& codec) {
+    const bool kept = PublishDemoted(codec, key, copy.data(), static_cast<uint32_t>(copy.size()),
+                                     epoch);
+    Count(kept ? &Shard::demotions : &Shard::demote_drops);
+    demotions_in_flight_.fetch_sub(1, std::memory_order_relaxed);
+  });
+}
+
+bool PageCache::Impl::PublishDemoted(Codec& codec, const PageKey& key, const char* page,
+                                     uint32_t len, uint64_t epoch) {
+  Blob* blob = nullptr;
+  size_t charged = 0;
+  if (!evictor_->CompressPage(codec, key, page, len, &blob, &charged)) return false;
+  auto* e = new PageEntry;
+  e->key = key;
+  e->length.store(len, std::memory_order_relaxed);
+  cache::InitLoading(e, /*demoted=*/true);
+  std::vector<PageEntry*> dropped;
+  bool kept = false;
+  {
+    RcuReadLock rcu;
+    if (index_.InsertUnique(e) != e) {  // read again meanwhile: cached, or the kernel's again
+      delete e;
+      if (blob) cache::FreeBlob(blob);
+      return false;
+    }
+    uint64_t before = 0;
+    const auto r = compressed_.InsertDemoted(e, blob, static_cast<uint32_t>(charged), len,
+                                             &before, &dropped);
+    if (before & cache::kWaiterBit) e->state.notify_all();
+    if (r == CompressedTier::Publish::kStale) {  // invalidated while being published
+      if (blob) cache::FreeBlob(blob);
+      index_.Remove(e);
+      cache::RetireEntry(e);
+    } else if (epoch != ChangeEpoch()) {
+      // A write or an invalidation between the caller's check and the insert may have missed the
+      // page: with the epoch looked at again after the insert, one of the two drops it.
+      Invalidate(e);
+    } else {
+      kept = true;
+      if (blob) Count(&Shard::compressed_stored);
+    }
+  }
+  cache::RetireDropped(&index_, &dropped);
+  return kept;
 }
 
 void PageCache::Impl::Invalidate(PageEntry* e) {
@@ -632,6 +713,11 @@ Status PageCache::Write(uint64_t file_id, BackingFile* file, uint64_t offset, co
   return impl_->Write(file_id, file, offset, src, len);
 }
 void PageCache::InvalidateFile(uint64_t file_id, uint64_t from) { impl_->InvalidateFile(file_id, from); }
+void PageCache::Demote(uint64_t file_id, uint64_t page_no, const void* bytes, uint32_t len,
+                       uint64_t epoch) {
+  impl_->Demote(file_id, page_no, bytes, len, epoch);
+}
+uint64_t PageCache::ChangeEpoch() const { return impl_->ChangeEpoch(); }
 Status PageCache::Reconfigure(const Options& options) { return impl_->Reconfigure(options); }
 CacheStats PageCache::Stats() const { return impl_->Stats(); }
 std::vector<PageCache::CurvePoint> PageCache::HitRatioCurve() const {

@@ -9,10 +9,10 @@
 //
 // State word layout (64 bits):
 //
-//   63            32 31          16 15  12 11  9  8   7   6   5   4   3  0
-//   +---------------+--------------+------+-----+---+---+---+---+---+----+
-//   |    unused     |  pin count   |unused| use | U | H | W | S | R |kind|
-//   +---------------+--------------+------+-----+---+---+---+---+---+----+
+//   63            32 31          16 15 13 12 11  9  8   7   6   5   4   3  0
+//   +---------------+--------------+-----+--+-----+---+---+---+---+---+----+
+//   |    unused     |  pin count   |unusd| D| use | U | H | W | S | R |kind|
+//   +---------------+--------------+-----+--+-----+---+---+---+---+---+----+
 //   kind  kLoading / kRaw / kEvicting / kCompressed / kDead
 //   R     the compressed tier's CLOCK reference bit (set by compressed hits, cleared by its hand)
 //   use   the raw tier's CLOCK use count, 0..7 (GCLOCK): a raw hit adds one, each pass of the raw
@@ -23,6 +23,9 @@
 //   W     a reader is waiting for a load to finish (the loader calls notify_all only then)
 //   U     the page was read again after the miss that loaded it (a raw hit or a promotion): the
 //         admission filter compresses such victims (admission.h)
+//   D     the page came from the kernel (kernel_demote: demoted, not loaded by a miss); set at
+//         InitLoading, never changed. Such an entry has no frame: it goes from kLoading (while
+//         it is published) straight to kCompressed.
 //   pins  readers copying out of the frame right now
 //
 // Kinds and who owns what:
@@ -56,7 +59,7 @@
 //         | InitLoading
 //         v
 //      Loading     (TryMarkWaiter, TryMarkStale)     ---AbandonLoad, FinishLoad if S---> Dead
-//         | FinishLoad
+//         | FinishLoad                               ---TryPublishDemoted (D)----------> Compressed
 //         v
 //        Raw       (TryPin, Unpin, TryTakeUse)  <-+  ---TryKillRaw---------------------> Dead
 //         | TryBeginEviction                      |
@@ -68,9 +71,9 @@
 //
 //   transition            from -> to                            by (where)                  order
 //   --------------------  ------------------------------------  --------------------------  -------
-//   InitLoading           new entry -> Loading                  missing reader (Load),      relaxed
-//                                                               before the index insert
-//                                                               that publishes it
+//   InitLoading           new entry -> Loading (+D if demoted)  missing reader (Load), or   relaxed
+//                                                               demoter; before the index
+//                                                               insert that publishes it
 //   TryPin                Raw|Evicting -> same, pins+1, use+1   reader (ReadPage)           acquire
 //                         (max 7), +U
 //   Unpin                 any -> pins-1 (a pin of TryPin or     reader (CopyPinned)         release
@@ -79,7 +82,11 @@
 //   FinishLoad            Loading -> Raw, use = the sketch's    loader (Load), notifies if  acq_rel
 //                         count, -W; Loading +S -> Dead         W was set
 //   AbandonLoad           Loading -> Dead                       loader (Load: read error,   acq_rel
-//                                                               end of file)
+//                                                               end of file), demoter
+//                                                               (stale)
+//   TryPublishDemoted     Loading +D, not S -> Compressed, -W   demoter (a pool worker),    acq_rel
+//                         -R -H (blob stored first)             under the tier's mu_
+//                                                               (InsertDemoted)
 //   TryMarkStale          Loading|Evicting -> same +S           invalidator (Invalidate)    acq_rel
 //   TryKillRaw            Raw -> Dead (pins drain afterwards)   invalidator (Invalidate)    acq_rel
 //   TryTakeUse            Raw, use > 0 -> Raw, use-1            raw hand (RawTier::Sweep)   acq_rel
@@ -148,6 +155,8 @@ inline constexpr uint64_t kWaiterBit = 1u << 6;
 inline constexpr uint64_t kTierHitBit = 1u << 7;
 // Set by a raw hit or a promotion; never cleared (a reloaded page gets a new entry).
 inline constexpr uint64_t kSeenBit = 1u << 8;
+// Set at InitLoading on a page demoted from the kernel's page cache (kernel_demote).
+inline constexpr uint64_t kDemotedBit = 1u << 12;
 inline constexpr int kUseShift = 9;
 inline constexpr uint64_t kUseOne = 1ull << kUseShift;
 inline constexpr uint64_t kUseMax = 7;
@@ -198,7 +207,9 @@ struct PageEntry {
 // ---- the transitions (see the table above) ------------------------------------------------------
 
 // A new entry, not yet in the index: the index insert publishes it.
-inline void InitLoading(PageEntry* e) { e->state.store(kLoading, std::memory_order_relaxed); }
+inline void InitLoading(PageEntry* e, bool demoted = false) {
+  e->state.store(kLoading | (demoted ? kDemotedBit : 0), std::memory_order_relaxed);
+}
 
 // Pins a readable page and counts the read on the raw CLOCK. REQUIRES: KindOf(*s) is kRaw or
 // kEvicting.
@@ -278,6 +289,15 @@ inline bool TryPromote(PageEntry* e, uint32_t frame, uint64_t* s) {
   e->frame.store(frame, std::memory_order_relaxed);
   uint64_t next = WithKind(*s, kRaw) + kPinOne;
   next = WithUses(next | kSeenBit, 1) & ~(kRefBit | kTierHitBit);
+  return e->state.compare_exchange_weak(*s, next, std::memory_order_acq_rel);
+}
+
+// A demoted page (InitLoading with D), compressed off the read path, is published in `blob`
+// (nullptr = zero page). Returns the state before (test kWaiterBit). REQUIRES: the compressed
+// tier's mutex; KindOf(*s) == kLoading, no kStaleBit.
+inline bool TryPublishDemoted(PageEntry* e, Blob* blob, uint64_t* s) {
+  e->blob.store(blob, std::memory_order_relaxed);
+  uint64_t next = WithKind(*s & ~(kRefBit | kTierHitBit | kWaiterBit), kCompressed);
   return e->state.compare_exchange_weak(*s, next, std::memory_order_acq_rel);
 }
 

@@ -92,6 +92,10 @@ const std::vector<KeySpec>& AllKeys() {
       {"kernel_evict", "cache", &Options::kernel_evict, Any(), kRemount,
        "raw_tier = kernel: the daemon drops the kernel's oldest pages to hold their share (true), "
        "or leaves it to a memory cgroup shared with the readers (false)."},
+      {"kernel_demote", "cache", &Options::kernel_demote, OneOf(kKernelDemoteNames), kRemount,
+       "raw_tier = kernel: what the compressed tier holds: \"off\" (pages the daemon served), "
+       "\"exclusive\" (pages the kernel drops, fetched back first) or \"mix\" (exclusive until "
+       "it fills, then only pages that came back)."},
       {"estimate_splits", "cache", &Options::estimate_splits, Any(), kRemount,
        "Estimate the hit ratio and µs per buffer of every split and codec while serving (ccfs stat, "
        "stats.json); needed by \"auto\"."},

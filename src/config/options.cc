@@ -153,9 +153,24 @@ static Status CheckAuto(const Options& o, const KeySpec& key) {
   return Status::Ok();
 }
 
+// kernel_demote: the daemon can demote only the pages it tells the kernel to drop.
+static Status CheckDemote(const Options& o, const KeySpec& key) {
+  if (o.kernel_demote == "off") return Status::Ok();
+  if (!o.kernel_raw_tier()) {
+    return Refuse(key, o.kernel_demote, "needs raw_tier = kernel (there is no kernel level above)");
+  }
+  if (!o.kernel_evict) {
+    return Refuse(key, o.kernel_demote,
+                  "needs kernel_evict = true (the daemon demotes the pages it tells the kernel to "
+                  "drop; a memory cgroup's reclaim drops them unseen)");
+  }
+  return Status::Ok();
+}
+
 Status CheckKey(const Options& o, const KeySpec& key) {
   Status s = CheckRule(o, key);
   if (s.ok() && key.auto_flag != nullptr && o.*key.auto_flag) return CheckAuto(o, key);
+  if (s.ok() && key.name == std::string_view("kernel_demote")) return CheckDemote(o, key);
   return s;
 }
 

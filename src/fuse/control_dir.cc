@@ -270,6 +270,7 @@ CacheStats ControlDir::Stats() const {
     s.kernel_held_bytes = k.held_bytes;
     s.kernel_rerequests = k.rerequests;
     s.kernel_evictions = k.evicted_pages;
+    s.kernel_retrieved = k.retrieved_pages;
   }
   s.cpu_request_threads_ns = request_cpu_->TotalNs();
   return s;

@@ -51,11 +51,13 @@ int AttachHandle(FsContext* fs, Inode* i, int fd, fuse_file_info* fi) {
   return 0;
 }
 
-// Kernel mode: bytes [off, off + len) of `ino` are now in the kernel's page cache, unless the
-// caller opened the file O_DIRECT (its reads and writes bypass that cache).
-void NoteSentToKernel(FsContext* fs, fuse_file_info* fi, fuse_ino_t ino, off_t off, size_t len) {
+// Kernel mode: bytes [off, off + len) of `ino` (the engine's `file_id`) are now in the kernel's
+// page cache, unless the caller opened the file O_DIRECT (its reads and writes bypass that cache).
+// Called after the reply too, when the handle and the Inode may be gone: it touches neither.
+void NoteSentToKernel(FsContext* fs, const fuse_file_info* fi, fuse_ino_t ino, uint64_t file_id,
+                      off_t off, size_t len) {
   if (fs->kernel != nullptr && !(fi->flags & O_DIRECT)) {
-    fs->kernel->Served(ino, static_cast<uint64_t>(off), len);
+    fs->kernel->Served(ino, file_id, static_cast<uint64_t>(off), len);
   }
 }
 
@@ -156,7 +158,8 @@ void Read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info
   Status s = fs->cache->Read(i->file_id, h->backing.get(), static_cast<uint64_t>(off), size,
                              buffer.data(), &n);
   if (!s.ok()) return (void)fuse_reply_err(req, s.ToErrno());
-  if (fuse_reply_buf(req, buffer.data(), n) == 0) NoteSentToKernel(fs, fi, ino, off, n);
+  const uint64_t file_id = i->file_id;
+  if (fuse_reply_buf(req, buffer.data(), n) == 0) NoteSentToKernel(fs, fi, ino, file_id, off, n);
 }
 
 void Write(fuse_req_t req, fuse_ino_t ino, const char* buf, size_t size, off_t off,
@@ -186,7 +189,7 @@ void Write(fuse_req_t req, fuse_ino_t ino, const char* buf, size_t size, off_t o
   if (!s.ok()) return (void)fuse_reply_err(req, s.ToErrno());
   // The kernel keeps the pages it wrote through (an appended write landed elsewhere and was
   // dropped above; a mapping's write-back is of a page already counted when it was read).
-  if (!h->append && !fi->writepage) NoteSentToKernel(fs, fi, ino, off, size);
+  if (!h->append && !fi->writepage) NoteSentToKernel(fs, fi, ino, i->file_id, off, size);
   fuse_reply_write(req, size);
 }
 
@@ -230,6 +233,30 @@ void Fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t offset, off_t len
   change.DropFrom(std::min<uint64_t>(old_size, static_cast<uint64_t>(offset)));
   change.Record(h->fd);
   fuse_reply_err(req, 0);
+}
+
+void RetrieveReply(fuse_req_t req, void* cookie, fuse_ino_t /*ino*/, off_t offset,
+                   fuse_bufvec* bufv) {
+  FsContext* fs = ContextOf(req);
+  KernelCache::Run run;
+  // The run names its file by the engine's id: the inode number may name another file by now.
+  if (fs->kernel != nullptr && fs->kernel->Retrieved(reinterpret_cast<uintptr_t>(cookie), &run)) {
+    const size_t size = fuse_buf_size(bufv);
+    thread_local std::vector<char> bytes;
+    if (bytes.size() < size) bytes.resize(size);
+    fuse_bufvec dst = FUSE_BUFVEC_INIT(size);
+    dst.buf[0].mem = bytes.data();
+    const ssize_t got = fuse_buf_copy(&dst, bufv, static_cast<fuse_buf_copy_flags>(0));
+    const uint32_t page = fs->kernel->page_size();
+    // Whole pages only: the kernel stops at the first of its own (smaller) pages it no longer
+    // holds, so a short page may be a part of one, not the end of the file.
+    const bool asked = static_cast<uint64_t>(offset) == run.first_page * page;
+    const uint64_t whole = asked && got > 0 ? static_cast<uint64_t>(got) / page : 0;
+    for (uint64_t p = 0; p < std::min(whole, run.pages); ++p) {
+      fs->cache->Demote(run.file_id, run.first_page + p, bytes.data() + p * page, page, run.epoch);
+    }
+  }
+  fuse_reply_none(req);
 }
 
 void Lseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence, fuse_file_info* fi) {

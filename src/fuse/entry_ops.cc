@@ -197,13 +197,14 @@ void Lookup(fuse_req_t req, fuse_ino_t parent, const char* name) {
 namespace {
 
 // The kernel gave back `nlookup` references to `ino`. When that was the last, the kernel has
-// evicted the inode, and its cached pages with it. (A LOOKUP on another thread may reuse the freed
-// Inode's address as a new ino between Unref and Forget; its first pages would then leave the
-// ledger, which under-counts them until they are sent again.)
+// evicted the inode, and its cached pages with it: the ledger forgets them before the Inode's
+// address can name a new ino (its entries, and runs asked back, would otherwise be taken for the
+// new file's).
 void ForgetOne(FsContext* fs, fuse_ino_t ino, uint64_t nlookup) {
-  if (fs->inodes.Unref(fs->inodes.Get(ino), nlookup) && fs->kernel != nullptr) {
-    fs->kernel->Forget(ino);
-  }
+  KernelCache* kernel = fs->kernel.get();
+  fs->inodes.Unref(fs->inodes.Get(ino), nlookup, [kernel, ino] {
+    if (kernel != nullptr) kernel->Forget(ino);
+  });
 }
 
 }  // namespace

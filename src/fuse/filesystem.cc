@@ -15,9 +15,21 @@ namespace ccfs {
 
 namespace {
 
-std::unique_ptr<KernelCache> KernelCacheFor(const Options& o) {
+std::unique_ptr<KernelCache> KernelCacheFor(PageCache* cache) {
+  const Options o = cache->options();
   if (!o.kernel_raw_tier()) return nullptr;
-  return std::make_unique<KernelCache>(o.kernel_budget(), o.page_size, o.kernel_evict);
+  auto kernel = std::make_unique<KernelCache>(o.kernel_budget(), o.page_size, o.kernel_evict);
+  if (o.demotes()) {
+    KernelCache::Demoter d;
+    d.mix = o.kernel_demote == "mix";
+    d.full = [cache] {
+      const CacheStats s = cache->Stats();
+      return s.compressed_bytes + s.page_size >= s.compressed_budget_bytes;
+    };
+    d.epoch = [cache] { return cache->ChangeEpoch(); };
+    kernel->SetDemoter(std::move(d));
+  }
+  return kernel;
 }
 
 }  // namespace
@@ -25,7 +37,7 @@ std::unique_ptr<KernelCache> KernelCacheFor(const Options& o) {
 FsContext::FsContext(const Filesystem::Config& config_in, PageCache* cache_in)
     : config(config_in),
       cache(cache_in),
-      kernel(KernelCacheFor(cache_in->options())),
+      kernel(KernelCacheFor(cache_in)),
       changes(cache_in, kernel == nullptr ? ChangeDetector::StaleCallback()
                                           : [this](Inode* i, uint64_t offset) {
                                               kernel->InvalidateFrom(inodes.InoOf(i), offset);
@@ -96,6 +108,7 @@ const fuse_lowlevel_ops kOpTable = [] {
   ops.release = ops::Release;
   ops.fallocate = ops::Fallocate;
   ops.lseek = ops::Lseek;
+  ops.retrieve_reply = ops::RetrieveReply;
   // directories
   ops.opendir = ops::Opendir;
   ops.readdir = ops::Readdir;

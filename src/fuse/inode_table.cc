@@ -81,7 +81,7 @@ Inode* InodeTable::FindOrInsert(int fd, const struct stat& st) {
   return raw;
 }
 
-bool InodeTable::Unref(Inode* i, uint64_t n) {
+bool InodeTable::Unref(Inode* i, uint64_t n, const std::function<void()>& before_free) {
   if (i->kind != NodeKind::kReal || i == &root_) return false;
   MutexLock lock(&mu_);
   i->nlookup -= std::min(n, i->nlookup);
@@ -90,6 +90,7 @@ bool InodeTable::Unref(Inode* i, uint64_t n) {
     MutexLock sig_lock(&i->sig_mu);
     if (i->sig_known) saved_signatures_[i->file_id] = i->sig;
   }
+  if (before_free) before_free();
   table_.erase(std::make_pair(i->dev, i->ino));
   return true;
 }

@@ -29,6 +29,7 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -96,8 +97,9 @@ class InodeTable {
   int Lookup(Inode* parent, const char* name, struct stat* st, Inode** found);
 
   // Gives back `n` kernel references to `i`; the last one frees it (its signature is kept) and
-  // returns true. Virtual nodes and the root are never freed.
-  bool Unref(Inode* i, uint64_t n);
+  // returns true, after calling `before_free` (if any) while no LOOKUP can yet reuse the Inode's
+  // address as a new ino. Virtual nodes and the root are never freed.
+  bool Unref(Inode* i, uint64_t n, const std::function<void()>& before_free = nullptr);
 
   // The file `id` names is gone for good (its last link was removed): forget its kept signature.
   void ForgetSignature(uint64_t id);
@@ -111,7 +113,8 @@ class InodeTable {
 
   Inode root_;  // written once by Open, before any handler runs
 
-  // Lock order: mu_, then an Inode's sig_mu (Unref keeps a signature).
+  // Lock order: mu_, then an Inode's sig_mu (Unref keeps a signature), then what Unref's before_free
+  // takes (the kernel ledger's mutex).
   Mutex mu_;
   std::map<std::pair<dev_t, ino_t>, std::unique_ptr<Inode>> table_ GUARDED_BY(mu_);
   std::unordered_map<uint64_t, FileSignature> saved_signatures_ GUARDED_BY(mu_);

@@ -18,18 +18,27 @@
 namespace ccfs {
 
 KernelCache::KernelCache(uint64_t budget_bytes, uint32_t page_size, bool evict)
-    : page_size_(page_size), evict_(evict), budget_pages_(budget_bytes / page_size) {
+    : page_size_(page_size),
+      evict_(evict),
+      budget_pages_(budget_bytes / page_size),
+      // Pages dropped lately, for mix: a few times what both levels hold.
+      dropped_(std::max<uint64_t>(1024, budget_bytes / page_size * 8)) {
   counts_.budget_bytes = budget_bytes;
   slack_pages_ = std::min<uint64_t>(budget_pages_ / 32, kMaxSlackBytes / page_size_);
 }
 
 KernelCache::~KernelCache() { Stop(); }
 
+void KernelCache::SetDemoter(Demoter demoter) {
+  demoter_ = std::move(demoter);
+  demote_ = evict_;  // only pages the daemon drops can be asked back
+}
+
 void KernelCache::Start(fuse_session* se) {
   MutexLock lock(&mu_);
   session_ = se;
   stop_ = false;
-  thread_ = std::thread([this] { Run(); });
+  thread_ = std::thread([this] { Loop(); });
 }
 
 void KernelCache::Stop() {
@@ -41,9 +50,10 @@ void KernelCache::Stop() {
   if (thread_.joinable()) thread_.join();
   MutexLock lock(&mu_);
   session_ = nullptr;
+  pending_.clear();
 }
 
-void KernelCache::Served(fuse_ino_t ino, uint64_t off, uint64_t len) {
+void KernelCache::Served(fuse_ino_t ino, uint64_t file_id, uint64_t off, uint64_t len) {
   if (len == 0) return;
   const uint64_t first = off / page_size_;
   const uint64_t last = (off + len - 1) / page_size_;
@@ -54,23 +64,35 @@ void KernelCache::Served(fuse_ino_t ino, uint64_t off, uint64_t len) {
     if (it != pages.end()) {
       // Asked for again while we thought it held: the kernel dropped it by itself. Young again.
       ++counts_.rerequests;
+      it->second->came_back = true;
       order_.splice(order_.end(), order_, it->second);
       continue;
     }
-    order_.push_back(Key{ino, p});
+    const bool came_back = demote_ && dropped_.Contains(cache::PageKey{file_id, p});
+    order_.push_back(Key{ino, p, file_id, came_back});
     pages.emplace(p, std::prev(order_.end()));
   }
   EvictOverBudgetLocked();
+}
+
+bool KernelCache::DemotesLocked(const Key& k) {
+  if (!demote_) return false;
+  if (!demoter_.mix) return true;
+  // mix: every page until the compressed tier first fills, then only pages that came back (the
+  // room a compressed hit frees is theirs, not a first-time page's).
+  if (!filled_ && demoter_.full && demoter_.full()) filled_ = true;
+  return !filled_ || k.came_back;
 }
 
 void KernelCache::EvictOverBudgetLocked() {
   // Eviction starts only once the ledger is a slack over the budget, and then brings it back to
   // the budget: a batch of invalidations per wake-up of the thread, not one per miss. Consecutive
   // pages of one file leave as one range, so a sequential reader's pages cost one notification per
-  // run rather than one per page.
+  // run rather than one per page. Runs to ask back go first: the kernel must still hold them.
   if (order_.size() <= budget_pages_ + slack_pages_) return;
-  Invalidation run{0, 0, 0};
-  bool have_run = false;
+  std::vector<Notice> drops, retrieves;
+  const uint64_t epoch = demote_ && demoter_.epoch ? demoter_.epoch() : 0;
+  const uint64_t max_run = std::max<uint64_t>(1, kMaxRetrieveBytes / page_size_);
   while (order_.size() > budget_pages_) {
     Key k = order_.front();
     order_.pop_front();
@@ -80,18 +102,51 @@ void KernelCache::EvictOverBudgetLocked() {
     if (!evict_) continue;  // a memory cgroup holds the kernel's share: forget the oldest only
     ++counts_.evicted_pages;
     const uint64_t off = k.page * page_size_;
-    if (have_run && run.ino == k.ino && run.off + run.len == off) {
-      run.len += page_size_;
+    if (!drops.empty() && drops.back().ino == k.ino && drops.back().off + drops.back().len == off) {
+      drops.back().len += page_size_;
+    } else {
+      drops.push_back(Notice{k.ino, off, page_size_});
+    }
+    if (!demote_) continue;
+    dropped_.Remember(cache::PageKey{k.file_id, k.page});
+    if (!DemotesLocked(k)) continue;
+    ++counts_.retrieved_pages;
+    Pending* last = retrieves.empty() ? nullptr : &pending_[retrieves.back().cookie];
+    if (last != nullptr && last->ino == k.ino && last->run.file_id == k.file_id &&
+        last->run.first_page + last->run.pages == k.page && last->run.pages < max_run) {
+      ++last->run.pages;
+      retrieves.back().len += page_size_;
       continue;
     }
-    if (have_run) QueueLocked(run);
-    run = Invalidation{k.ino, off, page_size_};
-    have_run = true;
+    const uint64_t cookie = next_cookie_++;
+    pending_[cookie] = Pending{k.ino, Run{k.file_id, k.page, 1, epoch}};
+    retrieves.push_back(Notice{k.ino, off, page_size_, cookie});
   }
-  if (have_run) QueueLocked(run);
+  while (pending_.size() > kMaxPendingRuns) pending_.erase(pending_.begin());
+  for (const Notice& n : retrieves) QueueLocked(n);
+  for (const Notice& n : drops) QueueLocked(n);
+}
+
+bool KernelCache::Retrieved(uint64_t cookie, Run* run) {
+  MutexLock lock(&mu_);
+  auto it = pending_.find(cookie);
+  if (it == pending_.end()) return false;
+  *run = it->second.run;
+  pending_.erase(it);
+  return true;
 }
 
 void KernelCache::DropFileLocked(fuse_ino_t ino, uint64_t from_page) {
+  // Runs of the file still to be answered are stale now (or belong to a forgotten inode whose
+  // number may name another file by the time the kernel reads it).
+  for (auto it = pending_.begin(); it != pending_.end();) {
+    const Pending& p = it->second;
+    if (p.ino == ino && p.run.first_page + p.run.pages > from_page) {
+      it = pending_.erase(it);
+    } else {
+      ++it;
+    }
+  }
   auto f = where_.find(ino);
   if (f == where_.end()) return;
   for (auto it = f->second.begin(); it != f->second.end();) {
@@ -110,7 +165,7 @@ void KernelCache::InvalidateFrom(fuse_ino_t ino, uint64_t off) {
   const uint64_t page = off / page_size_;
   DropFileLocked(ino, page);
   // len 0 reaches to the end of the file (fuse_lowlevel_notify_inval_inode).
-  QueueLocked(Invalidation{ino, static_cast<uint64_t>(page * page_size_), 0});
+  QueueLocked(Notice{ino, static_cast<uint64_t>(page * page_size_), 0});
 }
 
 void KernelCache::Forget(fuse_ino_t ino) {
@@ -123,6 +178,7 @@ void KernelCache::SetBudget(uint64_t budget_bytes) {
   budget_pages_ = budget_bytes / page_size_;
   slack_pages_ = std::min<uint64_t>(budget_pages_ / 32, kMaxSlackBytes / page_size_);
   counts_.budget_bytes = budget_bytes;
+  filled_ = false;  // the compressed tier's share changed with it
   EvictOverBudgetLocked();
 }
 
@@ -134,33 +190,49 @@ KernelCache::Counts KernelCache::counts() const {
   return c;
 }
 
-void KernelCache::QueueLocked(const Invalidation& inv) {
+void KernelCache::QueueLocked(const Notice& n) {
   if (queue_.empty()) wake_.Signal();  // otherwise the thread is awake and will find it
-  queue_.push_back(inv);
+  queue_.push_back(n);
 }
 
-void KernelCache::Run() {
+void KernelCache::Loop() {
   MutexLock lock(&mu_);
   for (;;) {
     while (queue_.empty() && !stop_) wake_.Wait(&mu_);
     // Stopping: what is left is dropped with the mount (the kernel's pages go at unmount).
     if (stop_) return;
-    Invalidation inv = queue_.front();
+    Notice n = queue_.front();
     queue_.pop_front();
+    // A run whose file was forgotten or invalidated meanwhile is not asked for.
+    if (n.cookie != 0 && pending_.find(n.cookie) == pending_.end()) continue;
     fuse_session* se = session_;
     lock.Unlock();
-    // The kernel drops the range (unmapping it where it is mapped) and returns once it has;
-    // ENOENT: it holds no inode of that number any more, so nothing of it is cached.
-    int err = se == nullptr ? 0
-                            : fuse_lowlevel_notify_inval_inode(se, inv.ino, static_cast<off_t>(inv.off),
-                                                               static_cast<off_t>(inv.len));
-    if (err != 0 && err != -ENOENT && err != -ENOTCONN && !warned_) {
-      warned_ = true;
-      LogWarning(fmt::format("cannot drop the kernel's pages of inode {} ({}); the kernel's share "
-                             "of memory may exceed its budget (logged once)",
-                             inv.ino, strerror(-err)));
-    }
+    if (se != nullptr) Send(se, n);
     lock.Lock();
+  }
+}
+
+void KernelCache::Send(fuse_session* se, const Notice& n) {
+  if (n.cookie != 0) {
+    // The kernel answers with the pages it still holds from `off` on (up to the first it lacks);
+    // ENOENT: it holds no inode of that number any more.
+    const int err = fuse_lowlevel_notify_retrieve(se, n.ino, n.len, static_cast<off_t>(n.off),
+                                                  reinterpret_cast<void*>(n.cookie));
+    if (err != 0) {
+      MutexLock lock(&mu_);
+      pending_.erase(n.cookie);
+    }
+    return;
+  }
+  // The kernel drops the range (unmapping it where it is mapped) and returns once it has;
+  // ENOENT: it holds no inode of that number any more, so nothing of it is cached.
+  const int err = fuse_lowlevel_notify_inval_inode(se, n.ino, static_cast<off_t>(n.off),
+                                                   static_cast<off_t>(n.len));
+  if (err != 0 && err != -ENOENT && err != -ENOTCONN && !warned_) {
+    warned_ = true;
+    LogWarning(fmt::format("cannot drop the kernel's pages of inode {} ({}); the kernel's share "
+                           "of memory may exceed its budget (logged once)",
+                           n.ino, strerror(-err)));
   }
 }
 

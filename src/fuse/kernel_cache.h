@@ -26,6 +26,16 @@
 // Invalidations run on a thread of their own, never on a request thread: the kernel locks a page
 // while a READ fills it, and invalidating that page from the thread that must reply would deadlock.
 //
+// Demotion (kernel_demote = exclusive | mix, set by SetDemoter): before the thread tells the kernel
+// to drop pages for the budget it asks for their bytes back (fuse_lowlevel_notify_retrieve, one
+// request per run of consecutive pages). The kernel takes references to the pages it still holds
+// when it receives the request, so the invalidation that follows cannot lose them; their bytes
+// arrive later as a request of their own (the retrieve_reply op), which looks the run up here
+// (Retrieved) and hands each page to the engine (PageCache::Demote). A run is forgotten, and its
+// reply ignored, when its file is forgotten or invalidated first. "mix" asks back every page until
+// the compressed tier first fills, then only pages that came back: asked for again while the
+// ledger held them, or after they left it (a table of fingerprints of the pages dropped lately).
+//
 // Thread-safety: every method may be called from any thread. Ownership: the session is borrowed
 // from Start until Stop (call Stop before fuse_session_destroy).
 #ifndef CCFS_FUSE_KERNEL_CACHE_H_
@@ -33,10 +43,13 @@
 
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <list>
+#include <map>
 #include <thread>
 #include <unordered_map>
 
+#include "cache/admission.h"
 #include "fuse/fuse_api.h"
 #include "util/mutex.h"
 #include "util/thread_annotations.h"
@@ -51,6 +64,21 @@ class KernelCache {
     uint64_t held_bytes = 0;       // held_pages * page_size
     uint64_t rerequests = 0;       // pages asked for again while still in the ledger
     uint64_t evicted_pages = 0;    // pages the daemon told the kernel to drop for the budget
+    uint64_t retrieved_pages = 0;  // demotion: pages asked back before they were dropped
+  };
+
+  // kernel_demote = exclusive | mix (Options::demotes()).
+  struct Demoter {
+    bool mix = false;                      // only pages that came back, once `full` was true
+    std::function<bool()> full;            // the compressed tier has no room left
+    std::function<uint64_t()> epoch;       // PageCache::ChangeEpoch
+  };
+  // A retrieve's run, as Retrieved gives it back.
+  struct Run {
+    uint64_t file_id = 0;
+    uint64_t first_page = 0;
+    uint64_t pages = 0;
+    uint64_t epoch = 0;  // the engine's change epoch before the bytes were asked for
   };
 
   KernelCache(uint64_t budget_bytes, uint32_t page_size, bool evict);
@@ -65,9 +93,15 @@ class KernelCache {
   // mount is going away). Call while requests are still answered. Idempotent.
   void Stop();
 
-  // Bytes [off, off + len) of inode `ino` were sent to the kernel's page cache (a READ reply or a
-  // WRITE through the mount).
-  void Served(fuse_ino_t ino, uint64_t off, uint64_t len);
+  // Turns demotion on. Call before Start.
+  void SetDemoter(Demoter demoter);
+
+  // Bytes [off, off + len) of inode `ino` (the engine's file `file_id`) were sent to the kernel's
+  // page cache (a READ reply or a WRITE through the mount).
+  void Served(fuse_ino_t ino, uint64_t file_id, uint64_t off, uint64_t len);
+  // The reply to the retrieve tagged `cookie` arrived: fills *run and returns true once, or false
+  // when the run was cancelled (its file forgotten or invalidated) or is unknown.
+  bool Retrieved(uint64_t cookie, Run* run);
   // Bytes from `off` (rounded down to a page; 0: the whole file) to the end of `ino` changed in a
   // way the kernel did not see (underneath, or an append that landed elsewhere): drop them.
   void InvalidateFrom(fuse_ino_t ino, uint64_t off);
@@ -77,25 +111,43 @@ class KernelCache {
   void SetBudget(uint64_t budget_bytes);
 
   Counts counts() const;
+  uint32_t page_size() const { return page_size_; }
 
  private:
   static constexpr uint64_t kMaxSlackBytes = 4ull << 20;
+  // A retrieve asks for at most this much (the kernel caps it at max_write).
+  static constexpr uint64_t kMaxRetrieveBytes = 128ull << 10;
+  // Runs asked back and not answered yet, at most (the oldest are forgotten past it).
+  static constexpr size_t kMaxPendingRuns = 4096;
 
   struct Key {
     fuse_ino_t ino;
     uint64_t page;
+    uint64_t file_id;
+    bool came_back;  // mix: asked for again after the kernel dropped it
   };
   using Order = std::list<Key>;
-  struct Invalidation {
+  // One notification for the thread: drop a range (cookie 0), or ask a run back (cookie: its
+  // entry in pending_).
+  struct Notice {
     fuse_ino_t ino;
     uint64_t off;
     uint64_t len;  // 0 = to the end of the file
+    uint64_t cookie = 0;
+  };
+  struct Pending {
+    fuse_ino_t ino;
+    Run run;
   };
 
   void EvictOverBudgetLocked() REQUIRES(mu_);
+  // Whether the page leaving the ledger is asked back first.
+  bool DemotesLocked(const Key& k) REQUIRES(mu_);
   void DropFileLocked(fuse_ino_t ino, uint64_t from_page) REQUIRES(mu_);
-  void QueueLocked(const Invalidation& inv) REQUIRES(mu_);
-  void Run();
+  void QueueLocked(const Notice& n) REQUIRES(mu_);
+  void Loop();
+  // Sends one notification; the thread's, without mu_.
+  void Send(fuse_session* se, const Notice& n);
 
   const uint32_t page_size_;
   // kernel_evict: pages over the budget are dropped from the kernel (true) or only from the ledger
@@ -110,7 +162,14 @@ class KernelCache {
   Order order_ GUARDED_BY(mu_);
   std::unordered_map<fuse_ino_t, std::unordered_map<uint64_t, Order::iterator>> where_
       GUARDED_BY(mu_);
-  std::deque<Invalidation> queue_ GUARDED_BY(mu_);
+  std::deque<Notice> queue_ GUARDED_BY(mu_);
+  // Demotion: the policy, pages dropped lately (mix), runs asked back and not answered yet.
+  bool demote_ = false;  // set before Start
+  Demoter demoter_;
+  bool filled_ GUARDED_BY(mu_) = false;  // mix: the compressed tier has been full
+  cache::GhostSet dropped_ GUARDED_BY(mu_);
+  std::map<uint64_t, Pending> pending_ GUARDED_BY(mu_);
+  uint64_t next_cookie_ GUARDED_BY(mu_) = 1;
   Counts counts_ GUARDED_BY(mu_);
   fuse_session* session_ GUARDED_BY(mu_) = nullptr;
   bool stop_ GUARDED_BY(mu_) = false;

@@ -114,6 +114,8 @@ void Release(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi);
 void Fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t offset, off_t length,
                fuse_file_info* fi);
 void Lseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence, fuse_file_info* fi);
+// kernel_demote: the bytes of pages asked back before the kernel drops them (kernel_cache.h).
+void RetrieveReply(fuse_req_t req, void* cookie, fuse_ino_t ino, off_t offset, fuse_bufvec* bufv);
 
 // ---- dir_ops.cc ----------------------------------------------------------------------------------
 

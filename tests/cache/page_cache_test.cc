@@ -86,6 +86,93 @@ TEST_F(EngineTest, RejectsInvalidOptions) {
   EXPECT_NE(st.message().find("page_size"), std::string::npos) << st.message();
 }
 
+// kernel_demote: the engine beneath the kernel's page cache.
+Options DemoteOptions(const char* policy) {
+  Options o = SmallOptions(50, 4 << 20);
+  o.raw_tier = "kernel";
+  o.kernel_demote = policy;
+  return o;
+}
+
+// A page the kernel drops is compressed off the caller's thread and answers the next read as a
+// compressed hit with the kernel's bytes; the hit hands it back to the kernel (it leaves the
+// compressed tier), and a miss's page is never compressed (the kernel keeps it).
+TEST_F(EngineTest, ADemotedPageIsACompressedHitOnceThenTheKernels) {
+  const size_t ps = 8192;
+  std::string data = MakeFile(8, ps, 100, /*tail=*/300);  // every page compressible
+  Open("f", data);
+  auto cache = MakeCache(DemoteOptions("exclusive"));
+  // Pages 2 and 8 (the short last page) come from the kernel; nothing was read before.
+  cache->Demote(1, 2, data.data() + 2 * ps, ps, cache->ChangeEpoch());
+  cache->Demote(1, 8, data.data() + 8 * ps, 300, cache->ChangeEpoch());
+  cache->Quiesce();
+  CacheStats s = cache->Stats();
+  EXPECT_EQ(s.demotions, 2u);
+  EXPECT_EQ(s.compressed_pages, 2u);
+  std::string buf(ps, 'x');
+  size_t n = 0;
+  ASSERT_TRUE(cache->Read(1, file_.get(), 2 * ps, ps, buf.data(), &n).ok());
+  ASSERT_EQ(n, ps);
+  EXPECT_TRUE(buf == data.substr(2 * ps, ps));
+  ASSERT_TRUE(cache->Read(1, file_.get(), 8 * ps, ps, buf.data(), &n).ok());
+  ASSERT_EQ(n, 300u);
+  EXPECT_EQ(0, std::memcmp(buf.data(), data.data() + 8 * ps, 300));
+  s = cache->Stats();
+  EXPECT_EQ(s.compressed_hits, 2u);
+  EXPECT_EQ(s.misses, 0u);
+  EXPECT_EQ(s.compressed_pages, 0u) << "a compressed hit goes back to the kernel";
+  // Every page read from the store: none of them is compressed, however the staging tier turns.
+  for (int round = 0; round < 40; ++round) {
+    for (uint64_t p = 0; p < 8; ++p) {
+      ASSERT_TRUE(cache->Read(2, file_.get(), p * ps, ps, buf.data(), &n).ok());
+    }
+  }
+  cache->Quiesce();
+  s = cache->Stats();
+  EXPECT_EQ(s.compressions, 2u) << "only the demoted pages were compressed";
+  ExpectCountersAddUp(s);
+}
+
+// Bytes fetched from the kernel before a write (or an invalidation) may be older than the file:
+// they are not kept, and the next read sees the written bytes.
+TEST_F(EngineTest, ADemotionOlderThanAWriteIsNotKept) {
+  const size_t ps = 8192;
+  std::string data = MakeFile(4, ps, 1000);
+  Open("f", data);
+  auto cache = MakeCache(DemoteOptions("mix"));
+  const uint64_t before_write = cache->ChangeEpoch();
+  const std::string fresh = MakePage(1, ps, 500, 99);
+  ASSERT_TRUE(cache->Write(1, file_.get(), ps, fresh.data(), ps).ok());
+  cache->Demote(1, 1, data.data() + ps, ps, before_write);  // the kernel's old copy
+  const uint64_t before_invalidation = cache->ChangeEpoch();
+  cache->InvalidateFile(1);
+  cache->Demote(1, 2, data.data() + 2 * ps, ps, before_invalidation);
+  cache->Quiesce();
+  CacheStats s = cache->Stats();
+  EXPECT_EQ(s.demotions, 0u);
+  EXPECT_EQ(s.demote_drops, 2u);
+  std::string buf(ps, 'x');
+  size_t n = 0;
+  ASSERT_TRUE(cache->Read(1, file_.get(), ps, ps, buf.data(), &n).ok());
+  EXPECT_TRUE(buf == fresh);
+  EXPECT_EQ(cache->Stats().misses, 1u);
+}
+
+// Without kernel_demote (and in daemon mode) Demote keeps nothing.
+TEST_F(EngineTest, DemoteIsANoOpUnlessTheKeyAsksForIt) {
+  const size_t ps = 8192;
+  std::string data = MakeFile(2, ps, 1000);
+  for (const char* tier : {"daemon", "kernel"}) {
+    Options o = SmallOptions(50, 4 << 20);
+    o.raw_tier = tier;
+    auto cache = MakeCache(o);
+    cache->Demote(1, 0, data.data(), ps, cache->ChangeEpoch());
+    cache->Quiesce();
+    EXPECT_EQ(cache->Stats().compressed_pages, 0u) << tier;
+    EXPECT_EQ(cache->Stats().demotions, 0u) << tier;
+  }
+}
+
 TEST_F(EngineTest, ReadsAnyOffsetAndLengthIncludingShortLastPage) {
   const size_t ps = 8192;
   std::string data = MakeFile(10, ps, 2000, /*tail=*/777);

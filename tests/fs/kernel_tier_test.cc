@@ -120,6 +120,48 @@ TEST_F(KernelTierMountTest, ItsShareFollowsALiveChangeOfCompressedPercent) {
   EXPECT_NEAR(static_cast<double>(before - after), 0.5 * (16 << 20), 64 * 1024);
 }
 
+// kernel_demote: the pages the daemon tells the kernel to drop are fetched back first
+// (notify_retrieve) and kept compressed, so reading them again is a compressed hit with the right
+// bytes; a write through the mount after a page was demoted reads back as written.
+TEST_F(KernelTierMountTest, PagesTheKernelDropsAreDemotedAndReadBackRight) {
+  for (const char* policy : {"exclusive", "mix"}) {
+    SCOPED_TRACE(policy);
+    ASSERT_NO_FATAL_FAILURE(
+        MountKernel(std::string("memory=8MiB,compressed_percent=50,kernel_demote=") + policy));
+    std::vector<std::string> names, contents;
+    for (int i = 0; i < 8; ++i) {
+      names.push_back(ds_.MntPath(std::string(policy) + std::to_string(i)));
+      contents.push_back(CompressibleBytes(1 << 20, 50 + i));
+      WriteWholeFile(ds_.DataPath(std::string(policy) + std::to_string(i)), contents.back());
+    }
+    for (size_t i = 0; i < names.size(); ++i) ASSERT_TRUE(ReadAll(names[i]) == contents[i]);
+    // Retrieves and their replies run beside the reads: wait for the first demotions.
+    nlohmann::json s;
+    for (int t = 0; t < 100; ++t) {
+      s = ds_.Stats();
+      if (s["demotions"].get<uint64_t>() > 0) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    EXPECT_GT(s["kernel_retrieved"].get<uint64_t>(), 0u);
+    EXPECT_GT(s["demotions"].get<uint64_t>(), 0u);
+    const uint64_t hits_before = s["compressed_hits"].get<uint64_t>();
+    // The first file left the kernel first: rewrite one of its pages, then read everything.
+    const std::string page(8192, 'w');
+    contents[0].replace(8192 * 3, page.size(), page);
+    {
+      int fd = open(names[0].c_str(), O_WRONLY);
+      ASSERT_GE(fd, 0);
+      ASSERT_EQ(pwrite(fd, page.data(), page.size(), 8192 * 3), 8192);
+      close(fd);
+    }
+    for (size_t i = 0; i < names.size(); ++i) ASSERT_TRUE(ReadAll(names[i]) == contents[i]) << i;
+    s = ds_.Stats();
+    EXPECT_GT(s["compressed_hits"].get<uint64_t>(), hits_before);
+    EXPECT_EQ(s["read_errors"].get<uint64_t>(), 0u);
+    ASSERT_EQ(ds_.Unmount(), 0);
+  }
+}
+
 // The staleness bound: a file rewritten in place underneath, through a descriptor opened before,
 // reads the new bytes once attr_timeout has passed (the kernel refreshes the attributes, sees the
 // new mtime and drops its pages).
