@@ -38,10 +38,13 @@ def config(r):
     name = "ccfs {} C={}%".format(r.get("raw_tier", "daemon"), r["compressed_percent"])
     if r["compressed_percent"]:
         name += " " + r["compressor"]
-    # bench.sh puts "raw_tier:codec:C:kernel_evict:transport" in front of each line.
-    tier, _, _, evict, transport = (r.get("config") or "daemon:::true:dev").split(":")
+    # bench.sh puts "raw_tier:codec:C:kernel_evict:transport:kernel_demote" in front of each line
+    # (older runs: without kernel_demote).
+    tier, _, _, evict, transport, *demote = (r.get("config") or "daemon:::true:dev").split(":")
     if tier == "kernel":
         name += " (daemon evicts)" if evict == "true" else " (cgroup)"
+        if demote and demote[0] != "off":
+            name += " demote=" + demote[0]
     if transport != "dev":
         name += " " + transport
     return name

@@ -302,16 +302,20 @@ for round in $(seq "${BENCH_ROUNDS:-3}"); do
       log "levels round $round: $(basename "$d"), $dist: the page cache in a $memory cgroup"
       run "$ccfs" replay "$d" --memory "$memory" --dist "$dist" --ops "$ops" --warmup "$w" \
         --no-progress --json >>"$out/levels.jsonl" 2>>"$out/bench.log" || true
-      # raw_tier:codec:C:kernel_evict:transport
-      cfgs=("daemon:lz4:0:true:dev" "daemon:zstd:$best_pareto_zstd:true:dev" "kernel:lz4:0:true:dev"
-            "kernel:lz4:0:false:dev" "kernel:lz4:$kbest_lz4:false:dev" "kernel:zstd:$kbest_zstd:false:dev"
-            "kernel:zstd:$kbest_zstd:true:dev")
-      [ $levels_uring = 1 ] && cfgs+=("daemon:lz4:0:true:uring" "kernel:zstd:$kbest_zstd:false:uring")
+      # raw_tier:codec:C:kernel_evict:transport:kernel_demote
+      cfgs=("daemon:lz4:0:true:dev:off" "daemon:zstd:$best_pareto_zstd:true:dev:off"
+            "kernel:lz4:0:true:dev:off" "kernel:lz4:0:false:dev:off"
+            "kernel:lz4:$kbest_lz4:false:dev:off" "kernel:zstd:$kbest_zstd:false:dev:off"
+            "kernel:zstd:$kbest_zstd:true:dev:off" "kernel:zstd:$kbest_zstd:true:dev:exclusive"
+            "kernel:zstd:$kbest_zstd:true:dev:mix")
+      [ $levels_uring = 1 ] &&
+        cfgs+=("daemon:lz4:0:true:uring:off" "kernel:zstd:$kbest_zstd:false:uring:off")
       for cfg in "${cfgs[@]}"; do
-        IFS=: read -r tier codec c evict transport <<<"$cfg"
-        mount_ccfs "$d" "$memory" "raw_tier=$tier,compressed_percent=$c,compressor=$codec,kernel_evict=$evict,transport=$transport"
-        log "levels round $round: $(basename "$d"), $dist: ccfs raw_tier=$tier, $codec, C=$c%, kernel_evict=$evict, $transport"
-        # The line carries the configuration (kernel_evict and transport are not in replay's JSON).
+        IFS=: read -r tier codec c evict transport demote <<<"$cfg"
+        mount_ccfs "$d" "$memory" "raw_tier=$tier,compressed_percent=$c,compressor=$codec,kernel_evict=$evict,transport=$transport,kernel_demote=$demote"
+        log "levels round $round: $(basename "$d"), $dist: ccfs raw_tier=$tier, $codec, C=$c%, kernel_evict=$evict, $transport, kernel_demote=$demote"
+        # The line carries the configuration (kernel_evict, transport and kernel_demote are not in
+        # replay's JSON).
         run "$ccfs" replay "$mnt" --dist "$dist" --ops "$ops" --warmup "$w" --no-progress --json \
           2>>"$out/bench.log" | sed "s/^{/{\"config\": \"$cfg\", /" >>"$out/levels.jsonl" || true
         umount_ccfs

@@ -14,6 +14,7 @@
 #include <cstring>
 
 #include "fuse/log.h"
+#include "util/cgroup_memory.h"
 
 namespace ccfs {
 
@@ -21,6 +22,7 @@ KernelCache::KernelCache(uint64_t budget_bytes, uint32_t page_size, bool evict)
     : page_size_(page_size),
       evict_(evict),
       budget_pages_(budget_bytes / page_size),
+      nominal_pages_(budget_bytes / page_size),
       // Pages dropped lately, for mix: a few times what both levels hold.
       dropped_(std::max<uint64_t>(1024, budget_bytes / page_size * 8)) {
   counts_.budget_bytes = budget_bytes;
@@ -175,11 +177,27 @@ void KernelCache::Forget(fuse_ino_t ino) {
 
 void KernelCache::SetBudget(uint64_t budget_bytes) {
   MutexLock lock(&mu_);
-  budget_pages_ = budget_bytes / page_size_;
+  nominal_pages_ = budget_pages_ = budget_bytes / page_size_;
   slack_pages_ = std::min<uint64_t>(budget_pages_ / 32, kMaxSlackBytes / page_size_);
   counts_.budget_bytes = budget_bytes;
   filled_ = false;  // the compressed tier's share changed with it
-  EvictOverBudgetLocked();
+  EvictOverBudgetLocked();  // the thread fits it to the cgroup again within kRoomPeriod
+}
+
+void KernelCache::FitLocked(const CgroupMemory* m) {
+  uint64_t pages = nominal_pages_;
+  if (m != nullptr) {
+    // What else the cgroup holds: all it is charged, less the kernel's pages of our files (at most
+    // the ledger's count, at most its page cache).
+    const uint64_t ours = std::min<uint64_t>(order_.size() * page_size_, m->file);
+    const uint64_t others = m->usage > ours ? m->usage - ours : 0;
+    const uint64_t room =
+        m->limit > others + kRoomMarginBytes ? m->limit - others - kRoomMarginBytes : 0;
+    pages = std::clamp<uint64_t>(room / page_size_, nominal_pages_ / kMinRoomShare, nominal_pages_);
+  }
+  if (pages == budget_pages_) return;
+  budget_pages_ = pages;
+  counts_.budget_bytes = pages * page_size_;
 }
 
 KernelCache::Counts KernelCache::counts() const {
@@ -197,10 +215,27 @@ void KernelCache::QueueLocked(const Notice& n) {
 
 void KernelCache::Loop() {
   MutexLock lock(&mu_);
+  auto next_fit = std::chrono::steady_clock::now();
   for (;;) {
-    while (queue_.empty() && !stop_) wake_.Wait(&mu_);
     // Stopping: what is left is dropped with the mount (the kernel's pages go at unmount).
     if (stop_) return;
+    if (demote_ && std::chrono::steady_clock::now() >= next_fit) {
+      next_fit = std::chrono::steady_clock::now() + kRoomPeriod;
+      lock.Unlock();
+      CgroupMemory m;
+      const bool limited = ReadCgroupMemory(&m);
+      lock.Lock();
+      FitLocked(limited ? &m : nullptr);
+      EvictOverBudgetLocked();
+    }
+    if (queue_.empty()) {
+      if (demote_) {
+        wake_.WaitUntil(&mu_, next_fit);
+      } else {
+        wake_.Wait(&mu_);
+      }
+      continue;
+    }
     Notice n = queue_.front();
     queue_.pop_front();
     // A run whose file was forgotten or invalidated meanwhile is not asked for.

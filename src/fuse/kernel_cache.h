@@ -41,6 +41,7 @@
 #ifndef CCFS_FUSE_KERNEL_CACHE_H_
 #define CCFS_FUSE_KERNEL_CACHE_H_
 
+#include <chrono>
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -51,6 +52,7 @@
 
 #include "cache/admission.h"
 #include "fuse/fuse_api.h"
+#include "util/cgroup_memory.h"
 #include "util/mutex.h"
 #include "util/thread_annotations.h"
 
@@ -115,6 +117,11 @@ class KernelCache {
 
  private:
   static constexpr uint64_t kMaxSlackBytes = 4ull << 20;
+  // Demotion: how often the cgroup's room is looked at, the least share of the budget the ledger
+  // keeps, and what it leaves free below the cgroup's limit.
+  static constexpr auto kRoomPeriod = std::chrono::milliseconds(100);
+  static constexpr uint64_t kMinRoomShare = 8;  // 1/8
+  static constexpr uint64_t kRoomMarginBytes = 2ull << 20;
   // A retrieve asks for at most this much (the kernel caps it at max_write).
   static constexpr uint64_t kMaxRetrieveBytes = 128ull << 10;
   // Runs asked back and not answered yet, at most (the oldest are forgotten past it).
@@ -146,6 +153,9 @@ class KernelCache {
   void DropFileLocked(fuse_ino_t ino, uint64_t from_page) REQUIRES(mu_);
   void QueueLocked(const Notice& n) REQUIRES(mu_);
   void Loop();
+  // Demotion: the ledger's budget from the room the cgroup `m` leaves (null: no limit, the whole
+  // budget). The thread's, every kRoomPeriod.
+  void FitLocked(const CgroupMemory* m) REQUIRES(mu_);
   // Sends one notification; the thread's, without mu_.
   void Send(fuse_session* se, const Notice& n);
 
@@ -155,7 +165,8 @@ class KernelCache {
   const bool evict_;
   mutable Mutex mu_;
   CondVar wake_;
-  uint64_t budget_pages_ GUARDED_BY(mu_);
+  uint64_t budget_pages_ GUARDED_BY(mu_);   // what the ledger holds to now
+  uint64_t nominal_pages_ GUARDED_BY(mu_);  // the kernel's share of memory (SetBudget)
   uint64_t slack_pages_ GUARDED_BY(mu_) = 0;
 
   // The ledger: served pages, oldest first, and where each sits in that order.
