@@ -82,12 +82,13 @@ class PageCache {
 
   // Demotion (raw_tier = kernel, kernel_demote != "off"; Options::demotes()): the kernel's page
   // cache is dropping page `page_no` of `file_id`, whose `len` bytes (the kernel's copy, fetched
-  // back) are `bytes`. The page is staged in a free raw frame, first in line for the evictor, which
-  // compresses it; pages loaded by misses are dropped from the staging tier uncompressed instead
-  // (the kernel keeps their raw copy), and a compressed hit leaves the compressed tier (the kernel
-  // takes the page back). `epoch` is ChangeEpoch() read before the bytes were asked for: if any
-  // write or invalidation happened since, the bytes may be older than the file and are not kept
-  // (demote_drops), nor when no frame is free or the page is cached already. Never waits.
+  // back) are `bytes`. A copy is handed to the compression pool, which publishes the page in the
+  // compressed tier (no raw frame is used). In this mode pages loaded by misses leave the staging
+  // tier uncompressed (the kernel keeps their raw copy), and a compressed hit leaves the compressed
+  // tier (the kernel takes the page back). `epoch` is ChangeEpoch() read before the bytes were
+  // asked for: if a write or an invalidation happened since, the bytes may be older than the file
+  // and are not kept; nor are pages cached already, incompressible ones, or pages beyond what the
+  // pool may have waiting (demote_drops). Never waits.
   void Demote(uint64_t file_id, uint64_t page_no, const void* bytes, uint32_t len,
               uint64_t epoch);
   // Moves on at every Write and InvalidateFile (before they drop pages).

@@ -146,9 +146,9 @@ class LatencyHistogram {
     "raw_tier = kernel: pages the daemon told the kernel to drop to hold its budget")              \
   X(kernel_retrieved, Event,                                                                       \
     "kernel_demote: pages fetched back from the kernel before it was told to drop them")          \
-  X(demotions, Event, "kernel_demote: pages from the kernel staged for the compressed tier")      \
+  X(demotions, Event, "kernel_demote: pages from the kernel kept in the compressed tier")         \
   X(demote_drops, Event,                                                                           \
-    "kernel_demote: pages from the kernel not kept (changed meanwhile, or no free frame)")        \
+    "kernel_demote: pages from the kernel not kept (changed, cached, incompressible, pool busy)") \
   X(mrc_samples, Event, "page reads sampled into the hit-ratio curve estimate (cache/mrc.h)")      \
   X(mrc_drops, Event, "sampled page reads the curve estimator dropped: its buffer was full")      \
   X(split_changes, Event, "changes of compressed_percent or compressor made by auto")

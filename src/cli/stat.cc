@@ -11,23 +11,30 @@
 // and this command run on one machine (a FUSE mount is local), so the command reads the RAPL
 // package counters itself at each interval (stats/rapl.h). Where there are none it says so once and
 // shows CPU time only.
+#include <fcntl.h>
+#include <ftw.h>
+#include <sys/stat.h>
 #include <signal.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <ctime>
 #include <memory>
 #include <string>
 
 #include "ccfs/codec.h"
 #include "ccfs/config.h"
+#include "ccfs/mount_protocol.h"
 #include "ccfs/stats.h"
 #include "cli/command.h"
 #include "client/mount_client.h"
 #include "stats/rapl.h"
 #include "stats/stat_interval.h"
+#include "util/cachestat.h"
 
 namespace ccfs {
 namespace {
@@ -75,6 +82,42 @@ timespec AddSeconds(timespec t, double s) {
 }
 
 // --splits: the split estimator's whole prediction, once, from one read of stats.json.
+// raw_tier = kernel: what the kernel's page cache holds of the mount's files now, measured with
+// cachestat(2) over each regular file (the control directory left out; at most kMaxFiles files).
+struct Residency {
+  uint64_t bytes = 0;
+  uint64_t files = 0;
+  int error = 0;  // from cachestat: nothing measured
+};
+constexpr uint64_t kMaxResidencyFiles = 100000;
+thread_local Residency* residency = nullptr;
+
+int CountResident(const char* path, const struct stat* st, int type, FTW* ftw) {
+  if (type == FTW_D && ftw->level == 1 && std::string(path + ftw->base) == kControlDirName) {
+    return FTW_SKIP_SUBTREE;
+  }
+  if (type != FTW_F || !S_ISREG(st->st_mode)) return FTW_CONTINUE;
+  const int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return FTW_CONTINUE;
+  uint64_t pages = 0;
+  const int err = CachedPages(fd, 0, 0, &pages);
+  close(fd);
+  if (err != 0) {
+    residency->error = err;
+    return FTW_STOP;
+  }
+  residency->bytes += pages * static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
+  return ++residency->files >= kMaxResidencyFiles ? FTW_STOP : FTW_CONTINUE;
+}
+
+Residency MeasureResidency(const std::string& mountpoint) {
+  Residency r;
+  residency = &r;
+  nftw(mountpoint.c_str(), CountResident, 32, FTW_PHYS | FTW_MOUNT | FTW_ACTIONRETVAL);
+  residency = nullptr;
+  return r;
+}
+
 int PrintSplits(const StatArgs& args) {
   CacheStats s;
   Status st = ReadMountStats(args.mountpoint, &s);
@@ -126,11 +169,24 @@ int RunStat(const StatArgs& args) {
     return 1;
   }
   if (before.kernel_raw_tier && !args.json) {
+    const Residency r = MeasureResidency(args.mountpoint);
+    const std::string measured =
+        r.error != 0 ? std::string("not measurable here: cachestat: ") + strerror(r.error)
+                     : FormatSize(r.bytes) + " in " + std::to_string(r.files) + " files by cachestat";
     std::printf("raw_tier = kernel: the kernel answers hot reads itself and the daemon cannot count "
                 "them; the figures are of the reads that reached the daemon. \"raw\" includes the "
-                "kernel's pages of the mount's files (at most %s now, budget %s).\n",
-                FormatSize(before.kernel_held_bytes).c_str(),
+                "kernel's pages of the mount's files (now %s; the daemon's ledger: at most %s, "
+                "budget %s).\n",
+                measured.c_str(), FormatSize(before.kernel_held_bytes).c_str(),
                 FormatSize(before.kernel_budget_bytes).c_str());
+    if (before.kernel_retrieved > 0) {
+      std::printf("kernel_demote: %llu pages asked back from the kernel before it dropped them, "
+                  "%llu kept compressed, %llu not kept (changed since, cached again, "
+                  "incompressible, or the pool busy).\n",
+                  static_cast<unsigned long long>(before.kernel_retrieved),
+                  static_cast<unsigned long long>(before.demotions),
+                  static_cast<unsigned long long>(before.demote_drops));
+    }
   }
   if (!args.json) {
     const std::string note = rapl ? "energy: RAPL " + rapl->Describe() +

@@ -1,7 +1,6 @@
 // DescriptorFiles (trace/replay_target.h): the plain-descriptor I/O under the mount and directory
 // targets.
 #include <fcntl.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -9,30 +8,9 @@
 #include <fmt/format.h>
 
 #include "trace/replay_target.h"
+#include "util/cachestat.h"
 
 namespace ccfs {
-
-namespace {
-
-// cachestat(2) (Linux 6.5): how many pages of a file range the page cache holds, without touching
-// them. The C library has no wrapper for it and Debian 12's kernel headers predate it, so the call
-// and its structures are spelled here (451 is its number in the table most architectures share).
-#ifndef __NR_cachestat
-#define __NR_cachestat 451
-#endif
-struct CachestatRange {
-  uint64_t off;
-  uint64_t len;
-};
-struct Cachestat {
-  uint64_t nr_cache;
-  uint64_t nr_dirty;
-  uint64_t nr_writeback;
-  uint64_t nr_evicted;
-  uint64_t nr_recently_evicted;
-};
-
-}  // namespace
 
 DescriptorFiles::~DescriptorFiles() {
   for (int fd : fds_) ::close(fd);
@@ -76,16 +54,15 @@ Status DescriptorFiles::Write(uint32_t file, uint64_t offset, const char* buf, s
 // where cachestat is kept to files the caller may write) is not asked again.
 int DescriptorFiles::Holds(uint32_t file, uint64_t offset, size_t len) {
   if (len == 0 || !cachestat_works_.load(std::memory_order_relaxed)) return -1;
-  CachestatRange range{offset, len};
-  Cachestat cs{};
-  if (::syscall(__NR_cachestat, fds_[file], &range, &cs, 0) != 0) {
+  uint64_t cached = 0;
+  if (CachedPages(fds_[file], offset, len, &cached) != 0) {
     cachestat_works_.store(false, std::memory_order_relaxed);
     return -1;
   }
   const uint64_t page = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
   const uint64_t first = offset / page;
   const uint64_t last = (offset + len - 1) / page;
-  return cs.nr_cache >= last - first + 1 ? 1 : 0;
+  return cached >= last - first + 1 ? 1 : 0;
 }
 
 }  // namespace ccfs
