@@ -6,6 +6,7 @@
 
 #include "ccfs/config.h"
 #include "ccfs/options.h"
+#include "config/config_test_util.h"
 #include "config/live_options.h"
 
 namespace ccfs {
@@ -54,28 +55,23 @@ TEST(AutoKeysTest, TwoAutoSplitsAreTheSameSettingWhateverTheValueInForce) {
 }
 
 TEST(AutoKeysTest, AutoThatCannotWorkIsRefusedNamingTheKey) {
-  auto refused = [](const std::string& list) {
-    Options o;
-    Status s = ApplyOptionList(list, "-o", &o, nullptr);
-    return s.ok() ? std::string() : s.message();
-  };
-  std::string m = refused("compressed_percent=auto,raw_tier=kernel");
+  std::string m = RefusalOf("compressed_percent=auto,raw_tier=kernel");
   EXPECT_NE(m.find("compressed_percent = auto: needs raw_tier = daemon"), std::string::npos) << m;
-  m = refused("compressed_percent=auto,estimate_splits=false");
+  m = RefusalOf("compressed_percent=auto,estimate_splits=false");
   EXPECT_NE(m.find("compressed_percent = auto: needs estimate_splits = true"), std::string::npos) << m;
-  m = refused("compressor=auto,compressed_percent=0");
+  m = RefusalOf("compressor=auto,compressed_percent=0");
   EXPECT_NE(m.find("compressor = auto: compressed_percent = 0 leaves no compressed tier"), std::string::npos) << m;
-  m = refused("compressor=auto,compression_level=15");
+  m = RefusalOf("compressor=auto,compression_level=15");
   EXPECT_NE(m.find("compressor = auto: compression_level = 15 must suit every codec"), std::string::npos) << m;
-  m = refused("auto_interval=0");
+  m = RefusalOf("auto_interval=0");
   EXPECT_NE(m.find("auto_interval = 0: must be a finite number of seconds > 0"), std::string::npos) << m;
-  m = refused("auto_max_step=0");
+  m = RefusalOf("auto_max_step=0");
   EXPECT_NE(m.find("auto_max_step = 0: must be between 1 and 95"), std::string::npos) << m;
-  m = refused("compressed_percent=automatic");
+  m = RefusalOf("compressed_percent=automatic");
   EXPECT_NE(m.find("compressed_percent = automatic: expected an integer"), std::string::npos) << m;
   // Both under auto is fine, and so is a codec chosen for a fixed share.
-  EXPECT_EQ(refused("compressed_percent=auto,compressor=auto"), "");
-  EXPECT_EQ(refused("compressed_percent=40,compressor=auto"), "");
+  EXPECT_EQ(RefusalOf("compressed_percent=auto,compressor=auto"), "");
+  EXPECT_EQ(RefusalOf("compressed_percent=40,compressor=auto"), "");
 }
 
 }  // namespace

@@ -564,19 +564,14 @@ TEST(RenderConfigTest, EveryKeyAppearsWithAComment) {
 
 // kernel_demote works only where the daemon chooses which of the kernel's pages leave.
 TEST(ApplyOptionListTest, KernelDemoteThatCannotWorkIsRefusedNamingTheKey) {
-  auto refused = [](const std::string& list) {
-    Options o;
-    Status s = ApplyOptionList(list, "-o", &o, nullptr);
-    return s.ok() ? std::string() : s.message();
-  };
-  std::string m = refused("kernel_demote=mix");
+  std::string m = RefusalOf("kernel_demote=mix");
   EXPECT_NE(m.find("kernel_demote = mix: needs raw_tier = kernel"), std::string::npos) << m;
-  m = refused("raw_tier=kernel,kernel_evict=false,kernel_demote=exclusive");
+  m = RefusalOf("raw_tier=kernel,kernel_evict=false,kernel_demote=exclusive");
   EXPECT_NE(m.find("kernel_demote = exclusive: needs kernel_evict = true"), std::string::npos) << m;
-  m = refused("raw_tier=kernel,kernel_demote=always");
+  m = RefusalOf("raw_tier=kernel,kernel_demote=always");
   EXPECT_NE(m.find("kernel_demote = always"), std::string::npos) << m;
-  EXPECT_EQ(refused("raw_tier=kernel,kernel_demote=mix"), "");
-  EXPECT_EQ(refused("raw_tier=kernel,kernel_evict=false,kernel_demote=off"), "");
+  EXPECT_EQ(RefusalOf("raw_tier=kernel,kernel_demote=mix"), "");
+  EXPECT_EQ(RefusalOf("raw_tier=kernel,kernel_evict=false,kernel_demote=off"), "");
 }
 
 }  // namespace

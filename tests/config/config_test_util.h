@@ -2,9 +2,19 @@
 #ifndef CCFS_TESTS_CONFIG_CONFIG_TEST_UTIL_H_
 #define CCFS_TESTS_CONFIG_CONFIG_TEST_UTIL_H_
 
+#include <string>
+
+#include "ccfs/config.h"
 #include "ccfs/options.h"
 
 namespace ccfs {
+
+// The message ApplyOptionList gives for `list` over default options ("" if it is accepted).
+inline std::string RefusalOf(const std::string& list) {
+  Options o;
+  Status s = ApplyOptionList(list, "-o", &o, nullptr);
+  return s.ok() ? std::string() : s.message();
+}
 
 // Options with every field away from its default and valid, so a test can tell whether a key
 // was applied.
