@@ -23,7 +23,6 @@ KernelCache::KernelCache(uint64_t budget_bytes, uint32_t page_size, bool evict)
       evict_(evict),
       budget_pages_(budget_bytes / page_size),
       nominal_pages_(budget_bytes / page_size),
-      // Pages dropped lately, for mix: a few times what both levels hold.
       // Pages dropped lately, for mix: 8x the kernel's share (measured against the simulation's
       // share + compressed pages, which filtered too much: lower hit ratios at 2x and 8x Pareto).
       dropped_(std::max<uint64_t>(1024, budget_bytes / page_size * 8)) {
