@@ -31,6 +31,17 @@ Options Base() {
   return o;
 }
 
+// The keys AllNonDefault() changes: all but kernel_demote, which has no other valid value beside
+// its kernel_evict = false (KernelDemoteIsNotLive covers it).
+std::vector<config::KeySpec> ChangedByAllNonDefault() {
+  std::vector<config::KeySpec> keys;
+  for (const config::KeySpec& key : config::AllKeys()) {
+    if (!config::SameField(key, AllNonDefault(), Options{})) keys.push_back(key);
+  }
+  EXPECT_EQ(keys.size() + 1, config::AllKeys().size());
+  return keys;
+}
+
 // `base` with `key` alone taken from AllNonDefault(); checked to differ in that key only and to
 // be valid, so a refusal can only be about liveness.
 Options ChangeOneKey(const Options& base, const config::KeySpec& key) {
@@ -55,7 +66,7 @@ class LiveKeysTest : public ::testing::Test {
   // asked; any other must be refused with a message containing "KEY<refusal>", changing nothing.
   using Apply = std::function<Status(const Options& wanted, const std::string& key)>;
   void ExpectAppliedExactlyWhenLive(const Apply& apply, const std::string& refusal) {
-    for (const config::KeySpec& key : config::AllKeys()) {
+    for (const config::KeySpec& key : ChangedByAllNonDefault()) {
       const std::string name(key.name);
       SCOPED_TRACE(name);
       const Options before = cache_->options();
@@ -91,6 +102,20 @@ TEST_F(LiveKeysTest, ControlFileAppliesExactlyTheLiveKeys) {
   }, " cannot change while mounted: needs a remount");
 }
 
+TEST(LiveKeysKernelTest, KernelDemoteIsNotLive) {
+  Options o = Base();
+  o.raw_tier = "kernel";
+  std::unique_ptr<PageCache> cache;
+  ASSERT_TRUE(PageCache::Create(o, &cache).ok());
+  Options wanted = o;
+  wanted.kernel_demote = "mix";
+  ASSERT_TRUE(wanted.Validate().ok());
+  Status s = cache->Reconfigure(wanted);
+  EXPECT_EQ(s.code(), Status::Code::kNotSupported);
+  EXPECT_THAT(s.message(), HasSubstr("kernel_demote: cannot change while mounted"));
+  EXPECT_EQ(cache->options(), o);
+}
+
 TEST_F(LiveKeysTest, LiveChangesReachTheEnginesStats) {
   Options wanted = cache_->options();
   wanted.compressed_percent = 40;
@@ -109,7 +134,7 @@ TEST_F(LiveKeysTest, SighupAppliesTheLiveKeysAndListsTheRest) {
   std::vector<std::string> needs_remount;
   ASSERT_TRUE(fs_->ApplyLiveOptions(AllNonDefault(), "SIGHUP", &needs_remount).ok());
   std::vector<std::string> live, remount;
-  for (const config::KeySpec& key : config::AllKeys()) {
+  for (const config::KeySpec& key : ChangedByAllNonDefault()) {
     (key.live ? live : remount).emplace_back(key.name);
   }
   EXPECT_EQ(needs_remount, remount);
