@@ -5,6 +5,8 @@
 
 #include <chrono>
 #include <cstdint>
+#include <fstream>
+#include <string>
 
 #include <fmt/format.h>
 
@@ -15,6 +17,43 @@
 namespace ccfs {
 
 namespace {
+
+// Anonymous memory a process holds now (RssAnon of /proc/PID/status), in bytes; 0 when unknown.
+uint64_t AnonBytes(pid_t pid) {
+  std::ifstream in(fmt::format("/proc/{}/status", pid));
+  std::string key;
+  while (in >> key) {
+    if (key == "RssAnon:") {
+      uint64_t kb = 0;
+      in >> kb;
+      return kb * 1024;
+    }
+    std::getline(in, key);
+  }
+  return 0;
+}
+
+// The reader's own heap, stack and the pages in flight: kept free beside the daemon's tiers.
+constexpr uint64_t kReaderRoom = 2ull << 20;
+
+// The daemon's memory cannot be reclaimed (it is anonymous, and there is no swap to take it): the
+// cgroup must hold what it has beside its tiers' budgets, or its OOM killer ends the daemon, and
+// the mount with it, once the tiers fill. The kernel's cached pages are what the cgroup squeezes.
+Status CheckDaemonFits(pid_t daemon_pid, const CacheStats& daemon) {
+  const uint64_t anon = AnonBytes(daemon_pid);
+  const uint64_t tiers_now = daemon.raw_bytes + daemon.compressed_bytes;
+  const uint64_t own = anon > tiers_now ? anon - tiers_now : 0;
+  const uint64_t need = own + daemon.raw_budget_bytes + daemon.compressed_budget_bytes + kReaderRoom;
+  if (need <= daemon.memory_bytes) return Status::Ok();
+  return Status::InvalidArgument(fmt::format(
+      "raw_tier = kernel: memory = {} MiB is too small to hold the reader and the daemon in one "
+      "memory cgroup: the daemon's own {:.1f} MiB, its tiers' {:.1f} MiB and {} MiB for the "
+      "reader need {:.1f} MiB, and the cgroup's OOM killer would end the daemon; mount with a "
+      "larger memory (or a smaller compressed_percent)",
+      daemon.memory_bytes >> 20, own / 1048576.0,
+      (daemon.raw_budget_bytes + daemon.compressed_budget_bytes) / 1048576.0, kReaderRoom >> 20,
+      need / 1048576.0));
+}
 
 class MountTarget final : public ReplayTarget {
  public:
@@ -35,6 +74,8 @@ class MountTarget final : public ReplayTarget {
     if (daemon_pid <= 0) {
       return Status::IOError(0, mountpoint_ + ": cannot read the daemon's pid from stats.json");
     }
+    s = CheckDaemonFits(daemon_pid, daemon);
+    if (!s.ok()) return s;
     s = MemoryCgroup::Create(daemon.memory_bytes, &cgroup_);
     if (s.ok()) s = cgroup_->AddProcess(::getpid());
     if (s.ok()) s = cgroup_->AddProcess(daemon_pid);

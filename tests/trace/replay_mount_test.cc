@@ -4,6 +4,9 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <string>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -25,11 +28,11 @@ class ReplayMountTest : public testing::MountTest {
     MountOrDie({"-o", "memory=4MiB,compressed_percent=0,raw_tier=daemon"});
   }
 
-  void MakeData() {
+  void MakeData(uint64_t size = 16ull << 20) {
     std::filesystem::remove_all(ds_.data());
     MkdataOptions mk;
     mk.dir = ds_.data();
-    mk.size = 16ull << 20;
+    mk.size = size;
     ASSERT_TRUE(ParseMix("text=50,db=50", &mk.mix).ok());
     std::vector<KindReport> report;
     Status s = MakeDataset(mk, &report);
@@ -110,13 +113,37 @@ TEST_F(ReplayMountTest, TheTripIsMeasuredAndChargedOnEveryRead) {
 // size for the run, which this test process should not). The reads the kernel held are timed
 // apart: they are the kernel's hits the daemon's counters imply, they cost less than a read that
 // reaches the daemon, and the model charges them no trip.
+// The cgroup must hold the daemon's own memory and its tiers beside the kernel's pages (the
+// daemon's is anonymous and cannot be reclaimed), so the mount is given 24 MiB over 48 MiB of data.
 class ReplayKernelMountTest : public ReplayMountTest {
  protected:
   void SetUp() override {
-    ASSERT_NO_FATAL_FAILURE(MakeData());
-    MountOrDie({"-o", "memory=8MiB,compressed_percent=50,raw_tier=kernel"});
+    ASSERT_NO_FATAL_FAILURE(MakeData(48ull << 20));
+    MountOrDie({"-o", "memory=24MiB,compressed_percent=50,raw_tier=kernel"});
   }
 };
+
+// A memory too small for the daemon is refused before anything joins the cgroup, naming the key:
+// the cgroup's OOM killer would otherwise end the daemon, and the mount with it.
+class ReplayKernelTinyMountTest : public ReplayMountTest {
+ protected:
+  void SetUp() override {
+    ASSERT_NO_FATAL_FAILURE(MakeData());
+    MountOrDie({"-o", "memory=4MiB,compressed_percent=75,raw_tier=kernel"});
+  }
+};
+
+TEST_F(ReplayKernelTinyMountTest, MemoryTheDaemonCannotFitInIsRefused) {
+  testing::CommandResult run = testing::RunCcfs(
+      {"replay", ds_.mnt(), "--dist", "pareto", "--ops", "2000", "--json", "--no-progress"}, 60);
+  EXPECT_NE(run.exit_code, 0) << run.output;
+  EXPECT_NE(run.output.find("memory = 4 MiB is too small"), std::string::npos) << run.output;
+  // The daemon is untouched: still serving, and still in no cgroup of replay's making.
+  EXPECT_FALSE(ds_.Stats().is_discarded());
+  std::ifstream cgroups("/proc/" + std::to_string(ds_.pid()) + "/cgroup");
+  std::string text((std::istreambuf_iterator<char>(cgroups)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(text.find("ccfs-replay-"), std::string::npos) << text;
+}
 
 TEST_F(ReplayKernelMountTest, KernelHitsAreTimedApartAndPayNoTrip) {
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
