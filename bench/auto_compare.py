@@ -19,6 +19,12 @@ not with the run's figures. Writes OUT.csv (every run) and OUT.txt (the report).
 --baseline-ccfs OTHER adds "auto@baseline": auto of another build (e.g. the previous decision
 rule) in the same interleaved rounds, so a change to auto is judged by a same-run comparison.
 
+--mrc-only runs the fixed splits alone and reports how near the estimator's predicted hit ratio
+at each split (made at every other split) comes to the one measured there; with --baseline-ccfs
+the other build's predictions too, at the same splits ("P@baseline"), measured against this
+build's runs (the engine's hit ratios do not depend on the estimator), so a change to the
+estimator is judged by a same-run comparison.
+
 Usage: bench/auto_compare.py --ccfs build/ccfs --data DIR [--memory 32MiB] [--rounds 3] ...
 """
 
@@ -37,6 +43,9 @@ def run_replay(args, law, setting):
     if setting == "auto@baseline":
         ccfs = args.baseline_ccfs
         opts += ",compressed_percent=auto"
+    elif str(setting).endswith("@baseline"):
+        ccfs = args.baseline_ccfs
+        opts += f",compressed_percent={str(setting)[:-len('@baseline')]}"
     elif setting == "auto":
         opts += ",compressed_percent=auto"
     elif setting == "auto+codec":
@@ -79,6 +88,8 @@ def main():
     p.add_argument("--phase-ops", type=int, default=300000)
     p.add_argument("--auto-interval", default="", help="auto_interval for the auto runs (default: the key's)")
     p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--mrc-only", action="store_true",
+                   help="fixed splits only: the estimator's predicted hit ratios against measured")
     p.add_argument("--out", default="auto_compare")
     args = p.parse_args()
 
@@ -88,6 +99,10 @@ def main():
         settings.append("auto+codec")
     if args.baseline_ccfs:
         settings.append("auto@baseline")
+    if args.mrc_only:
+        settings = [int(x) for x in args.percents.split(",")]
+        if args.baseline_ccfs:
+            settings += [f"{x}@baseline" for x in args.percents.split(",")]
     if args.overhead is not None:
         # The estimator's cost: one fixed split with the estimate on and off, nothing else.
         settings = [args.overhead, f"{args.overhead}:noest"]
@@ -150,6 +165,28 @@ def main():
             lines.append(f"  per round on/off: " + ", ".join(f"{a / b:.3f}" for a, b in zip(on_r, off_r)))
             continue
         fixed = [str(s) for s in settings if isinstance(s, int)]
+        if args.mrc_only:
+            for tag in ("", "@baseline"):
+                gaps = []
+                for x in rows:
+                    st = x["setting"]
+                    if x["law"] != law or not st.endswith(tag) or not st[:len(st) - len(tag)].isdigit():
+                        continue
+                    for pred in x["predicted"]:
+                        c = str(pred["compressed_percent"])
+                        if c in med:
+                            gaps.append((abs(pred["hit_ratio"] - med[c]["hit"]), st, c))
+                if not gaps:
+                    continue
+                worst = max(gaps)
+                predicted_lines.append(
+                    f"{law}: {'this build' if not tag else 'baseline build'}: predicted vs measured "
+                    f"hit ratio at the fixed splits: mean gap "
+                    f"{100 * statistics.mean(g[0] for g in gaps):.2f} points, worst "
+                    f"{100 * worst[0]:.1f} points (predicted at C={worst[1]} for C={worst[2]}%)")
+            lines.append(f"{law}: measured hit ratio " + ", ".join(
+                f"C={c}%: {med[c]['hit']:.3f}" for c in fixed))
+            continue
         best = min(fixed, key=lambda s: med[s]["us"])
         lines.append(f"{law}:")
         lines.append(f"  {'split':>10} {'µs/buf':>8} {'hit':>6} {'cpu/buf':>8} {'vs best':>8}")

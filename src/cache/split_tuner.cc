@@ -63,7 +63,8 @@ TunerWindow TunerWindow::Between(const CacheStats& before, const CacheStats& aft
 
 // ---- the prediction -------------------------------------------------------------------------------
 
-double CurveHitRatio(const std::vector<PageCache::CurvePoint>& curve, double shift, double pages) {
+double CurveHitRatio(const std::vector<PageCache::CurvePoint>& curve, double miss_scale,
+                     double pages) {
   double hit = 0;
   if (curve.empty() || pages <= 0) {
     hit = 0;
@@ -81,7 +82,7 @@ double CurveHitRatio(const std::vector<PageCache::CurvePoint>& curve, double shi
     hit = curve[i - 1].hit_ratio + t * (curve[i].hit_ratio - curve[i - 1].hit_ratio);
   }
   if (pages <= 0) return 0;
-  return std::clamp(hit + shift, 0.0, 1.0);
+  return std::clamp(1.0 - (1.0 - hit) * miss_scale, 0.0, 1.0);
 }
 
 std::vector<AdviseRow> PredictLive(const LiveInputs& in) {
@@ -98,14 +99,14 @@ std::vector<AdviseRow> PredictLive(const LiveInputs& in) {
   a.codecs = in.codecs;
   a.percents = in.percents;
   const std::vector<PageCache::CurvePoint>* curve = &in.curve;
-  const double shift = in.curve_shift;
-  a.hot_share = [curve, shift](double pages) { return CurveHitRatio(*curve, shift, pages); };
+  const double scale = in.curve_miss_scale;
+  a.hot_share = [curve, scale](double pages) { return CurveHitRatio(*curve, scale, pages); };
   const double admitted = in.admitted_per_victim * std::clamp(in.compress_charge, 0.0, 1.0);
   // Every page that enters the raw tier (a miss, or a promoted compressed hit) pushes one victim
   // out; the window says what share of victims got compressed, and what share of their time the
   // readers waited for.
-  a.admitted_per_read = [curve, shift, admitted](double raw_pages, double, double) {
-    return admitted * (1.0 - CurveHitRatio(*curve, shift, raw_pages));
+  a.admitted_per_read = [curve, scale, admitted](double raw_pages, double, double) {
+    return admitted * (1.0 - CurveHitRatio(*curve, scale, raw_pages));
   };
   return PredictSplits(a);
 }
@@ -154,14 +155,18 @@ SplitDecider::Decision SplitDecider::Decide(const std::vector<AdviseRow>& rows, 
     streak_ = 0;
     return d;
   }
-  if (streak_ > 0 && last_percent_ == d.best->percent && last_codec_ == best_codec) {
+  // Agreeing = the same way from the split in force (up, down or the same percent) and the same
+  // codec: where the curve is flat the best split flickers between neighbours from one window to
+  // the next, and demanding the same one would stop auto short of them all.
+  const int way = (d.best->percent > o.compressed_percent) - (d.best->percent < o.compressed_percent);
+  if (streak_ > 0 && last_way_ == way && last_codec_ == best_codec) {
     ++streak_;
   } else {
     streak_ = 1;
-    last_percent_ = d.best->percent;
+    last_way_ = way;
     last_codec_ = best_codec;
   }
-  // The streak survives the change: while later decisions keep recommending the same split, each
+  // The streak survives the change: while later decisions keep recommending a split that way, each
   // moves another step towards it (the window after a change is skipped, so each step is judged on
   // reads made at the split in force).
   if (streak_ < kAgreeing) return d;
@@ -273,9 +278,13 @@ void SplitTuner::Step() {
     }
     return nullptr;
   };
-  // Anchor the curve at the split in force: its predicted hit ratio is made the measured one.
+  // Anchor the curve at the split in force: its predicted miss ratio is scaled to the measured one
+  // (the engine's policy misses a share of what LRU would, across sizes, more nearly than it hits
+  // a fixed number of points more: build/mrc_accuracy, README "Auto").
   std::vector<AdviseRow> rows = PredictLive(in);
-  if (const AdviseRow* cur = at_current(rows)) in.curve_shift = w.hit_ratio - cur->model.hit_ratio;
+  if (const AdviseRow* cur = at_current(rows); cur != nullptr && cur->model.hit_ratio < 1.0) {
+    in.curve_miss_scale = std::clamp((1.0 - w.hit_ratio) / (1.0 - cur->model.hit_ratio), 0.25, 4.0);
+  }
   rows = PredictLive(in);
   // What the readers paid for compressions in the window: the measured time the rest of the
   // prediction does not explain, as a share of the full compression term.

@@ -4,10 +4,10 @@
 //
 // The prediction is `ccfs advise`'s (trace/advise.h PredictSplits over trace/model.h), fed live:
 //   the workload's reuse   the engine's miss-ratio curve (mrc.h: SHARDS sampling of the reads),
-//                          read as S(k), the hit ratio of an LRU cache of k pages; then shifted so
-//                          that the prediction at the split in force matches the hit ratio the
-//                          engine measured over the window (the engine's GCLOCK with probation is
-//                          not LRU: it hits 1-4 points more on skewed laws, mrc.h);
+//                          read as S(k), the hit ratio of an LRU cache of k pages; its miss ratio
+//                          then scaled so that the prediction at the split in force matches the
+//                          hit ratio the engine measured over the window (the engine's GCLOCK with
+//                          probation is not LRU: it hits 1-4 points more on skewed laws, mrc.h);
 //   the data's compressibility  a sample of the raw tier's victims (VictimSample: one in 16, copied
 //                          by the evictor thread, 512 KiB kept), compressed and decompressed here with
 //                          each codec the decision may choose — the pages actually cached, off the
@@ -30,10 +30,10 @@
 // misses and cannot predict the kernel's hits at another share.
 //
 // Decisions (every auto_interval seconds, once the window holds kMinWindowReads reads): the best
-// prediction among the splits auto may choose must beat the split in force by kMinGain, and be the
-// same split in two decisions running (hysteresis); then compressed_percent moves towards it by at
-// most auto_max_step points, and the codec switches; each later decision that still recommends
-// that split moves another step. The window after a change is skipped (the tiers are refilling, so
+// prediction among the splits auto may choose must beat the split in force by kMinGain, and lie
+// the same way from it (with the same codec) in two decisions running (hysteresis); then
+// compressed_percent moves towards the latest by at most auto_max_step points, and the codec
+// switches; each later decision that still agrees moves another step. The window after a change is skipped (the tiers are refilling, so
 // neither its hit ratio nor its costs describe either split).
 //
 // Cost: the curve's lock a few tens of µs per decision, one copy of 8 KiB per 16 victims on the
@@ -105,7 +105,7 @@ struct LiveInputs {
   uint64_t memory_bytes = 0;
   uint32_t page_size = 8192;
   std::vector<PageCache::CurvePoint> curve;  // REQUIRES: sizes ascending
-  double curve_shift = 0;                    // added to the curve's hit ratios (clamped to [0, 1])
+  double curve_miss_scale = 1;  // the curve's miss ratios are multiplied by it (hit clamped to [0, 1])
   double raw_hit_us = 1;
   double miss_us = 100;
   // Compressions per page entering the raw tier (the window's compressions / evictions), or 1.
@@ -117,8 +117,9 @@ struct LiveInputs {
 };
 
 // The curve read as S(k): linear in log k between its points, 0 at k = 0, flat beyond its last
-// point, then shifted and clamped to [0, 1].
-double CurveHitRatio(const std::vector<PageCache::CurvePoint>& curve, double shift, double pages);
+// point; its miss ratio then scaled by miss_scale, the hit ratio clamped to [0, 1].
+double CurveHitRatio(const std::vector<PageCache::CurvePoint>& curve, double miss_scale,
+                     double pages);
 
 // One row per (percent, codec), as PredictSplits gives them.
 std::vector<AdviseRow> PredictLive(const LiveInputs& in);
@@ -131,7 +132,7 @@ std::vector<int> CandidatePercents(const Options& o);
 class SplitDecider {
  public:
   static constexpr double kMinGain = 0.03;  // predicted µs per buffer at least 3% below
-  static constexpr int kAgreeing = 2;       // decisions in a row recommending the same split
+  static constexpr int kAgreeing = 2;       // decisions in a row recommending a split the same way
 
   struct Decision {
     bool change = false;
@@ -148,7 +149,7 @@ class SplitDecider {
   void Reset() { streak_ = 0; }
 
  private:
-  int last_percent_ = -1;
+  int last_way_ = 0;  // the last recommendation's direction from the split in force: -1, 0, +1
   CodecKind last_codec_ = CodecKind::kLz4;
   int streak_ = 0;
 };

@@ -31,16 +31,16 @@ std::vector<PageCache::CurvePoint> UniformCurve(uint64_t dataset_pages, uint64_t
   return curve;
 }
 
-TEST(SplitTunerTest, CurveIsReadLogLinearFlatBeyondAndShifted) {
+TEST(SplitTunerTest, CurveIsReadLogLinearFlatBeyondAndItsMissesScaled) {
   std::vector<PageCache::CurvePoint> curve = {{16, 0.2}, {64, 0.6}, {256, 0.9}};
-  EXPECT_DOUBLE_EQ(CurveHitRatio(curve, 0, 0), 0);
-  EXPECT_DOUBLE_EQ(CurveHitRatio(curve, 0, 8), 0.1) << "linear from 0 below the first point";
-  EXPECT_DOUBLE_EQ(CurveHitRatio(curve, 0, 16), 0.2);
-  EXPECT_NEAR(CurveHitRatio(curve, 0, 32), 0.4, 1e-12) << "halfway in log between 16 and 64";
-  EXPECT_DOUBLE_EQ(CurveHitRatio(curve, 0, 4096), 0.9) << "flat beyond the last point";
-  EXPECT_NEAR(CurveHitRatio(curve, 0.05, 64), 0.65, 1e-12);
-  EXPECT_DOUBLE_EQ(CurveHitRatio(curve, 0.5, 256), 1.0) << "clamped";
-  EXPECT_DOUBLE_EQ(CurveHitRatio(curve, -0.5, 16), 0.0) << "clamped";
+  EXPECT_DOUBLE_EQ(CurveHitRatio(curve, 1, 0), 0);
+  EXPECT_DOUBLE_EQ(CurveHitRatio(curve, 1, 8), 0.1) << "linear from 0 below the first point";
+  EXPECT_DOUBLE_EQ(CurveHitRatio(curve, 1, 16), 0.2);
+  EXPECT_NEAR(CurveHitRatio(curve, 1, 32), 0.4, 1e-12) << "halfway in log between 16 and 64";
+  EXPECT_DOUBLE_EQ(CurveHitRatio(curve, 1, 4096), 0.9) << "flat beyond the last point";
+  EXPECT_NEAR(CurveHitRatio(curve, 0.5, 64), 0.8, 1e-12) << "half the misses";
+  EXPECT_NEAR(CurveHitRatio(curve, 2, 16), 0.0, 1e-12) << "twice the misses, clamped at 0";
+  EXPECT_DOUBLE_EQ(CurveHitRatio(curve, 0, 16), 1.0) << "no misses";
 }
 
 TEST(SplitTunerTest, VictimSampleKeepsOneInSixteenWithinItsBytes) {
@@ -161,13 +161,26 @@ TEST(SplitTunerTest, DeciderWaitsForAgreementAndMovesByBoundedSteps) {
   EXPECT_TRUE(c.change);
   EXPECT_EQ(c.codec, CodecKind::kZstd);
 
-  // A recommendation that flips between two splits never agrees with itself: no change.
+  // A recommendation that flips from one side of the split in force to the other never agrees
+  // with itself: no change.
   SplitDecider flip;
   o.compressor_auto = false;
-  const auto other = Rows({{0, CodecKind::kLz4, 100}, {20, CodecKind::kLz4, 50}, {40, CodecKind::kLz4, 60}});
-  EXPECT_FALSE(flip.Decide(rows, o).change);
-  EXPECT_FALSE(flip.Decide(other, o).change);
-  EXPECT_FALSE(flip.Decide(rows, o).change);
+  o.compressed_percent = 40;
+  const auto below = Rows({{20, CodecKind::kLz4, 50}, {40, CodecKind::kLz4, 100}, {60, CodecKind::kLz4, 60}});
+  const auto above = Rows({{20, CodecKind::kLz4, 60}, {40, CodecKind::kLz4, 100}, {60, CodecKind::kLz4, 50}});
+  EXPECT_FALSE(flip.Decide(below, o).change);
+  EXPECT_FALSE(flip.Decide(above, o).change);
+  EXPECT_FALSE(flip.Decide(below, o).change);
+
+  // One that flickers between neighbours on the same side agrees: it moves towards the latest.
+  SplitDecider flicker;
+  o.auto_max_step = 20;
+  const auto at60 = Rows({{40, CodecKind::kLz4, 100}, {60, CodecKind::kLz4, 50}, {80, CodecKind::kLz4, 51}});
+  const auto at80 = Rows({{40, CodecKind::kLz4, 100}, {60, CodecKind::kLz4, 51}, {80, CodecKind::kLz4, 50}});
+  EXPECT_FALSE(flicker.Decide(at60, o).change);
+  SplitDecider::Decision up = flicker.Decide(at80, o);
+  EXPECT_TRUE(up.change);
+  EXPECT_EQ(up.percent, 60) << "towards 80, at most auto_max_step points";
 }
 
 TEST(SplitTunerTest, DeciderKeepsASplitThatIsWithinTheMargin) {
