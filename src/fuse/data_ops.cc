@@ -93,23 +93,23 @@ void Open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   FsContext* fs = ContextOf(req);
   Inode* i = fs->inodes.Get(ino);
   if (i->kind != NodeKind::kReal) return fs->control.Open(req, i, fi);
-  if (i->type == S_IFDIR) return (void)fuse_reply_err(req, EISDIR);
-  if (i->type != S_IFREG) return (void)fuse_reply_err(req, ELOOP);
+  if (i->type == S_IFDIR) return (void)ReplyErr(req, EISDIR);
+  if (i->type != S_IFREG) return (void)ReplyErr(req, ELOOP);
   int flags = BackingOpenFlags(fi->flags) & ~(O_NOFOLLOW | O_CREAT | O_EXCL);
   int fd = open(ProcPath(i->fd).c_str(), flags | O_CLOEXEC);
-  if (fd < 0) return (void)fuse_reply_err(req, errno);
+  if (fd < 0) return (void)ReplyErr(req, errno);
   if (OpenTruncMustClearSetId(flags, fuse_req_ctx(req)->uid)) ClearSetId(fd, req);
   if (flags & O_TRUNC) fs->changes.TruncatedByOpen(i, fd);
   int err = AttachHandle(fs, i, fd, fi);
-  if (err != 0) return (void)fuse_reply_err(req, err);
+  if (err != 0) return (void)ReplyErr(req, err);
   if (fuse_reply_open(req, fi) == -ENOENT) DetachHandle(fs, fi);  // the caller was interrupted
 }
 
 void Create(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode, fuse_file_info* fi) {
   FsContext* fs = ContextOf(req);
   Inode* p = fs->inodes.Get(parent);
-  if (p->kind != NodeKind::kReal) return (void)fuse_reply_err(req, EACCES);
-  if (IsVirtualName(fs, p, name)) return (void)fuse_reply_err(req, EEXIST);
+  if (p->kind != NodeKind::kReal) return (void)ReplyErr(req, EACCES);
+  if (IsVirtualName(fs, p, name)) return (void)ReplyErr(req, EEXIST);
   int flags = BackingOpenFlags(fi->flags | O_CREAT) & ~O_NOFOLLOW;
   bool created = false;
   int fd = -1;
@@ -120,7 +120,7 @@ void Create(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode, fu
     if (err == 0) fd = OpenOrCreate(p->fd, name, flags | O_CLOEXEC, mode, &created);
     if (err == 0 && fd < 0) err = errno;
   }
-  if (err != 0) return (void)fuse_reply_err(req, err);
+  if (err != 0) return (void)ReplyErr(req, err);
   // A file that existed was opened, and truncated if O_TRUNC, like any OPEN: the truncation clears
   // the set-id bits as an OPEN's does. The backing open already did for a caller it saw without
   // CAP_FSETID; this is for one the kernel says lacks it while the daemon acted with it (uid 0).
@@ -129,14 +129,14 @@ void Create(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode, fu
   err = LookupEntry(fs, p, name, &e);
   if (err != 0) {
     close(fd);
-    return (void)fuse_reply_err(req, err);
+    return (void)ReplyErr(req, err);
   }
   Inode* i = fs->inodes.Get(e.ino);
   if (flags & O_TRUNC) fs->changes.TruncatedByOpen(i, fd);
   err = AttachHandle(fs, i, fd, fi);
   if (err != 0) {
     fs->inodes.Unref(i, 1);
-    return (void)fuse_reply_err(req, err);
+    return (void)ReplyErr(req, err);
   }
   if (fuse_reply_create(req, &e, fi) == -ENOENT) {
     DetachHandle(fs, fi);
@@ -157,7 +157,7 @@ void Read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info
   size_t n = 0;
   Status s = fs->cache->Read(i->file_id, h->backing.get(), static_cast<uint64_t>(off), size,
                              buffer.data(), &n);
-  if (!s.ok()) return (void)fuse_reply_err(req, s.ToErrno());
+  if (!s.ok()) return (void)ReplyErr(req, s.ToErrno());
   const uint64_t file_id = i->file_id;
   if (fuse_reply_buf(req, buffer.data(), n) == 0) NoteSentToKernel(fs, fi, ino, file_id, off, n);
 }
@@ -170,13 +170,13 @@ void Write(fuse_req_t req, fuse_ino_t ino, const char* buf, size_t size, off_t o
   FileHandle* h = FileOf(fi);
   // The write-back of a shared writable mapping must land at `off`, which O_APPEND on the backing
   // descriptor would ignore (the page would be appended): refuse it rather than corrupt the file.
-  if (fi->writepage && h->append) return (void)fuse_reply_err(req, EIO);
+  if (fi->writepage && h->append) return (void)ReplyErr(req, EIO);
   Status s;
   {
     ChangeDetector::OwnChange change(&fs->changes, i, h->fd);
     if (WriteMustClearSetId(fi->writepage, fuse_req_ctx(req)->uid)) {
       int err = ClearSetId(h->fd, req);
-      if (err != 0) return (void)fuse_reply_err(req, err);
+      if (err != 0) return (void)ReplyErr(req, err);
     }
     const uint64_t end_before = change.size_before();
     s = fs->cache->Write(i->file_id, h->backing.get(), static_cast<uint64_t>(off), buf, size);
@@ -186,7 +186,7 @@ void Write(fuse_req_t req, fuse_ino_t ino, const char* buf, size_t size, off_t o
     }
     change.Record(h->fd);
   }
-  if (!s.ok()) return (void)fuse_reply_err(req, s.ToErrno());
+  if (!s.ok()) return (void)ReplyErr(req, s.ToErrno());
   // The kernel keeps the pages it wrote through (an appended write landed elsewhere and was
   // dropped above; a mapping's write-back is of a page already counted when it was read).
   if (!h->append && !fi->writepage) NoteSentToKernel(fs, fi, ino, i->file_id, off, size);
@@ -195,19 +195,19 @@ void Write(fuse_req_t req, fuse_ino_t ino, const char* buf, size_t size, off_t o
 
 void Flush(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   Inode* i = ContextOf(req)->inodes.Get(ino);
-  if (i->kind != NodeKind::kReal) return (void)fuse_reply_err(req, 0);
+  if (i->kind != NodeKind::kReal) return (void)ReplyErr(req, 0);
   // close() of a duplicate reports deferred write errors (NFS and the like) and drops POSIX
   // locks, as the caller's close() would on the backing file.
   int res = close(dup(FileOf(fi)->fd));
-  fuse_reply_err(req, res == 0 ? 0 : errno);
+  ReplyErr(req, res == 0 ? 0 : errno);
 }
 
 void Fsync(fuse_req_t req, fuse_ino_t ino, int datasync, fuse_file_info* fi) {
   Inode* i = ContextOf(req)->inodes.Get(ino);
-  if (i->kind != NodeKind::kReal) return (void)fuse_reply_err(req, 0);
+  if (i->kind != NodeKind::kReal) return (void)ReplyErr(req, 0);
   int fd = FileOf(fi)->fd;
   int res = datasync ? fdatasync(fd) : fsync(fd);
-  fuse_reply_err(req, res == 0 ? 0 : errno);
+  ReplyErr(req, res == 0 ? 0 : errno);
 }
 
 void Release(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
@@ -215,24 +215,24 @@ void Release(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   Inode* i = fs->inodes.Get(ino);
   if (i->kind != NodeKind::kReal) return fs->control.Release(req, i, fi);
   DetachHandle(fs, fi);
-  fuse_reply_err(req, 0);
+  ReplyErr(req, 0);
 }
 
 void Fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t offset, off_t length,
                fuse_file_info* fi) {
   FsContext* fs = ContextOf(req);
   Inode* i = fs->inodes.Get(ino);
-  if (i->kind != NodeKind::kReal) return (void)fuse_reply_err(req, EOPNOTSUPP);
+  if (i->kind != NodeKind::kReal) return (void)ReplyErr(req, EOPNOTSUPP);
   FileHandle* h = FileOf(fi);
   ChangeDetector::OwnChange change(&fs->changes, i, h->fd);
   const uint64_t old_size = change.size_before();
-  if (fallocate(h->fd, mode, offset, length) != 0) return (void)fuse_reply_err(req, errno);
+  if (fallocate(h->fd, mode, offset, length) != 0) return (void)ReplyErr(req, errno);
   // Punching, zeroing, collapsing or inserting a range changes the bytes from `offset` on; an
   // allocation past the end grows the file, so the page that held the old end (cached short)
   // goes too.
   change.DropFrom(std::min<uint64_t>(old_size, static_cast<uint64_t>(offset)));
   change.Record(h->fd);
-  fuse_reply_err(req, 0);
+  ReplyErr(req, 0);
 }
 
 void RetrieveReply(fuse_req_t req, void* cookie, fuse_ino_t /*ino*/, off_t offset,
@@ -261,9 +261,9 @@ void RetrieveReply(fuse_req_t req, void* cookie, fuse_ino_t /*ino*/, off_t offse
 
 void Lseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence, fuse_file_info* fi) {
   Inode* i = ContextOf(req)->inodes.Get(ino);
-  if (i->kind != NodeKind::kReal) return (void)fuse_reply_err(req, ESPIPE);
+  if (i->kind != NodeKind::kReal) return (void)ReplyErr(req, ESPIPE);
   off_t res = lseek(FileOf(fi)->fd, off, whence);
-  if (res < 0) return (void)fuse_reply_err(req, errno);
+  if (res < 0) return (void)ReplyErr(req, errno);
   fuse_reply_lseek(req, res);
 }
 

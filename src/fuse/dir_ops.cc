@@ -19,13 +19,16 @@ void Opendir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   Inode* i = fs->inodes.Get(ino);
   if (i->kind != NodeKind::kReal) return fs->control.Opendir(req, i, fi);
   int fd = openat(i->fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) return (void)fuse_reply_err(req, errno);
+  if (fd < 0 && i == fs->inodes.root() && fs->inodes.RecoverRoot(errno)) {
+    fd = openat(i->fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  }
+  if (fd < 0) return (void)ReplyErr(req, errno);
   auto d = std::make_unique<DirHandle>();
   d->dp = fdopendir(fd);
   if (d->dp == nullptr) {
     int err = errno;
     close(fd);
-    return (void)fuse_reply_err(req, err);
+    return (void)ReplyErr(req, err);
   }
   fi->fh = fs->dirs.Add(std::move(d));
   if (fuse_reply_open(req, fi) != 0) fs->dirs.Remove(fi->fh);
@@ -35,7 +38,7 @@ void Readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_i
   FsContext* fs = ContextOf(req);
   Inode* i = fs->inodes.Get(ino);
   if (i->kind == NodeKind::kControlDir) {
-    return fs->control.Readdir(req, size, off, fs->inodes.root()->ino);
+    return fs->control.Readdir(req, size, off, fs->inodes.RootIno());
   }
   std::vector<char> buf(size);
   size_t used = 0;
@@ -70,21 +73,21 @@ void Readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_i
     d->entry = nullptr;
   }
   // An error after some entries is reported by the next call (it starts at the failed one).
-  if (err != 0 && used == 0) return (void)fuse_reply_err(req, err);
+  if (err != 0 && used == 0) return (void)ReplyErr(req, err);
   fuse_reply_buf(req, buf.data(), used);
 }
 
 void Releasedir(fuse_req_t req, fuse_ino_t /*ino*/, fuse_file_info* fi) {
   ContextOf(req)->dirs.Remove(fi->fh);  // 0 for .ccfs
-  fuse_reply_err(req, 0);
+  ReplyErr(req, 0);
 }
 
 void Fsyncdir(fuse_req_t req, fuse_ino_t /*ino*/, int datasync, fuse_file_info* fi) {
   DirHandle* d = OpenHandles<DirHandle>::Of(fi->fh);
-  if (d == nullptr) return (void)fuse_reply_err(req, 0);
+  if (d == nullptr) return (void)ReplyErr(req, 0);
   int fd = dirfd(d->dp);
   int res = datasync ? fdatasync(fd) : fsync(fd);
-  fuse_reply_err(req, res == 0 ? 0 : errno);
+  ReplyErr(req, res == 0 ? 0 : errno);
 }
 
 }  // namespace ccfs::ops

@@ -24,6 +24,10 @@ int StatOf(FsContext* fs, Inode* i, struct stat* st) {
     return 0;
   }
   memset(st, 0, sizeof(*st));
+  if (fstatat(i->fd, "", st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) == 0) return 0;
+  const int err = errno;
+  // The root's descriptor dead, the store back at DATASET's path: once more through the new root.
+  if (i != fs->inodes.root() || !fs->inodes.RecoverRoot(err)) return err;
   if (fstatat(i->fd, "", st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) != 0) return errno;
   return 0;
 }
@@ -39,13 +43,16 @@ int LookupEntry(FsContext* fs, Inode* parent, const char* name, fuse_entry_param
   e->entry_timeout = fs->config.attr_timeout;
   Inode* found = nullptr;
   int err = fs->inodes.Lookup(parent, name, &e->attr, &found);
+  if (err != 0 && parent == fs->inodes.root() && fs->inodes.RecoverRoot(err)) {
+    err = fs->inodes.Lookup(parent, name, &e->attr, &found);
+  }
   if (err != 0) return err;
   e->ino = fs->inodes.InoOf(found);
   return 0;
 }
 
 void ReplyEntryOrErr(FsContext* fs, fuse_req_t req, int err, fuse_entry_param* e) {
-  if (err != 0) return (void)fuse_reply_err(req, err);
+  if (err != 0) return (void)ReplyErr(req, err);
   if (fuse_reply_entry(req, e) == -ENOENT) {
     fs->inodes.Unref(fs->inodes.Get(e->ino), 1);  // the caller was interrupted
   }
@@ -56,7 +63,7 @@ namespace {
 void ReplyAttr(FsContext* fs, fuse_req_t req, Inode* i) {
   struct stat st;
   int err = StatOf(fs, i, &st);
-  if (err != 0) return (void)fuse_reply_err(req, err);
+  if (err != 0) return (void)ReplyErr(req, err);
   fuse_reply_attr(req, &st, fs->config.attr_timeout);
 }
 
@@ -70,7 +77,7 @@ void MakeNode(fuse_req_t req, fuse_ino_t parent, const char* name, bool as_calle
   FsContext* fs = ContextOf(req);
   Inode* p = fs->inodes.Get(parent);
   if (IsVirtualName(fs, p, name)) {
-    return (void)fuse_reply_err(req, p->kind == NodeKind::kReal ? EEXIST : EACCES);
+    return (void)ReplyErr(req, p->kind == NodeKind::kReal ? EEXIST : EACCES);
   }
   int err = 0;
   if (as_caller) {
@@ -80,7 +87,7 @@ void MakeNode(fuse_req_t req, fuse_ino_t parent, const char* name, bool as_calle
   } else if (make(p->fd) != 0) {
     err = errno;
   }
-  if (err != 0) return (void)fuse_reply_err(req, err);
+  if (err != 0) return (void)ReplyErr(req, err);
   fuse_entry_param e;
   ReplyEntryOrErr(fs, req, LookupEntry(fs, p, name, &e), &e);
 }
@@ -97,12 +104,12 @@ void DroppedLink(FsContext* fs, const struct stat& st) {
 void RemoveEntry(fuse_req_t req, fuse_ino_t parent, const char* name, int flags) {
   FsContext* fs = ContextOf(req);
   Inode* p = fs->inodes.Get(parent);
-  if (IsVirtualName(fs, p, name)) return (void)fuse_reply_err(req, EPERM);
+  if (IsVirtualName(fs, p, name)) return (void)ReplyErr(req, EPERM);
   struct stat st;
   bool known = fstatat(p->fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0;
-  if (unlinkat(p->fd, name, flags) != 0) return (void)fuse_reply_err(req, errno);
+  if (unlinkat(p->fd, name, flags) != 0) return (void)ReplyErr(req, errno);
   if (known) DroppedLink(fs, st);
-  fuse_reply_err(req, 0);
+  ReplyErr(req, 0);
 }
 
 // ---- the steps of SETATTR, in the order they run; each returns 0 or the errno ------------------
@@ -182,11 +189,11 @@ void Lookup(fuse_req_t req, fuse_ino_t parent, const char* name) {
       return ReplyEntryOrErr(fs, req, LookupEntry(fs, fs->inodes.root(), ".", &e), &e);
     }
     Inode* v = fs->control.Child(name);
-    if (v == nullptr) return (void)fuse_reply_err(req, ENOENT);
+    if (v == nullptr) return (void)ReplyErr(req, ENOENT);
     fs->control.Entry(v, &e);
     return (void)fuse_reply_entry(req, &e);
   }
-  if (p->kind != NodeKind::kReal) return (void)fuse_reply_err(req, ENOTDIR);
+  if (p->kind != NodeKind::kReal) return (void)ReplyErr(req, ENOTDIR);
   if (p == fs->inodes.root() && strcmp(name, kControlDirName) == 0) {
     fs->control.Entry(fs->control.dir(), &e);
     return (void)fuse_reply_entry(req, &e);
@@ -237,17 +244,17 @@ void Setattr(fuse_req_t req, fuse_ino_t ino, struct stat* attr, int valid, fuse_
   if (err == 0 && (valid & (FUSE_SET_ATTR_ATIME | FUSE_SET_ATTR_MTIME))) {
     err = SetTimes(fs, i, h, attr, valid);
   }
-  if (err != 0) return (void)fuse_reply_err(req, err);
+  if (err != 0) return (void)ReplyErr(req, err);
   ReplyAttr(fs, req, i);
 }
 
 void Readlink(fuse_req_t req, fuse_ino_t ino) {
   Inode* i = ContextOf(req)->inodes.Get(ino);
-  if (i->kind != NodeKind::kReal) return (void)fuse_reply_err(req, EINVAL);
+  if (i->kind != NodeKind::kReal) return (void)ReplyErr(req, EINVAL);
   char buf[PATH_MAX + 1];
   ssize_t n = readlinkat(i->fd, "", buf, sizeof(buf));
-  if (n < 0) return (void)fuse_reply_err(req, errno);
-  if (n >= static_cast<ssize_t>(sizeof(buf))) return (void)fuse_reply_err(req, ENAMETOOLONG);
+  if (n < 0) return (void)ReplyErr(req, errno);
+  if (n >= static_cast<ssize_t>(sizeof(buf))) return (void)ReplyErr(req, ENAMETOOLONG);
   buf[n] = '\0';
   fuse_reply_readlink(req, buf);
 }
@@ -270,7 +277,7 @@ void Symlink(fuse_req_t req, const char* link, fuse_ino_t parent, const char* na
 
 void Link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const char* newname) {
   Inode* i = ContextOf(req)->inodes.Get(ino);
-  if (i->kind != NodeKind::kReal) return (void)fuse_reply_err(req, EPERM);
+  if (i->kind != NodeKind::kReal) return (void)ReplyErr(req, EPERM);
   MakeNode(req, newparent, newname, /*as_caller=*/false, [&](int dirfd) {
     int res = linkat(i->fd, "", dirfd, newname, AT_EMPTY_PATH);
     if (res != 0 && (errno == EPERM || errno == ENOENT) && i->type != S_IFLNK) {
@@ -295,13 +302,13 @@ void Rename(fuse_req_t req, fuse_ino_t parent, const char* name, fuse_ino_t newp
   Inode* p = fs->inodes.Get(parent);
   Inode* np = fs->inodes.Get(newparent);
   if (IsVirtualName(fs, p, name) || IsVirtualName(fs, np, newname)) {
-    return (void)fuse_reply_err(req, EPERM);
+    return (void)ReplyErr(req, EPERM);
   }
   struct stat victim;
   bool replaces = fstatat(np->fd, newname, &victim, AT_SYMLINK_NOFOLLOW) == 0;
-  if (renameat2(p->fd, name, np->fd, newname, flags) != 0) return (void)fuse_reply_err(req, errno);
+  if (renameat2(p->fd, name, np->fd, newname, flags) != 0) return (void)ReplyErr(req, errno);
   if (replaces && !(flags & RENAME_EXCHANGE)) DroppedLink(fs, victim);
-  fuse_reply_err(req, 0);
+  ReplyErr(req, 0);
 }
 
 void Statfs(fuse_req_t req, fuse_ino_t ino) {
@@ -309,7 +316,7 @@ void Statfs(fuse_req_t req, fuse_ino_t ino) {
   Inode* i = fs->inodes.Get(ino);
   struct statvfs sv;
   if (fstatvfs(i->kind == NodeKind::kReal ? i->fd : fs->inodes.root()->fd, &sv) != 0) {
-    return (void)fuse_reply_err(req, errno);
+    return (void)ReplyErr(req, errno);
   }
   fuse_reply_statfs(req, &sv);
 }

@@ -8,6 +8,10 @@
 #include <cerrno>
 #include <cstring>
 
+#include <fmt/format.h>
+
+#include "fuse/log.h"
+
 namespace ccfs {
 
 FileSignature SignatureOf(const struct stat& st) {
@@ -22,7 +26,12 @@ Inode::~Inode() {
   if (fd >= 0) close(fd);
 }
 
+InodeTable::~InodeTable() {
+  for (int fd : dead_root_fds_) close(fd);
+}
+
 Status InodeTable::Open(const std::string& dataset) {
+  dataset_ = dataset;
   root_.fd = open(dataset.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
   if (root_.fd < 0) return Status::FromErrno(errno, "dataset " + dataset);
   struct stat st;
@@ -33,7 +42,36 @@ Status InodeTable::Open(const std::string& dataset) {
   root_.ino = st.st_ino;
   root_.type = S_IFDIR;
   root_.file_id = st.st_ino;
+  root_dev_.store(st.st_dev);
+  root_ino_.store(st.st_ino);
   return Status::Ok();
+}
+
+bool InodeTable::RecoverRoot(int err) {
+  // What a store's client that has gone answers (ENOTCONN: FUSE clients such as sshfs and
+  // GlusterFS's; ESTALE: NFS); any other error is the op's own.
+  if (err != ENOTCONN && err != ECONNABORTED && err != ESTALE) return false;
+  MutexLock recover(&recover_mu_);
+  struct stat st;
+  if (fstatat(root_.fd, "", &st, AT_EMPTY_PATH) == 0) return true;  // alive (recovered meanwhile)
+  // An O_PATH open of a dead mount's root can succeed: the fstat says whether it is alive.
+  int fd = open(dataset_.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return false;
+  if (fstatat(fd, "", &st, AT_EMPTY_PATH) != 0 || !S_ISDIR(st.st_mode)) {
+    close(fd);
+    return false;
+  }
+  MutexLock lock(&mu_);
+  generation_.fetch_add(1, std::memory_order_relaxed);
+  root_dev_.store(st.st_dev, std::memory_order_release);
+  root_ino_.store(st.st_ino, std::memory_order_release);
+  dead_root_fds_.push_back(root_.fd.exchange(fd));
+  // The dead mount's numbers may come back as other files: its kept signatures mean nothing now.
+  saved_signatures_.clear();
+  LogWarning(fmt::format("dataset {}: the store's mount had gone ({}) and is back: its root opened "
+                         "again; files open before keep failing until they are opened again",
+                         dataset_, std::strerror(err)));
+  return true;
 }
 
 int InodeTable::Lookup(Inode* parent, const char* name, struct stat* st, Inode** found) {
@@ -51,7 +89,8 @@ int InodeTable::Lookup(Inode* parent, const char* name, struct stat* st, Inode**
 
 Inode* InodeTable::FindOrInsert(int fd, const struct stat& st) {
   MutexLock lock(&mu_);
-  if (st.st_dev == root_.dev && st.st_ino == root_.ino) {
+  if (st.st_dev == root_dev_.load(std::memory_order_acquire) &&
+      st.st_ino == root_ino_.load(std::memory_order_acquire)) {
     close(fd);
     return &root_;
   }
@@ -101,9 +140,16 @@ void InodeTable::ForgetSignature(uint64_t id) {
 }
 
 uint64_t InodeTable::FileIdOf(const struct stat& st) const {
-  if (st.st_dev == root_.dev) return st.st_ino;
+  uint64_t id = st.st_ino;
   // A file on a file system mounted inside the dataset: mix the device in.
-  return st.st_ino ^ (static_cast<uint64_t>(st.st_dev) * 0x9E3779B97F4A7C15ull);
+  if (st.st_dev != root_dev_.load(std::memory_order_acquire)) {
+    id ^= static_cast<uint64_t>(st.st_dev) * 0x9E3779B97F4A7C15ull;
+  }
+  // A root opened again (RecoverRoot): its files are other files than the dead mount's.
+  if (const uint64_t gen = generation_.load(std::memory_order_acquire); gen > 0) {
+    id ^= gen * 0xC2B2AE3D27D4EB4Full;
+  }
+  return id;
 }
 
 }  // namespace ccfs

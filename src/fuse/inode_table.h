@@ -12,6 +12,14 @@
 // The table also keeps the signatures (change_detector.h) of the files whose Inodes the kernel
 // forgot, and gives each back to the next Inode of the same file id.
 //
+// A store whose client died and was mounted again at the same path (sshfs killed and restarted, a
+// GlusterFS client remounted) leaves every descriptor the table holds on the dead mount, answering
+// ENOTCONN. RecoverRoot opens DATASET's path again for the root; the kernel then looks every name
+// up afresh through it (once its entry timeout passes) and gets new Inodes, while Inodes of the
+// dead mount keep failing until the kernel forgets them. File ids change with it (a generation is
+// mixed in), so pages cached of the dead mount's files are never taken for the new mount's, which
+// may give the same inode numbers to other files.
+//
 // The virtual nodes of the .ccfs directory are Inodes too (kind != kReal); ControlDir owns them
 // and the table never counts or frees them.
 //
@@ -28,6 +36,7 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -35,6 +44,7 @@
 #include <string>
 #include <unordered_map>
 #include <utility>
+#include <vector>
 
 #include "ccfs/status.h"
 #include "fuse/fuse_api.h"
@@ -61,8 +71,10 @@ struct Inode {
   ~Inode();
 
   NodeKind kind = NodeKind::kReal;
-  int fd = -1;  // O_PATH descriptor of the backing inode
-  dev_t dev = 0;
+  // O_PATH descriptor of the backing inode. Atomic for the root's alone, which RecoverRoot replaces
+  // while handlers read it (the descriptor replaced stays open until the table goes).
+  std::atomic<int> fd{-1};
+  dev_t dev = 0;  // the root's: as first opened (InodeTable::RootIno for the one in use)
   ino_t ino = 0;
   mode_t type = 0;       // S_IFMT bits
   uint64_t file_id = 0;  // the engine's name for the file
@@ -77,6 +89,7 @@ struct Inode {
 class InodeTable {
  public:
   InodeTable() = default;
+  ~InodeTable();
   InodeTable(const InodeTable&) = delete;
   InodeTable& operator=(const InodeTable&) = delete;
 
@@ -84,6 +97,14 @@ class InodeTable {
   Status Open(const std::string& dataset);
 
   Inode* root() { return &root_; }
+  // The backing inode number of the root in use.
+  ino_t RootIno() const { return root_ino_.load(std::memory_order_acquire); }
+
+  // After an op through the root failed with `err`: if the root's descriptor is dead (the store's
+  // client went away) and DATASET's path now names a live directory (it came back), the root is
+  // opened again there. Returns true when the root is usable now (then retry the op once).
+  bool RecoverRoot(int err);
+  uint64_t recoveries() const { return generation_.load(std::memory_order_relaxed); }
 
   // The Inode the kernel's number names, and back.
   Inode* Get(fuse_ino_t ino) { return ino == FUSE_ROOT_ID ? &root_ : reinterpret_cast<Inode*>(ino); }
@@ -111,7 +132,14 @@ class InodeTable {
   // Takes `fd`: keeps it in a new Inode or closes it when the inode is already known.
   Inode* FindOrInsert(int fd, const struct stat& st);
 
-  Inode root_;  // written once by Open, before any handler runs
+  Inode root_;  // written by Open before any handler runs; its fd replaced by RecoverRoot
+  std::string dataset_;
+  std::atomic<dev_t> root_dev_{0};
+  std::atomic<ino_t> root_ino_{0};
+  std::atomic<uint64_t> generation_{0};  // roots opened again
+
+  Mutex recover_mu_;  // one recovery at a time; before mu_
+  std::vector<int> dead_root_fds_ GUARDED_BY(mu_);  // closed with the table
 
   // Lock order: mu_, then an Inode's sig_mu (Unref keeps a signature), then what Unref's before_free
   // takes (the kernel ledger's mutex).

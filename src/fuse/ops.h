@@ -24,6 +24,7 @@
 
 #include <sys/stat.h>
 
+#include <cerrno>
 #include <memory>
 #include <string>
 
@@ -69,6 +70,14 @@ inline FsContext* ContextOf(fuse_req_t req) {
   return static_cast<FsContext*>(fuse_req_userdata(req));
 }
 inline FileHandle* FileOf(fuse_file_info* fi) { return OpenHandles<FileHandle>::Of(fi->fh); }
+// Replies with `err`, the backing file system's errno; but a store whose client has gone or lost
+// its server (ENOTCONN, ECONNABORTED: an sshfs or GlusterFS client killed or cut off; EBADFD: a
+// GlusterFS client whose brick is gone) is answered EIO, the error of a device that failed: from
+// a mount, ENOTCONN would read as ccfs itself being gone, and EBADFD as a bad descriptor of the
+// caller's.
+inline void ReplyErr(fuse_req_t req, int err) {
+  fuse_reply_err(req, err == ENOTCONN || err == ECONNABORTED || err == EBADFD ? EIO : err);
+}
 // A path naming the inode `fd` holds (for calls that take no descriptor).
 inline std::string ProcPath(int fd) { return "/proc/self/fd/" + std::to_string(fd); }
 

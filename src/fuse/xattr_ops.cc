@@ -27,23 +27,23 @@ void Setxattr(fuse_req_t req, fuse_ino_t ino, const char* name, const char* valu
               int flags) {
   std::string path;
   int err = XattrPath(ContextOf(req)->inodes.Get(ino), &path);
-  if (err != 0) return (void)fuse_reply_err(req, err);
+  if (err != 0) return (void)ReplyErr(req, err);
   int res = setxattr(path.c_str(), name, value, size, flags);
-  fuse_reply_err(req, res == 0 ? 0 : errno);
+  ReplyErr(req, res == 0 ? 0 : errno);
 }
 
 void Getxattr(fuse_req_t req, fuse_ino_t ino, const char* name, size_t size) {
   std::string path;
   int err = XattrPath(ContextOf(req)->inodes.Get(ino), &path);
-  if (err != 0) return (void)fuse_reply_err(req, err == ENOTSUP ? ENODATA : err);
+  if (err != 0) return (void)ReplyErr(req, err == ENOTSUP ? ENODATA : err);
   if (size == 0) {
     ssize_t n = getxattr(path.c_str(), name, nullptr, 0);
-    if (n < 0) return (void)fuse_reply_err(req, errno);
+    if (n < 0) return (void)ReplyErr(req, errno);
     return (void)fuse_reply_xattr(req, static_cast<size_t>(n));
   }
   std::vector<char> buf(size);
   ssize_t n = getxattr(path.c_str(), name, buf.data(), size);
-  if (n < 0) return (void)fuse_reply_err(req, errno);
+  if (n < 0) return (void)ReplyErr(req, errno);
   fuse_reply_buf(req, buf.data(), static_cast<size_t>(n));
 }
 
@@ -54,24 +54,24 @@ void Listxattr(fuse_req_t req, fuse_ino_t ino, size_t size) {
     // Virtual nodes and symlinks have no attributes to list.
     return (void)(size == 0 ? fuse_reply_xattr(req, 0) : fuse_reply_buf(req, nullptr, 0));
   }
-  if (err != 0) return (void)fuse_reply_err(req, err);
+  if (err != 0) return (void)ReplyErr(req, err);
   if (size == 0) {
     ssize_t n = listxattr(path.c_str(), nullptr, 0);
-    if (n < 0) return (void)fuse_reply_err(req, errno);
+    if (n < 0) return (void)ReplyErr(req, errno);
     return (void)fuse_reply_xattr(req, static_cast<size_t>(n));
   }
   std::vector<char> buf(size);
   ssize_t n = listxattr(path.c_str(), buf.data(), size);
-  if (n < 0) return (void)fuse_reply_err(req, errno);
+  if (n < 0) return (void)ReplyErr(req, errno);
   fuse_reply_buf(req, buf.data(), static_cast<size_t>(n));
 }
 
 void Removexattr(fuse_req_t req, fuse_ino_t ino, const char* name) {
   std::string path;
   int err = XattrPath(ContextOf(req)->inodes.Get(ino), &path);
-  if (err != 0) return (void)fuse_reply_err(req, err);
+  if (err != 0) return (void)ReplyErr(req, err);
   int res = removexattr(path.c_str(), name);
-  fuse_reply_err(req, res == 0 ? 0 : errno);
+  ReplyErr(req, res == 0 ? 0 : errno);
 }
 
 }  // namespace ccfs::ops

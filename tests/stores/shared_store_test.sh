@@ -14,7 +14,8 @@
 #      killed) and started again: EIO for uncached pages, no hang, the daemon up, right bytes
 #      again without remounting ccfs;
 #   5. sshfs only, shared_store_check.py kill-client: the sshfs process killed with -9 and the store
-#      mounted again at the same path: errors, never wrong bytes; then ccfs remounted reads right;
+#      mounted again at the same path: EIO, never wrong bytes; ccfs reads right again by itself;
+#      then ccfs remounted reads right too;
 #   6. ccfs unmounted (the daemon must exit 0), the stores down, and nothing left: no mount under
 #      the work directory, no sshd or glusterd of ours, no work directory.
 # The bound checked is ccfs's attr_timeout + the store client's attribute and entry timeout (1 s
