@@ -278,7 +278,9 @@ if len(dirs) > 1:
 quick = any(m.get("quick") for m in machines)
 print(f"Memory {machine.get('memory', '?')} for each side (the page cache in a memory cgroup of "
       "that size; ccfs's `memory`, and in raw_tier=kernel the kernel's pages and the daemon "
-      f"together in one cgroup of that size); one reader, 8 KiB pages, {machine.get('ops', '?')} "
+      f"together in one cgroup of that size); data: `ccfs mkdata` "
+      + ("default mix" if machine.get("mix", "default") == "default" else f"--mix {machine['mix']}")
+      + f"; one reader, 8 KiB pages, {machine.get('ops', '?')} "
       f"measured reads per run; medians of up to {rounds_run} interleaved round(s); ratios against "
       "the page cache of the same round. x = the store's median 8 KiB O_DIRECT read, measured at "
       "the start and the end of each round. **delay_fs rows are an EMULATED store** (a timer "

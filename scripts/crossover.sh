@@ -65,6 +65,7 @@
 #   CROSS_MEMORY (64MiB; q: 32MiB)   CROSS_ROUNDS (3; q: 1)   CROSS_OPS (20000 measured reads per
 #   replay; q: 2000)   CROSS_WARMUP_FACTOR (1; q: 0.5)   CROSS_WARMUP_MEMORY (8; q: 6)
 #   CROSS_READS (300 reads per store latency probe; q: 200)
+#   CROSS_MIX (empty: the mkdata default mix; e.g. binary=100 for data that compresses ~2x)
 #   CROSS_DATA_DIR (/var/tmp/ccfs-crossover-data: the data sets, made once and kept; a real disk)
 #   CROSS_SKIP_BUILD=1 (use build-perf/ as it is).
 # Why C tops out at 75 and memory starts at 32 MiB: in raw_tier=kernel the daemon shares the cgroup
@@ -100,6 +101,7 @@ read -r -a tiers <<<"${CROSS_TIERS:-daemon kernel}"
 read -r -a codecs <<<"${CROSS_CODECS:-lz4 zstd}"
 read -r -a cs <<<"${CROSS_CS:-$(q "50 75" 50)}"
 memory=${CROSS_MEMORY:-$(q 64MiB 32MiB)}
+mix=${CROSS_MIX:-}
 rounds=${CROSS_ROUNDS:-$(q 3 1)}
 ops=${CROSS_OPS:-$(q 20000 2000)}
 warmup_factor=${CROSS_WARMUP_FACTOR:-$(q 1 0.5)}
@@ -220,12 +222,18 @@ for r in "${ratios[@]}"; do
   kib=$(awk -v m="$memory_mib" -v r="$r" 'BEGIN { printf "%d", m * 1024 * r }')
   if [ $((kib % 1024)) = 0 ]; then size=$((kib / 1024))MiB; else size=${kib}KiB; fi
   name=mix-$size
-  if [ ! -f "$data_root/.made-$name" ]; then
+  mix_args=()
+  if [ -n "$mix" ]; then
+    name=${mix//[=,]/-}-$size
+    mix_args=(--mix "$mix")
+  fi
+  if [ ! -f "$data_root/.made-$name" ] || [ ! -f "$data_root/mkdata-$name.txt" ]; then
     log "mkdata $size -> $data_root/$name (data ${r}x memory)"
-    "$ccfs" mkdata "$data_root/$name" --size "$size" --force >"$data_root/mkdata-$size.txt"
+    "$ccfs" mkdata "$data_root/$name" --size "$size" "${mix_args[@]}" --force \
+      >"$data_root/mkdata-$name.txt"
     touch "$data_root/.made-$name"
   fi
-  cp "$data_root/mkdata-$size.txt" "$out/"
+  cp "$data_root/mkdata-$name.txt" "$out/"
   data_of[$r]=$name
   # Warm-up reads: enough for every cache to fill before measuring. Under Pareto a small data set
   # needs many reads to touch more pages than memory holds (2x: ~3x its pages), a large one few.
@@ -247,7 +255,7 @@ cat >"$out/machine.json" <<EOF
  "memory": "$memory", "ops": $ops, "warmup_factor": $warmup_factor,
  "warmup_memory": $warmup_memory, "rounds": $rounds,
  "cs": "${cs[*]}", "tiers": "${tiers[*]}", "codecs": "${codecs[*]}",
- "quick": $quick, "loadavg_start": "$(cut -d' ' -f1-3 /proc/loadavg)"}
+ "mix": "${mix:-default}", "quick": $quick, "loadavg_start": "$(cut -d' ' -f1-3 /proc/loadavg)"}
 EOF
 : >"$out/crossover.jsonl"
 : >"$out/store-reads.jsonl"

@@ -253,6 +253,22 @@ void SplitTuner::Step() {
         measured.push_back(p);
       }
     }
+    // One decision's sample is a few dozen pages, of data whose kinds may compress very
+    // differently: alone it moves the predicted capacity, and through the anchor every split's
+    // prediction, by several points from one decision to the next. Averaged over decisions
+    // (charged bytes per logical byte, which add up, rather than ratios, which do not).
+    for (CodecProfile& p : measured) {
+      auto old = std::find_if(codecs_.begin(), codecs_.end(), [&](const CodecProfile& c) {
+        return c.codec == p.codec && c.level == p.level;
+      });
+      if (old == codecs_.end() || old->ratio <= 0 || p.ratio <= 0) continue;
+      auto blend = [](double a, double b) { return a + (b - a) * kProfileWeight; };
+      p.ratio = 1.0 / blend(1.0 / old->ratio, 1.0 / p.ratio);
+      p.storable_fraction = blend(old->storable_fraction, p.storable_fraction);
+      p.zero_fraction = blend(old->zero_fraction, p.zero_fraction);
+      p.compress_us = blend(old->compress_us, p.compress_us);
+      p.decompress_us = blend(old->decompress_us, p.decompress_us);
+    }
     if (!measured.empty()) codecs_ = measured;
   }
   // Drop a codec the options no longer cover, or one not measured yet (nothing to predict with).

@@ -12,6 +12,7 @@
 //                          by the evictor thread, 512 KiB kept), compressed and decompressed here with
 //                          each codec the decision may choose — the pages actually cached, off the
 //                          read path, whatever compressed_percent is (so C = 0 learns ratios too);
+//                          averaged over decisions (kProfileWeight), since one sample is 64 pages;
 //   the paths' costs       the window's mean raw-hit and miss latencies (the engine's histograms),
 //                          the sampled codecs' µs per page (a compressed hit = decompression plus
 //                          the raw hit's copy), and the compressions per read: the window's
@@ -168,6 +169,8 @@ class SplitTuner {
   // runs beside them (compress_threads leaves them a CPU by default), so not all of it, but on a
   // small machine some.
   static constexpr double kPriorCompressCharge = 0.25;
+  // The weight of the newest sample in the codecs' profiles, averaged over decisions.
+  static constexpr double kProfileWeight = 0.125;
 
   // Tests drive Step themselves; the engine calls Start once it holds the tuner, so the thread
   // never sees a half-built owner (its hooks read the owner's pointer to this tuner).
