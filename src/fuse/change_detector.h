@@ -2,16 +2,18 @@
 // (size, mtime, ctime), and drops the file's cached pages before one of them can be served stale.
 //
 // The rule. Each Inode records the signature it last saw of its backing file (Inode::sig, under
-// Inode::sig_mu). Before each read the read path fstat()s the file and compares (CheckBeforeRead):
+// Inode::sig_mu). Before each read the read path stats the file and compares (CheckBeforeRead):
 // any difference drops every cached page of the file first. Changes made through the mount (write,
 // truncate, fallocate, new times) hold sig_mu across check, change and record (an OwnChange), and
 // record the signature they leave behind, so the next check does not take them for a change made
 // underneath, and they drop only the pages they touched.
 //
-// Why fstat on every read: it costs ~0.3 µs here, against ~5 µs for the FUSE round trip (measured
+// Why a stat on every read: it costs ~0.3 µs here, against ~5 µs for the FUSE round trip (measured
 // with bench/fuse_rtt.cc), and it is the only scheme that never serves a stale page once the
 // change is visible to stat(2) without trusting timers or inotify (which misses writes through
-// other mounts of the same file system and can overflow).
+// other mounts of the same file system and can overflow). It is a statx of size, mtime and ctime
+// alone, never of the atime: a FUSE store marks the atime stale after each read, and asking for it
+// would send a GETATTR to the store's server before every read (change_detector.cc).
 //
 // File ids. The engine names a file by its backing inode number (InodeTable::FileIdOf), which can
 // be reused after the file is deleted behind our back; the ctime in the signature tells the two
