@@ -5,7 +5,6 @@
 
 #include <chrono>
 #include <cstdint>
-#include <fstream>
 #include <string>
 
 #include <fmt/format.h>
@@ -13,25 +12,11 @@
 #include "client/mount_client.h"
 #include "trace/memory_cgroup.h"
 #include "trace/replay_target.h"
+#include "util/proc_status.h"
 
 namespace ccfs {
 
 namespace {
-
-// Anonymous memory a process holds now (RssAnon of /proc/PID/status), in bytes; 0 when unknown.
-uint64_t AnonBytes(pid_t pid) {
-  std::ifstream in(fmt::format("/proc/{}/status", pid));
-  std::string key;
-  while (in >> key) {
-    if (key == "RssAnon:") {
-      uint64_t kb = 0;
-      in >> kb;
-      return kb * 1024;
-    }
-    std::getline(in, key);
-  }
-  return 0;
-}
 
 // The reader's own heap, stack and the pages in flight: kept free beside the daemon's tiers.
 constexpr uint64_t kReaderRoom = 2ull << 20;
@@ -40,7 +25,7 @@ constexpr uint64_t kReaderRoom = 2ull << 20;
 // cgroup must hold what it has beside its tiers' budgets, or its OOM killer ends the daemon, and
 // the mount with it, once the tiers fill. The kernel's cached pages are what the cgroup squeezes.
 Status CheckDaemonFits(pid_t daemon_pid, const CacheStats& daemon) {
-  const uint64_t anon = AnonBytes(daemon_pid);
+  const uint64_t anon = ProcStatusBytes(daemon_pid, "RssAnon:");  // 0 when unknown
   const uint64_t tiers_now = daemon.raw_bytes + daemon.compressed_bytes;
   const uint64_t own = anon > tiers_now ? anon - tiers_now : 0;
   const uint64_t need = own + daemon.raw_budget_bytes + daemon.compressed_budget_bytes + kReaderRoom;

@@ -13,8 +13,9 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <string>
+
+#include "util/proc_status.h"
 
 namespace ccfs::testing {
 
@@ -55,19 +56,7 @@ inline void FillBlock(char* out, size_t size, uint32_t file, uint32_t block, uin
 }
 
 // Resident set of a process in bytes (VmRSS), or 0.
-inline uint64_t RssBytes(pid_t pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
-  std::string key;
-  while (in >> key) {
-    if (key == "VmRSS:") {
-      uint64_t kb = 0;
-      in >> kb;
-      return kb * 1024;
-    }
-    std::getline(in, key);
-  }
-  return 0;
-}
+inline uint64_t RssBytes(pid_t pid) { return ProcStatusBytes(pid, "VmRSS:"); }
 
 // Forks a child that runs `body` and _exits with its return value. The caller must Wait it.
 template <typename F>
