@@ -38,8 +38,6 @@ Status InodeTable::Open(const std::string& dataset) {
   if (fstatat(root_.fd, "", &st, AT_EMPTY_PATH) != 0) {
     return Status::FromErrno(errno, "dataset " + dataset);
   }
-  root_.dev = st.st_dev;
-  root_.ino = st.st_ino;
   root_.type = S_IFDIR;
   root_.file_id = st.st_ino;
   root_dev_.store(st.st_dev);

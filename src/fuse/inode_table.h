@@ -74,7 +74,7 @@ struct Inode {
   // O_PATH descriptor of the backing inode. Atomic for the root's alone, which RecoverRoot replaces
   // while handlers read it (the descriptor replaced stays open until the table goes).
   std::atomic<int> fd{-1};
-  dev_t dev = 0;  // the root's: as first opened (InodeTable::RootIno for the one in use)
+  dev_t dev = 0;  // not set for the root: InodeTable keeps the root's (RootIno)
   ino_t ino = 0;
   mode_t type = 0;       // S_IFMT bits
   uint64_t file_id = 0;  // the engine's name for the file
@@ -104,7 +104,6 @@ class InodeTable {
   // client went away) and DATASET's path now names a live directory (it came back), the root is
   // opened again there. Returns true when the root is usable now (then retry the op once).
   bool RecoverRoot(int err);
-  uint64_t recoveries() const { return generation_.load(std::memory_order_relaxed); }
 
   // The Inode the kernel's number names, and back.
   Inode* Get(fuse_ino_t ino) { return ino == FUSE_ROOT_ID ? &root_ : reinterpret_cast<Inode*>(ino); }
