@@ -84,11 +84,13 @@ def store_label(key, short=False):
 
 
 def config_of(r):
-    """(system, raw_tier, codec, C) of a replay line."""
+    """(system, raw_tier, codec, C) of a replay line; a raw tier served over FUSE over io_uring
+    (CROSS_TRANSPORTS=uring) is a tier of its own, "daemon+uring" or "kernel+uring"."""
     if r["system"] == "pagecache":
         return ("pagecache", "-", "-", 0)
     c = r.get("compressed_percent", 0)
-    return ("ccfs", r.get("raw_tier", "daemon"), r.get("compressor", "lz4") if c else "none", c)
+    tier = r.get("raw_tier", "daemon") + ("+uring" if r.get("transport") == "uring" else "")
+    return ("ccfs", tier, r.get("compressor", "lz4") if c else "none", c)
 
 
 def config_name(cfg):
@@ -220,6 +222,9 @@ dists = sorted({p[2] for p in points}, key=lambda d: (d != "pareto", d))
 store_keys = sorted({p[0] for p in points}, key=lambda k: (read_us.get(k) or 0, k[0]))
 emulated_keys = [k for k in store_keys if k[0] == "delay"]
 real_keys = [k for k in store_keys if k[0] != "delay"]
+# The raw tiers measured (daemon, kernel; "+uring" on FUSE over io_uring), in that order.
+table_tiers = sorted({r["raw_tier"] for r in rows if r["system"] == "ccfs"},
+                     key=lambda t: (t.endswith("+uring"), t != "daemon", t))
 
 
 def ratio_x(label):
@@ -349,25 +354,25 @@ def with_config(r):
 for ratio in size_ratios:
     for dist in dists:
         print(f"## data {ratio_x(ratio)} memory, {dist}\n")
-        print("| store | read µs | page cache µs (hit) | ccfs best | µs (hit) | ratio "
-              "| best daemon | best kernel | C=0 daemon / kernel | model µs (best) |")
-        print("|---|---|---|---|---|---|---|---|---|---|")
+        print("| store | read µs | page cache µs (hit) | ccfs best | µs (hit) | ratio | "
+              + " | ".join(f"best {t}" for t in table_tiers) + " | C=0 "
+              + " / ".join(table_tiers) + " | model µs (best) |")
+        print("|---" * (8 + len(table_tiers)) + "|")
         for k in store_keys:
             point = (k, ratio, dist)
             pc, b = pagecache_row(point), best_row(point)
             if pc is None:
                 continue
             c0 = [pick(point, lambda r, t=t: r["system"] == "ccfs" and r["raw_tier"] == t
-                       and r["C"] == 0) for t in ("daemon", "kernel")]
+                       and r["C"] == 0) for t in table_tiers]
             cells = [store_label(k), fmt(read_us.get(k)), f"{pc['us_per_buffer']:.1f} ({hit(pc)})"]
             if b:
                 cells += [config_name(b["config"]), f"{b['us_per_buffer']:.1f} ({hit(b)})",
                           ratio_of(b)]
             else:
                 cells += ["-", "-", "-"]
-            cells += [with_config(best_row(point, "daemon")),
-                      with_config(best_row(point, "kernel")),
-                      f"{ratio_of(c0[0])} / {ratio_of(c0[1])}",
+            cells += [with_config(best_row(point, t)) for t in table_tiers]
+            cells += [" / ".join(ratio_of(x) for x in c0),
                       fmt(b["model_us_per_buffer"]) if b else ""]
             print("| " + " | ".join(cells) + " |")
         print()
@@ -399,7 +404,8 @@ except ImportError:
 
 mem = machine.get("memory", "?")
 markers = {"local": "s", "sshfs": "D", "gluster": "^"}
-tier_style = {"daemon": ("tab:blue", ":"), "kernel": ("tab:green", "--")}
+tier_style = {"daemon": ("tab:blue", ":"), "kernel": ("tab:green", "--"),
+              "daemon+uring": ("tab:purple", "-."), "kernel+uring": ("tab:olive", "-.")}
 # ccfs's best is one of the tiers' bests at each point: drawn wide and pale beneath them.
 wide = {"ccfs best": {"linewidth": 4, "alpha": 0.45, "zorder": 1}}
 
@@ -418,7 +424,7 @@ def latency_panels(value, ylabel, fname, title, log_y):
             curves = [("page cache", lambda p: pagecache_row(p), "black", "-"),
                       ("ccfs best", lambda p: best_row(p), "tab:red", "-")]
             curves += [(f"ccfs {t} best", lambda p, t=t: best_row(p, t), *tier_style[t])
-                       for t in ("daemon", "kernel")]
+                       for t in table_tiers]
             for name, get, color, style in curves:
                 if value == "ratio_vs_pagecache" and name == "page cache":
                     continue
@@ -495,7 +501,7 @@ for i, k in enumerate(store_keys):
         curves = [("page cache", lambda p: pagecache_row(p), "black", "-"),
                   ("ccfs best", lambda p: best_row(p), "tab:red", "-")]
         curves += [(f"ccfs {t} best", lambda p, t=t: best_row(p, t), *tier_style[t])
-                   for t in ("daemon", "kernel")]
+                   for t in table_tiers]
         for name, get, color, style in curves:
             xs, ys = [], []
             for ratio in size_ratios:

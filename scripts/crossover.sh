@@ -66,6 +66,8 @@
 #   replay; q: 2000)   CROSS_WARMUP_FACTOR (1; q: 0.5)   CROSS_WARMUP_MEMORY (8; q: 6)
 #   CROSS_READS (300 reads per store latency probe; q: 200)
 #   CROSS_MIX (empty: the mkdata default mix; e.g. binary=100 for data that compresses ~2x)
+#   CROSS_TRANSPORTS (dev: every ccfs configuration on /dev/fuse; "dev uring" runs each one on
+#   both; uring switches the kernel's enable_uring on for the run and back as it was afterwards)
 #   CROSS_DATA_DIR (/var/tmp/ccfs-crossover-data: the data sets, made once and kept; a real disk)
 #   CROSS_SKIP_BUILD=1 (use build-perf/ as it is).
 # Why C tops out at 75 and memory starts at 32 MiB: in raw_tier=kernel the daemon shares the cgroup
@@ -100,6 +102,7 @@ read -r -a dists <<<"${CROSS_DISTS:-pareto uniform}"
 read -r -a tiers <<<"${CROSS_TIERS:-daemon kernel}"
 read -r -a codecs <<<"${CROSS_CODECS:-lz4 zstd}"
 read -r -a cs <<<"${CROSS_CS:-$(q "50 75" 50)}"
+read -r -a transports <<<"${CROSS_TRANSPORTS:-dev}"
 memory=${CROSS_MEMORY:-$(q 64MiB 32MiB)}
 mix=${CROSS_MIX:-}
 rounds=${CROSS_ROUNDS:-$(q 3 1)}
@@ -122,6 +125,17 @@ for t in "${tiers[@]}"; do
 done
 for c in "${codecs[@]}"; do
   case $c in lz4 | zstd) ;; *) die "CROSS_CODECS: unknown codec '$c'" ;; esac
+done
+uring_switch=/sys/module/fuse/parameters/enable_uring
+uring_was=""
+for t in "${transports[@]}"; do
+  case $t in
+    dev) ;;
+    uring)
+      [ -w "$uring_switch" ] ||
+        die "CROSS_TRANSPORTS: uring needs FUSE over io_uring ($uring_switch is missing or not writable)" ;;
+    *) die "CROSS_TRANSPORTS: unknown transport '$t' (dev, uring)" ;;
+  esac
 done
 for c in "${cs[@]}"; do
   [[ $c =~ ^[0-9]+$ ]] && [ "$c" -ge 1 ] && [ "$c" -le 95 ] ||
@@ -186,6 +200,7 @@ cleanup() {
     STORES_STATE_DIR=${entry% *} "$root/scripts/stores.sh" down "${entry#* }" >/dev/null
   done
   stop_stray_bricks
+  [ -z "$uring_was" ] || echo "$uring_was" >"$uring_switch"
   rm -rf "$work"
 }
 # The volume is made in whatever glusterd runs; if that is someone else's and it stops during the
@@ -202,6 +217,10 @@ stop_stray_bricks() {
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
+if [[ " ${transports[*]} " == *" uring "* ]]; then
+  uring_was=$(cat "$uring_switch")
+  echo Y >"$uring_switch"
+fi
 
 # ---- build, data sets ----------------------------------------------------------------------------
 if [ "${CROSS_SKIP_BUILD:-0}" != 1 ]; then
@@ -255,6 +274,7 @@ cat >"$out/machine.json" <<EOF
  "memory": "$memory", "ops": $ops, "warmup_factor": $warmup_factor,
  "warmup_memory": $warmup_memory, "rounds": $rounds,
  "cs": "${cs[*]}", "tiers": "${tiers[*]}", "codecs": "${codecs[*]}",
+ "transports": "${transports[*]}",
  "mix": "${mix:-default}", "quick": $quick, "loadavg_start": "$(cut -d' ' -f1-3 /proc/loadavg)"}
 EOF
 : >"$out/crossover.jsonl"
@@ -369,15 +389,17 @@ probe_store() {
 # One store point (a store up at one latency): its rounds. $1 = store name, $2 = delay µs or "".
 store_point() {
   # ratio and dist are read by replay().
-  local name=$1 delay_us=$2 emulated=false label=$1 round cfg tier codec c ratio dist
+  local name=$1 delay_us=$2 emulated=false label=$1 round cfg tier codec c transport ratio dist
   [ "$name" = delay ] && emulated=true label="delay_fs ${delay_us} µs (EMULATED)"
   local base="\"store\": \"$name\", \"emulated\": $emulated, \"delay_us\": ${delay_us:-null}"
-  # The configurations of ccfs: raw_tier:codec:C.
+  # The configurations of ccfs: raw_tier:codec:C:transport.
   local cfgs=()
-  for tier in "${tiers[@]}"; do
-    cfgs+=("$tier:lz4:0")
-    for codec in "${codecs[@]}"; do
-      for c in "${cs[@]}"; do cfgs+=("$tier:$codec:$c"); done
+  for transport in "${transports[@]}"; do
+    for tier in "${tiers[@]}"; do
+      cfgs+=("$tier:lz4:0:$transport")
+      for codec in "${codecs[@]}"; do
+        for c in "${cs[@]}"; do cfgs+=("$tier:$codec:$c:$transport"); done
+      done
     done
   done
   local t0
@@ -391,13 +413,14 @@ store_point() {
         replay "$tag, \"system\": \"pagecache\"" "$pc_dir/${data_of[$ratio]}" --memory "$memory" ||
           echo "{$tag, \"dist\": \"$dist\", \"system\": \"pagecache\"}" >>"$out/failures.jsonl"
         for cfg in "${cfgs[@]}"; do
-          IFS=: read -r tier codec c <<<"$cfg"
+          IFS=: read -r tier codec c transport <<<"$cfg"
           log "$label, round $round: data ${ratio}x memory, $dist: ccfs raw_tier=$tier," \
-              "C=$c%$([ "$c" = 0 ] || echo ", $codec")"
+              "C=$c%$([ "$c" = 0 ] || echo ", $codec"), transport=$transport"
           mount_ccfs "$store_dir/${data_of[$ratio]}" \
-            "raw_tier=$tier,compressed_percent=$c,compressor=$codec,kernel_evict=false"
+            "raw_tier=$tier,compressed_percent=$c,compressor=$codec,kernel_evict=false,transport=$transport"
           local failed=0
-          replay "$tag, \"system\": \"ccfs\", \"config\": \"$cfg\"" "$mnt" || failed=1
+          replay "$tag, \"system\": \"ccfs\", \"config\": \"$cfg\", \"transport\": \"$transport\"" \
+            "$mnt" || failed=1
           umount_ccfs
           [ $failed = 0 ] ||
             echo "{$tag, \"dist\": \"$dist\", \"system\": \"ccfs\", \"config\": \"$cfg\"," \
