@@ -16,6 +16,10 @@ Targets (issue "compressed_percent = auto"): on each stationary law auto within 
 fixed split; on the phase-change trace auto better than every fixed split. The report says met or
 not with the run's figures. Writes OUT.csv (every run) and OUT.txt (the report).
 
+--codec-auto adds compressor = auto (with compressed_percent = auto), and --other-codec zstd runs
+every fixed split with that codec too ("zstd:60"), so that auto+codec is judged against the best
+fixed split of either codec (the same 5% target).
+
 --baseline-ccfs OTHER adds "auto@baseline": auto of another build (e.g. the previous decision
 rule) in the same interleaved rounds, so a change to auto is judged by a same-run comparison.
 
@@ -40,7 +44,10 @@ import time
 def run_replay(args, law, setting):
     opts = f"memory={args.memory},compressor={args.compressor}"
     ccfs = args.ccfs
-    if setting == "auto@baseline":
+    if ":" in str(setting) and str(setting).split(":")[0] == args.other_codec:
+        opts = (f"memory={args.memory},compressor={args.other_codec},"
+                f"compressed_percent={str(setting).split(':')[1]}")
+    elif setting == "auto@baseline":
         ccfs = args.baseline_ccfs
         opts += ",compressed_percent=auto"
     elif str(setting).endswith("@baseline"):
@@ -80,6 +87,8 @@ def main():
                    help="laws separated by ';' (a phase law holds a comma)")
     p.add_argument("--percents", default="0,20,40,60,80,90")
     p.add_argument("--codec-auto", action="store_true", help="also run compressor = auto")
+    p.add_argument("--other-codec", default="", choices=["", "lz4", "zstd"],
+                   help="also run every fixed split with this codec (judges --codec-auto)")
     p.add_argument("--overhead", type=int, default=None, metavar="C",
                    help="instead: C%% with estimate_splits on against off (the estimator's cost)")
     p.add_argument("--rounds", type=int, default=3)
@@ -95,6 +104,8 @@ def main():
 
     laws = [l for l in (args.laws.split(";") if ";" in args.laws else _split_laws(args.laws)) if l]
     settings = [int(x) for x in args.percents.split(",")] + ["auto"]
+    if args.other_codec:
+        settings += [f"{args.other_codec}:{x}" for x in args.percents.split(",") if int(x) > 0]
     if args.codec_auto:
         settings.append("auto+codec")
     if args.baseline_ccfs:
@@ -165,6 +176,8 @@ def main():
             lines.append(f"  per round on/off: " + ", ".join(f"{a / b:.3f}" for a, b in zip(on_r, off_r)))
             continue
         fixed = [str(s) for s in settings if isinstance(s, int)]
+        other = [str(s) for s in settings if str(s).startswith(f"{args.other_codec}:")] \
+            if args.other_codec else []
         if args.mrc_only:
             for tag in ("", "@baseline"):
                 gaps = []
@@ -193,7 +206,7 @@ def main():
         for s in settings:
             m = med[str(s)]
             extra = ""
-            if not isinstance(s, int):
+            if str(s).startswith("auto"):
                 extra = f"  ends at {m['end']}%, {m['changes']} changes"
             lines.append(f"  {str(s):>10} {m['us']:8.1f} {m['hit']:6.3f} {m['cpu']:8.1f} "
                          f"{m['us'] / med[best]['us']:7.3f}x{extra}")
@@ -239,6 +252,17 @@ def main():
             ok = auto <= 1.05 * med[best]["us"]
             verdicts.append(f"{law}: auto {auto:.1f} µs vs best fixed C={best}% "
                             f"{med[best]['us']:.1f} µs ({auto / med[best]['us']:.3f}x); target "
+                            f"≤ 1.05x — {'met' if ok else 'NOT met'}")
+        if "auto+codec" in med and not law.startswith("phase:"):
+            pool = fixed + other
+            best_any = min(pool, key=lambda s: med[s]["us"])
+            ac = med["auto+codec"]["us"]
+            name = f"C={best_any}% {args.compressor}" if best_any.isdigit() else \
+                f"C={best_any.split(':')[1]}% {args.other_codec}"
+            ok = ac <= 1.05 * med[best_any]["us"]
+            verdicts.append(f"  {law}: auto+codec {ac:.1f} µs vs the best fixed split of "
+                            f"{'either codec' if other else args.compressor} ({name}) "
+                            f"{med[best_any]['us']:.1f} µs ({ac / med[best_any]['us']:.3f}x); target "
                             f"≤ 1.05x — {'met' if ok else 'NOT met'}")
         if "auto@baseline" in med:
             base = med["auto@baseline"]["us"]
