@@ -25,9 +25,7 @@ bool ReadSignature(int fd, FileSignature* sig) {
             STATX_SIZE | STATX_MTIME | STATX_CTIME, &stx) != 0) {
     return false;
   }
-  sig->size = stx.stx_size;
-  sig->mtime_ns = static_cast<int64_t>(stx.stx_mtime.tv_sec) * 1000000000 + stx.stx_mtime.tv_nsec;
-  sig->ctime_ns = static_cast<int64_t>(stx.stx_ctime.tv_sec) * 1000000000 + stx.stx_ctime.tv_nsec;
+  *sig = SignatureOf(stx);
   return true;
 }
 

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 
 #include <fmt/format.h>
@@ -19,6 +20,14 @@ FileSignature SignatureOf(const struct stat& st) {
   s.size = static_cast<uint64_t>(st.st_size);
   s.mtime_ns = static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
   s.ctime_ns = static_cast<int64_t>(st.st_ctim.tv_sec) * 1000000000 + st.st_ctim.tv_nsec;
+  return s;
+}
+
+FileSignature SignatureOf(const struct statx& stx) {
+  FileSignature s;
+  s.size = stx.stx_size;
+  s.mtime_ns = static_cast<int64_t>(stx.stx_mtime.tv_sec) * 1000000000 + stx.stx_mtime.tv_nsec;
+  s.ctime_ns = static_cast<int64_t>(stx.stx_ctime.tv_sec) * 1000000000 + stx.stx_ctime.tv_nsec;
   return s;
 }
 
@@ -49,14 +58,26 @@ bool InodeTable::RecoverRoot(int err) {
   // What a store's client that has gone answers (ENOTCONN: FUSE clients such as sshfs and
   // GlusterFS's; ESTALE: NFS); any other error is the op's own.
   if (err != ENOTCONN && err != ECONNABORTED && err != ESTALE) return false;
+  auto now_ns = [] {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(
+               std::chrono::steady_clock::now().time_since_epoch()).count();
+  };
+  // A store found still gone is tried again 100 ms later at the soonest: the ops meanwhile fail
+  // at once (EIO) instead of queueing here.
+  constexpr int64_t kRetryNs = 100'000'000;
+  if (now_ns() < recover_after_ns_.load(std::memory_order_relaxed)) return false;
   MutexLock recover(&recover_mu_);
   struct stat st;
   if (fstatat(root_.fd, "", &st, AT_EMPTY_PATH) == 0) return true;  // alive (recovered meanwhile)
+  if (now_ns() < recover_after_ns_.load(std::memory_order_relaxed)) return false;  // tried meanwhile
   // An O_PATH open of a dead mount's root can succeed: the fstat says whether it is alive.
   int fd = open(dataset_.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) return false;
-  if (fstatat(fd, "", &st, AT_EMPTY_PATH) != 0 || !S_ISDIR(st.st_mode)) {
+  if (fd >= 0 && (fstatat(fd, "", &st, AT_EMPTY_PATH) != 0 || !S_ISDIR(st.st_mode))) {
     close(fd);
+    fd = -1;
+  }
+  if (fd < 0) {
+    recover_after_ns_.store(now_ns() + kRetryNs, std::memory_order_relaxed);
     return false;
   }
   MutexLock lock(&mu_);

@@ -61,6 +61,7 @@ struct FileSignature {
 };
 
 FileSignature SignatureOf(const struct stat& st);
+FileSignature SignatureOf(const struct statx& stx);  // the same three fields of a statx
 
 enum class NodeKind { kReal, kControlDir, kStatsFile, kControlFile };
 
@@ -136,6 +137,10 @@ class InodeTable {
   std::atomic<dev_t> root_dev_{0};
   std::atomic<ino_t> root_ino_{0};
   std::atomic<uint64_t> generation_{0};  // roots opened again
+  // steady_clock ns before which RecoverRoot does not try again after a try found the store
+  // still gone: during an outage every root op fails, and each would otherwise queue on
+  // recover_mu_ behind the open and stat of a store that may hang.
+  std::atomic<int64_t> recover_after_ns_{0};
 
   Mutex recover_mu_;  // one recovery at a time; before mu_
   std::vector<int> dead_root_fds_ GUARDED_BY(mu_);  // closed with the table

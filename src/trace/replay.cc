@@ -179,6 +179,7 @@ std::string ReplayResultJson(const ReplayResult& r) {
     j["cache_reads"] = r.cache_reads;
     if (r.kernel_raw_tier) j["kernel_hits"] = r.kernel_hits;
     j["compression_ratio"] = r.compression_ratio;
+    j["storable_fraction"] = r.storable_fraction;
     // Victims compressed over the run (kept or not): what `ccfs advise` predicts per read.
     if (r.mode != "directory") j["compressions"] = r.delta.compressions;
     if (r.mode != "directory" && r.compressed_percent_end >= 0) {

@@ -265,6 +265,44 @@ TEST_F(ReplayEngineTest, PhasesMoveTheHotSetAndChangeTheLaw) {
   EXPECT_GT(top_count(0), 5 * top_count(2 * kPhase));
 }
 
+// Pages that do not compress (random bytes: half of this data set) are rejected by the compressed
+// tier whatever its room; only the raw tier keeps them. The model takes the share of pages the
+// compressed tier can hold from the run's own counters, so it predicts the misses they cause.
+TEST(ReplayStorableTest, TheModelCountsPagesTheCompressedTierCannotHold) {
+  const std::string dir = testing::TempPath("ccfs_replay_storable_data");
+  fs::remove_all(dir);
+  MkdataOptions mk;
+  mk.dir = dir;
+  mk.size = 32ull << 20;  // 4096 pages of 8 KiB
+  ASSERT_TRUE(ParseMix("text=50,random=50", &mk.mix).ok());
+  std::vector<KindReport> report;
+  Status s = MakeDataset(mk, &report);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  ReplayOptions options;
+  options.mode = ReplayMode::kEngine;
+  options.target = dir;
+  // zstd: the text alone would fit compressed (the model with every page storable says ~0.8).
+  options.engine.memory = 12ull << 20;
+  options.engine.compressed_percent = 75;
+  options.engine.compressor = CodecKind::kZstd;
+  options.engine.compress_threads = 1;
+  options.dist.kind = DistSpec::Kind::kUniform;
+  options.ops = 40000;
+  options.warmup = 30000;
+  options.seed = 3;
+  ReplayResult r;
+  s = RunReplay(options, &r);
+  fs::remove_all(dir);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  ASSERT_TRUE(r.have_counters);
+  EXPECT_NEAR(r.storable_fraction, 0.5, 0.08);
+  EXPECT_LT(r.hit_ratio, 0.8) << "the random half cannot be held compressed";
+  EXPECT_NEAR(r.hit_ratio, r.model.hit_ratio, 0.05)
+      << "ratio " << r.compression_ratio << ", storable " << r.storable_fraction;
+  auto j = nlohmann::json::parse(ReplayResultJson(r));
+  EXPECT_DOUBLE_EQ(j["storable_fraction"].get<double>(), r.storable_fraction);
+}
+
 TEST_F(ReplayEngineTest, BadArgumentsAreClearErrors) {
   ReplayOptions options = Uniform(0);
   options.target = "/nonexistent/ccfs";
