@@ -376,6 +376,46 @@ for ratio in size_ratios:
                       fmt(b["model_us_per_buffer"]) if b else ""]
             print("| " + " | ".join(cells) + " |")
         print()
+
+
+def floor_us(r):
+    """A lower bound on a ccfs run's µs per buffer at the hit ratio it reached, from its own
+    counters: misses x (the daemon's miss cost + the trip) + the other reads that reached the
+    daemon x the trip. Every hit's own cost and all decompression are left out. None without
+    the costs (a run of an older ccfs)."""
+    c = r.get("costs_us") or {}
+    if r.get("system") != "ccfs" or not r.get("reads") or c.get("disk") is None:
+        return None
+    trip = c.get("trip") or 0.0
+    miss = r["misses"] / r["reads"]
+    reach = r.get("cache_reads", r["reads"]) / r["reads"]
+    return miss * (c["disk"] + trip) + max(0.0, reach - miss) * trip
+
+
+# The floor of each point: the lowest, over ccfs's configurations, of the median floor of its runs,
+# against the page cache's median; what no configuration measured could go below at its hit ratio.
+floor_lines = []
+for point in sorted(points, key=lambda p: (p[1], p[2], read_us.get(p[0]) or 0)):
+    pc = pagecache_row(point)
+    floors = []
+    for cfg, by_round in points[point].items():
+        f = [x for x in (floor_us(r) for r in by_round.values()) if x is not None]
+        if f:
+            floors.append(median(f))
+    b = best_row(point)
+    if floors and pc and pc["us_per_buffer"] and b:
+        floor_lines.append(f"| {ratio_x(point[1])}, {point[2]} | {store_label(point[0])} | "
+                           f"{ratio_of(b)} | {min(floors) / pc['us_per_buffer']:.2f}x |")
+if floor_lines:
+    print("## The floor: what the hit ratios reached leave room for\n")
+    print("Per configuration, from its runs' own counters: misses x (the daemon's miss cost + the "
+          "trip) + the other reads that reach the daemon x the trip (every hit's own cost and all "
+          "decompression left out): a lower bound on its µs per buffer at the hit ratio it "
+          "reached. The lowest over ccfs's configurations, against the page cache:\n")
+    print("| data, trace | store | ccfs best / page cache | lowest floor / page cache |")
+    print("|---|---|---|---|")
+    print("\n".join(floor_lines) + "\n")
+
 failures = read_jsonl("failures.jsonl")
 if failures:
     print(f"## Runs that failed ({len(failures)}; left out of the medians: a configuration with no "
