@@ -133,8 +133,8 @@ struct ReplayResult {
   uint64_t kernel_hits = 0;
   double hit_ratio = 0;
   double compression_ratio = 1.0;
-  // Share of the victims offered to the compressed tier that it could keep (not rejected as
-  // incompressible): the model's storable_fraction. 1 without a compressed tier.
+  // Share of a seeded sample of the data set's pages the compressed tier would keep (the others
+  // do not save min_savings_percent): the model's storable_fraction. 1 without a compressed tier.
   double storable_fraction = 1.0;
 
   // Client-side latency of page reads.
