@@ -178,6 +178,16 @@ SplitDecider::Decision SplitDecider::Decide(const std::vector<AdviseRow>& rows, 
   return d;
 }
 
+bool ProfileMoved(const CodecProfile& average, const CodecProfile& a, const CodecProfile& b) {
+  auto both = [](double avg, double x, double y, double by) {
+    return (x - avg > by && y - avg > by) || (avg - x > by && avg - y > by);
+  };
+  const double bytes = 1.0 / average.ratio;
+  return both(average.storable_fraction, a.storable_fraction, b.storable_fraction,
+              SplitTuner::kProfileShift) ||
+         both(bytes, 1.0 / a.ratio, 1.0 / b.ratio, SplitTuner::kProfileShift * bytes);
+}
+
 // ---- the tuner ------------------------------------------------------------------------------------
 
 SplitTuner::SplitTuner(Hooks hooks, const VictimSample* sample)
@@ -256,12 +266,24 @@ void SplitTuner::Step() {
     // One decision's sample is a few dozen pages, of data whose kinds may compress very
     // differently: alone it moves the predicted capacity, and through the anchor every split's
     // prediction, by several points from one decision to the next. Averaged over decisions
-    // (charged bytes per logical byte, which add up, rather than ratios, which do not).
+    // (charged bytes per logical byte, which add up, rather than ratios, which do not) — unless
+    // the data read has moved (kProfileShift): then the average restarts from the two samples
+    // that say so, instead of taking a dozen decisions to follow.
+    std::vector<CodecProfile> unaveraged = measured;
     for (CodecProfile& p : measured) {
-      auto old = std::find_if(codecs_.begin(), codecs_.end(), [&](const CodecProfile& c) {
-        return c.codec == p.codec && c.level == p.level;
-      });
+      auto same = [&](const CodecProfile& c) { return c.codec == p.codec && c.level == p.level; };
+      auto old = std::find_if(codecs_.begin(), codecs_.end(), same);
       if (old == codecs_.end() || old->ratio <= 0 || p.ratio <= 0) continue;
+      auto prev = std::find_if(last_sample_.begin(), last_sample_.end(), same);
+      if (prev != last_sample_.end() && prev->ratio > 0 && ProfileMoved(*old, *prev, p)) {
+        auto mean = [](double a, double b) { return (a + b) / 2; };
+        p.ratio = 2.0 / (1.0 / prev->ratio + 1.0 / p.ratio);
+        p.storable_fraction = mean(prev->storable_fraction, p.storable_fraction);
+        p.zero_fraction = mean(prev->zero_fraction, p.zero_fraction);
+        p.compress_us = mean(prev->compress_us, p.compress_us);
+        p.decompress_us = mean(prev->decompress_us, p.decompress_us);
+        continue;
+      }
       auto blend = [](double a, double b) { return a + (b - a) * kProfileWeight; };
       p.ratio = 1.0 / blend(1.0 / old->ratio, 1.0 / p.ratio);
       p.storable_fraction = blend(old->storable_fraction, p.storable_fraction);
@@ -270,6 +292,7 @@ void SplitTuner::Step() {
       p.decompress_us = blend(old->decompress_us, p.decompress_us);
     }
     if (!measured.empty()) codecs_ = measured;
+    last_sample_ = std::move(unaveraged);
   }
   // Drop a codec the options no longer cover, or one not measured yet (nothing to predict with).
   std::erase_if(codecs_, [&](const CodecProfile& c) {

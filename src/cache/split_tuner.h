@@ -12,7 +12,9 @@
 //                          by the evictor thread, 512 KiB kept), compressed and decompressed here with
 //                          each codec the decision may choose — the pages actually cached, off the
 //                          read path, whatever compressed_percent is (so C = 0 learns ratios too);
-//                          averaged over decisions (kProfileWeight), since one sample is 64 pages;
+//                          averaged over decisions (kProfileWeight), since one sample is 64 pages,
+//                          restarted when two samples running say the data read has moved
+//                          (kProfileShift: the hot set went from text to media, say);
 //   the paths' costs       the window's mean raw-hit and miss latencies (the engine's histograms),
 //                          the sampled codecs' µs per page (a compressed hit = decompression plus
 //                          the raw hit's copy), and the compressions per read: the window's
@@ -129,6 +131,11 @@ std::vector<AdviseRow> PredictLive(const LiveInputs& in);
 // kMinRawPages pages (config/keys.h), ascending.
 std::vector<int> CandidatePercents(const Options& o);
 
+// Whether two samples running, `a` then `b`, both lie away from the codec's running average the
+// same way by more than SplitTuner::kProfileShift: in the share of pages kept (absolute) or in
+// charged bytes per logical byte (relative to the average's). REQUIRES: every ratio > 0.
+bool ProfileMoved(const CodecProfile& average, const CodecProfile& a, const CodecProfile& b);
+
 // The hysteresis: remembers the last recommendation and how many decisions in a row made it.
 class SplitDecider {
  public:
@@ -171,6 +178,10 @@ class SplitTuner {
   static constexpr double kPriorCompressCharge = 0.25;
   // The weight of the newest sample in the codecs' profiles, averaged over decisions.
   static constexpr double kProfileWeight = 0.125;
+  // The data moved, not the sample's noise: two samples running both away from the average, the
+  // same way, by more than this in the share of pages kept or in charged bytes per logical byte
+  // (relative). The average then restarts from those two.
+  static constexpr double kProfileShift = 0.2;
 
   // Tests drive Step themselves; the engine calls Start once it holds the tuner, so the thread
   // never sees a half-built owner (its hooks read the owner's pointer to this tuner).
@@ -204,6 +215,7 @@ class SplitTuner {
   double admitted_ GUARDED_BY(mu_) = 1;
   double compress_charge_ GUARDED_BY(mu_) = kPriorCompressCharge;
   std::vector<CodecProfile> codecs_ GUARDED_BY(mu_);
+  std::vector<CodecProfile> last_sample_ GUARDED_BY(mu_);  // the previous decision's, unaveraged
   SplitDecider decider_ GUARDED_BY(mu_);
   std::vector<SplitPrediction> predicted_ GUARDED_BY(mu_);
   int recommended_percent_ GUARDED_BY(mu_) = -1;

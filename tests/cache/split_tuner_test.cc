@@ -197,6 +197,29 @@ TEST(SplitTunerTest, DeciderKeepsASplitThatIsWithinTheMargin) {
   for (int i = 0; i < 5; ++i) EXPECT_FALSE(d.Decide(far, o).change);
 }
 
+CodecProfile Profile(double ratio, double storable) {
+  CodecProfile p;
+  p.ratio = ratio;
+  p.storable_fraction = storable;
+  return p;
+}
+
+TEST(SplitTunerTest, ProfileMovesOnlyWhenTwoSamplesRunningLeaveTheAverageTheSameWay) {
+  const CodecProfile avg = Profile(2.0, 0.9);  // 0.5 charged bytes per logical byte
+  // The reads moved to data that does not compress: both samples keep almost nothing.
+  EXPECT_TRUE(ProfileMoved(avg, Profile(1.0, 0.05), Profile(1.0, 0.0)));
+  // One odd sample is noise: the next is back near the average.
+  EXPECT_FALSE(ProfileMoved(avg, Profile(1.0, 0.05), Profile(2.1, 0.88)));
+  EXPECT_FALSE(ProfileMoved(avg, Profile(2.1, 0.88), Profile(1.0, 0.05)));
+  // Far both times, but opposite ways: not a move either.
+  EXPECT_FALSE(ProfileMoved(Profile(2.0, 0.5), Profile(2.0, 0.95), Profile(2.0, 0.1)));
+  // Within kProfileShift of the average: the ordinary spread of a 64-page sample.
+  EXPECT_FALSE(ProfileMoved(avg, Profile(1.8, 0.8), Profile(2.3, 0.95)));
+  // The same share kept, but the kept pages now shrink 4x instead of 2x (bytes -50%).
+  EXPECT_TRUE(ProfileMoved(avg, Profile(4.0, 0.9), Profile(3.8, 0.92)));
+  EXPECT_FALSE(ProfileMoved(avg, Profile(4.0, 0.9), Profile(2.2, 0.92)));
+}
+
 // A file whose every page read costs `delay` (a store much slower than memory).
 class SlowFile final : public BackingFile {
  public:
@@ -246,9 +269,17 @@ struct AutoRun {
   std::vector<int> percents;  // compressed_percent seen after each burst
 };
 
-// Uniform reads over `data` with the engine under `settings`, until `done` or `seconds` pass.
-AutoRun RunAuto(const std::string& data, const std::string& settings, double seconds,
-                const std::function<bool(const CacheStats&)>& done) {
+// Uniform reads over pages [first, first + count) of the data, until `done` or `seconds` pass.
+struct ReadPhase {
+  uint64_t first = 0;
+  uint64_t count = 0;  // 0: to the end of the data
+  double seconds = 0;
+  std::function<bool(const CacheStats&)> done;
+};
+
+// The engine under `settings` over `data`, the phases one after the other.
+AutoRun RunPhases(const std::string& data, const std::string& settings,
+                  const std::vector<ReadPhase>& phases) {
   constexpr size_t kPs = 8192;
   std::unique_ptr<MemBackingStore> store = NewMemBackingStore();
   store->Put("f", data);
@@ -263,21 +294,30 @@ AutoRun RunAuto(const std::string& data, const std::string& settings, double sec
   EXPECT_TRUE(st.ok()) << st.ToString();
   AutoRun run;
   if (!cache) return run;
-  const uint64_t pages = data.size() / kPs;
   std::mt19937_64 rng(7);
   std::vector<char> buf(kPs);
-  const auto until = std::chrono::steady_clock::now() +
-                     std::chrono::microseconds(static_cast<int64_t>(seconds * 1e6));
-  while (std::chrono::steady_clock::now() < until) {
-    for (int i = 0; i < 2000; ++i) {
-      size_t got = 0;
-      EXPECT_TRUE(cache->Read(1, &file, (rng() % pages) * kPs, kPs, buf.data(), &got).ok());
+  for (const ReadPhase& phase : phases) {
+    const uint64_t pages = phase.count > 0 ? phase.count : data.size() / kPs - phase.first;
+    const auto until = std::chrono::steady_clock::now() +
+                       std::chrono::microseconds(static_cast<int64_t>(phase.seconds * 1e6));
+    while (std::chrono::steady_clock::now() < until) {
+      for (int i = 0; i < 2000; ++i) {
+        size_t got = 0;
+        const uint64_t page = phase.first + rng() % pages;
+        EXPECT_TRUE(cache->Read(1, &file, page * kPs, kPs, buf.data(), &got).ok());
+      }
+      run.stats = cache->Stats();
+      run.percents.push_back(run.stats.compressed_percent);
+      if (phase.done(run.stats)) break;
     }
-    run.stats = cache->Stats();
-    run.percents.push_back(run.stats.compressed_percent);
-    if (done(run.stats)) break;
   }
   return run;
+}
+
+// Uniform reads over all of `data`, until `done` or `seconds` pass.
+AutoRun RunAuto(const std::string& data, const std::string& settings, double seconds,
+                const std::function<bool(const CacheStats&)>& done) {
+  return RunPhases(data, settings, {{0, 0, seconds, done}});
 }
 
 // compressed_percent = auto, starting from the default 25, over compressible data twice the memory, with
@@ -314,6 +354,27 @@ TEST(SplitTunerEngineTest, AutoGivesUpCompressionOnIncompressibleData) {
   std::printf("\n");
   EXPECT_EQ(run.stats.compressed_percent, 0);
   EXPECT_EQ(run.stats.recommended_percent, 0);
+}
+
+// The hot set moves from text to data that does not compress (phase_trace.py's case): auto first
+// finds compression pays, then, once the pages it sees stop compressing, gives the memory back.
+TEST(SplitTunerEngineTest, AutoFollowsTheReadsFromCompressibleToIncompressiblePages) {
+  constexpr uint64_t kText = 2048, kRandom = 768;  // pages; the memory holds 1024
+  const std::string data = CompressibleData(kText * 8192, 6) + RandomData(kRandom * 8192, 7);
+  int high = 0;
+  AutoRun run = RunPhases(
+      data, "memory=8MiB,compressed_percent=auto,auto_interval=0.05,auto_max_step=20",
+      {{0, kText, 60, [&](const CacheStats& s) { return (high = s.compressed_percent) >= 45; }},
+       {kText, kRandom, 60, [](const CacheStats& s) { return s.compressed_percent <= 25; }}});
+  std::printf("compressed_percent, as it changed:");
+  for (size_t i = 0; i < run.percents.size(); ++i) {
+    if (i == 0 || run.percents[i] != run.percents[i - 1]) std::printf(" %d", run.percents[i]);
+  }
+  std::printf("\n");
+  EXPECT_GE(high, 45) << "text: compression pays";
+  // Random pages: the compressed tier holds none of them, and at 25% or less the raw tier holds
+  // all 768 (any split there serves them all, so auto need not go to 0).
+  EXPECT_LE(run.stats.compressed_percent, 25);
 }
 
 // A fixed split keeps working exactly as before: predictions are shown, nothing moves.
