@@ -178,6 +178,21 @@ SplitDecider::Decision SplitDecider::Decide(const std::vector<AdviseRow>& rows, 
   return d;
 }
 
+namespace {
+
+// `p` moved from `from` by the share `weight` of the way: charged bytes per logical byte (which
+// add up, where ratios do not) and the other fields linearly.
+void BlendInto(const CodecProfile& from, double weight, CodecProfile* p) {
+  auto blend = [weight](double a, double b) { return a + (b - a) * weight; };
+  p->ratio = 1.0 / blend(1.0 / from.ratio, 1.0 / p->ratio);
+  p->storable_fraction = blend(from.storable_fraction, p->storable_fraction);
+  p->zero_fraction = blend(from.zero_fraction, p->zero_fraction);
+  p->compress_us = blend(from.compress_us, p->compress_us);
+  p->decompress_us = blend(from.decompress_us, p->decompress_us);
+}
+
+}  // namespace
+
 bool ProfileMoved(const CodecProfile& average, const CodecProfile& a, const CodecProfile& b) {
   auto both = [](double avg, double x, double y, double by) {
     return (x - avg > by && y - avg > by) || (avg - x > by && avg - y > by);
@@ -268,28 +283,16 @@ void SplitTuner::Step() {
     // prediction, by several points from one decision to the next. Averaged over decisions
     // (charged bytes per logical byte, which add up, rather than ratios, which do not) — unless
     // the data read has moved (kProfileShift): then the average restarts from the two samples
-    // that say so, instead of taking a dozen decisions to follow.
+    // that say so (their mean), instead of taking a dozen decisions to follow.
     std::vector<CodecProfile> unaveraged = measured;
     for (CodecProfile& p : measured) {
       auto same = [&](const CodecProfile& c) { return c.codec == p.codec && c.level == p.level; };
       auto old = std::find_if(codecs_.begin(), codecs_.end(), same);
       if (old == codecs_.end() || old->ratio <= 0 || p.ratio <= 0) continue;
       auto prev = std::find_if(last_sample_.begin(), last_sample_.end(), same);
-      if (prev != last_sample_.end() && prev->ratio > 0 && ProfileMoved(*old, *prev, p)) {
-        auto mean = [](double a, double b) { return (a + b) / 2; };
-        p.ratio = 2.0 / (1.0 / prev->ratio + 1.0 / p.ratio);
-        p.storable_fraction = mean(prev->storable_fraction, p.storable_fraction);
-        p.zero_fraction = mean(prev->zero_fraction, p.zero_fraction);
-        p.compress_us = mean(prev->compress_us, p.compress_us);
-        p.decompress_us = mean(prev->decompress_us, p.decompress_us);
-        continue;
-      }
-      auto blend = [](double a, double b) { return a + (b - a) * kProfileWeight; };
-      p.ratio = 1.0 / blend(1.0 / old->ratio, 1.0 / p.ratio);
-      p.storable_fraction = blend(old->storable_fraction, p.storable_fraction);
-      p.zero_fraction = blend(old->zero_fraction, p.zero_fraction);
-      p.compress_us = blend(old->compress_us, p.compress_us);
-      p.decompress_us = blend(old->decompress_us, p.decompress_us);
+      const bool moved =
+          prev != last_sample_.end() && prev->ratio > 0 && ProfileMoved(*old, *prev, p);
+      BlendInto(moved ? *prev : *old, moved ? 0.5 : kProfileWeight, &p);
     }
     if (!measured.empty()) codecs_ = measured;
     last_sample_ = std::move(unaveraged);
