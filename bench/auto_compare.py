@@ -218,8 +218,8 @@ def main():
             continue
         best = min(fixed, key=lambda s: med[s]["us"])
         lines.append(f"{law}:")
-        # The rounds' range beside each median: on a shared machine the same setting moves by
-        # 10-40% from one round to the next, more than the targets' 5%.
+        # The rounds' range beside each median: on a shared machine the same setting's rounds span
+        # 1.1-1.9x (results/auto/auto_compare-5r.csv), more than the targets' 5%.
         lines.append(f"  {'split':>10} {'µs/buf':>8} {'rounds':>11} {'hit':>6} {'cpu/buf':>8} "
                      f"{'vs best':>8}")
         for s in settings:
