@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <vector>
 
 namespace ccfs {
@@ -33,6 +34,12 @@ std::vector<Bucket> Buckets(const AccessDistribution& dist) {
   return out;
 }
 
+// The share of a page's measured reads that are its first read at all (che.h).
+double FirstReadShare(double p, const ReadWindow& w) {
+  if (w.measured <= 0 || p <= 0) return 0.0;
+  return std::exp(-p * w.before) * -std::expm1(-p * w.measured) / (p * w.measured);
+}
+
 double Occupancy(double p, double t, Replacement r) {
   const double x = p * t;
   return r == Replacement::kFifo ? x / (1.0 + x) : -std::expm1(-x);
@@ -62,13 +69,32 @@ bool ParseReplacement(const std::string& text, Replacement* r) {
   return false;
 }
 
-double CacheHitRatio(const AccessDistribution& dist, double capacity, Replacement replacement) {
+double CacheHitRatio(const AccessDistribution& dist, double capacity, Replacement replacement,
+                     const ReadWindow& window) {
   const double n = static_cast<double>(dist.pages());
   const double k = std::clamp(capacity, 0.0, n);
-  if (replacement == Replacement::kOracle) return dist.HotShare(k);
+  const bool cold = window.measured > 0;
+  if (replacement == Replacement::kOracle && !cold) return dist.HotShare(k);
   if (k <= 0) return 0.0;
-  if (k >= n) return 1.0;
+  if (k >= n && !cold) return 1.0;
   const std::vector<Bucket> buckets = Buckets(dist);
+  // Each bucket's hits: its reads, times the share of its pages cached, less the first reads.
+  auto hits_of = [&](const std::function<double(const Bucket&)>& cached) {
+    double hits = 0;
+    for (const Bucket& b : buckets) {
+      hits += b.pages * b.p * cached(b) * (1.0 - FirstReadShare(b.p, window));
+    }
+    return std::clamp(hits, 0.0, 1.0);
+  };
+  if (replacement == Replacement::kOracle || k >= n) {
+    // The k hottest pages (buckets are in rank order).
+    double first_rank = 0;
+    return hits_of([&](const Bucket& b) {
+      const double in = std::clamp(k - first_rank, 0.0, b.pages);
+      first_rank += b.pages;
+      return in / b.pages;
+    });
+  }
   auto filled = [&](double t) {
     double pages = 0;
     for (const Bucket& b : buckets) pages += b.pages * Occupancy(b.p, t, replacement);
@@ -82,9 +108,7 @@ double CacheHitRatio(const AccessDistribution& dist, double capacity, Replacemen
     (filled(mid) < k ? lo : hi) = mid;
   }
   const double t = std::sqrt(lo * hi);
-  double hits = 0;
-  for (const Bucket& b : buckets) hits += b.pages * b.p * Occupancy(b.p, t, replacement);
-  return std::clamp(hits, 0.0, 1.0);
+  return hits_of([&](const Bucket& b) { return Occupancy(b.p, t, replacement); });
 }
 
 }  // namespace ccfs

@@ -31,8 +31,20 @@ const char* ReplacementName(Replacement r);
 // "oracle", "lru" or "fifo"; false for anything else.
 bool ParseReplacement(const std::string& text, Replacement* r);
 
-// The hit ratio of a cache of `capacity` pages (clamped to [0, pages]) under `dist`.
-double CacheHitRatio(const AccessDistribution& dist, double capacity, Replacement replacement);
+// The reads around a measurement: `before` reads (a warm-up) precede the `measured` ones. A read
+// of a page never read before misses whatever the capacity (a compulsory miss of a cache that is
+// not yet warm); of the measured reads of a page of probability p, the share that are its first is
+//   c(p) = exp(-p W) (1 - exp(-p M)) / (p M)        (W = before, M = measured)
+// so a window takes p h(p) c(p) off each page's hits. The default (measured = 0) is the steady
+// state: every page has been read before.
+struct ReadWindow {
+  double before = 0;
+  double measured = 0;
+};
+
+// The hit ratio of a cache of `capacity` pages (clamped to [0, pages]) under `dist`, over `window`.
+double CacheHitRatio(const AccessDistribution& dist, double capacity, Replacement replacement,
+                     const ReadWindow& window = {});
 
 }  // namespace ccfs
 

@@ -53,7 +53,7 @@ ModelResult EvaluateModel(const ModelInputs& in) {
   const bool law = !in.hot_share && NewAccessDistribution(in.dist, in.dataset_pages, 0, &dist).ok();
   auto share = [&](double pages, Replacement replacement) {
     if (in.hot_share) return in.hot_share(pages);
-    if (law) return CacheHitRatio(*dist, pages, replacement);
+    if (law) return CacheHitRatio(*dist, pages, replacement, in.window);
     return pages / n;
   };
   out.raw_hit_ratio = share(raw_cached, in.raw_replacement);
@@ -94,7 +94,11 @@ ModelResult EvaluateModel(const ModelInputs& in) {
 
 ModelResult EvaluatePhasedModel(const ModelInputs& inputs, const std::vector<DistSpec>& laws,
                                 uint64_t phase_ops, uint64_t begin, uint64_t end) {
-  if (laws.empty() || phase_ops == 0 || end <= begin) return EvaluateModel(inputs);
+  if (laws.empty() || phase_ops == 0 || end <= begin) {
+    ModelInputs steady = inputs;
+    steady.window = {};
+    return EvaluateModel(steady);
+  }
   std::vector<uint64_t> ops(laws.size(), 0);
   for (uint64_t at = begin; at < end;) {
     const uint64_t phase = at / phase_ops;
@@ -111,6 +115,7 @@ ModelResult EvaluatePhasedModel(const ModelInputs& inputs, const std::vector<Dis
     if (ops[i] == 0) continue;
     ModelInputs one = inputs;
     one.dist = laws[i];
+    one.window = {};
     const ModelResult m = EvaluateModel(one);
     const double w = static_cast<double>(ops[i]) / total;
     for (auto field : {&ModelResult::raw_capacity_pages, &ModelResult::compressed_capacity_pages,

@@ -37,6 +37,9 @@
 //   compressions_per_read the compressions charged per read instead of the thesis's one per
 //                         compressed hit and per miss (at C > 0): ccfs compresses only the raw
 //                         victims its admission filter lets through.
+// A fourth, the read window (che.h), takes a cold cache's first reads off S(k); replay gives it
+// its warm-up and its run, so that a run too short to read every page before it is measured is
+// predicted as measured rather than as the steady state.
 //
 // Thread-safety: pure functions.
 #ifndef CCFS_TRACE_MODEL_H_
@@ -105,6 +108,11 @@ struct ModelInputs {
   // Refinements (see the top of this file); the defaults give the thesis's model.
   std::function<double(double pages)> hot_share;  // empty: the law's (dist)
   double storable_fraction = 1.0;                 // in [0, 1]
+  // The reads before the measured ones and the measured ones (che.h): a read of a page not read
+  // before is a miss whatever the split. The default is the steady state (`ccfs model`, advise);
+  // replay gives its warm-up and its run, whose first reads of the law's cold pages are misses the
+  // steady state does not have (Pareto at 2x memory after a warm-up of 4x its pages: ~7% of reads).
+  ReadWindow window;
 };
 
 struct ModelResult {
@@ -127,8 +135,8 @@ ModelResult EvaluateModel(const ModelInputs& inputs);
 
 // A phase-change trace (OpSource::SetPhases): the law of phase k is laws[k % laws.size()], each
 // phase phase_ops operations long. The model of operations [begin, end): each law's steady state
-// (inputs with dist = that law), weighted by the operations of the range it covers. What the
-// moves of the hot set cost (the misses just after a change) is not in it.
+// (inputs with dist = that law, inputs.window ignored), weighted by the operations of the range it
+// covers. What the moves of the hot set cost (the misses just after a change) is not in it.
 ModelResult EvaluatePhasedModel(const ModelInputs& inputs, const std::vector<DistSpec>& laws,
                                 uint64_t phase_ops, uint64_t begin, uint64_t end);
 

@@ -339,6 +339,8 @@ void Report(const ReplayOptions& options, const Dataset& dataset, const OpRunner
   model.ratio = r->compression_ratio;
   if (options.trace_path.empty()) {
     model.dist = options.dist;
+    model.window.before = static_cast<double>(r->warmup_ops);
+    model.window.measured = static_cast<double>(r->ops);
   } else {
     model.dist.kind = DistSpec::Kind::kUniform;  // a recorded trace has no known law
   }

@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <list>
 #include <memory>
 #include <unordered_map>
@@ -20,16 +21,18 @@ std::unique_ptr<AccessDistribution> Law(const char* text, uint64_t pages) {
   return dist;
 }
 
-// Hit ratio of a simulated LRU (or FIFO: no move on a hit) cache of `capacity` pages.
-double Simulate(const AccessDistribution& dist, size_t capacity, bool fifo, int ops) {
+// Hit ratio of a simulated LRU (or FIFO: no move on a hit) cache of `capacity` pages over `ops`
+// reads after `warmup` reads (as many as measured if negative), the cache empty at the start.
+double Simulate(const AccessDistribution& dist, size_t capacity, bool fifo, int ops, int warmup = -1) {
+  if (warmup < 0) warmup = ops;
   std::list<uint64_t> order;  // front = most recent (LRU) / newest (FIFO)
   std::unordered_map<uint64_t, std::list<uint64_t>::iterator> where;
   Rng rng(42);
   int hits = 0;
-  for (int i = 0; i < 2 * ops; ++i) {
+  for (int i = 0; i < warmup + ops; ++i) {
     uint64_t page = dist.NextRank(rng);
     auto it = where.find(page);
-    const bool measured = i >= ops;  // the first half warms the cache
+    const bool measured = i >= warmup;
     if (it != where.end()) {
       hits += measured;
       if (!fifo) order.splice(order.begin(), order, it->second);
@@ -82,6 +85,30 @@ TEST(CheTest, MatchesASimulatedCache) {
           << law << " FIFO k=" << k;
     }
   }
+}
+
+TEST(CheTest, AWindowAfterAShortWarmUpMissesTheFirstReads) {
+  // 16384 pages, a warm-up of four times their number, 20000 measured reads (the crossover's
+  // Pareto at 2x memory): the cold pages, read once in the warm-up on average, are often read for
+  // the first time in the window and miss even where the cache could hold every page.
+  auto dist = Law("pareto", 16384);
+  const ReadWindow window{65536, 20000};
+  for (Replacement r : {Replacement::kOracle, Replacement::kLru}) {
+    const double whole = CacheHitRatio(*dist, 16384, r, window);
+    EXPECT_NEAR(whole, Simulate(*dist, 16384, false, 20000, 65536), 0.01) << ReplacementName(r);
+    EXPECT_LT(whole, 0.97) << ReplacementName(r);
+  }
+  EXPECT_NEAR(CacheHitRatio(*dist, 4000, Replacement::kLru, window),
+              Simulate(*dist, 4000, false, 20000, 65536), 0.02);
+  // Uniform: a page's first read in the window is e^(-W/N) (1 - e^(-M/N)) N / M of its reads.
+  auto uniform = Law("uniform", 10000);
+  const double first = std::exp(-2.0) * -std::expm1(-1.0) / 1.0;
+  EXPECT_NEAR(CacheHitRatio(*uniform, 10000, Replacement::kOracle, {20000, 10000}), 1.0 - first, 1e-6);
+  EXPECT_NEAR(CacheHitRatio(*uniform, 2500, Replacement::kLru, {20000, 10000}), 0.25 * (1.0 - first),
+              1e-3);
+  // After a warm-up long enough to read every page many times, the window is the steady state.
+  EXPECT_NEAR(CacheHitRatio(*dist, 4000, Replacement::kLru, {1e9, 20000}),
+              CacheHitRatio(*dist, 4000, Replacement::kLru), 1e-9);
 }
 
 }  // namespace

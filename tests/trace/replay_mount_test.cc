@@ -100,6 +100,8 @@ TEST_F(ReplayMountTest, TheTripIsMeasuredAndChargedOnEveryRead) {
   in.compressed_fraction = 0;
   in.ratio = r.compression_ratio;
   in.dist = options.dist;
+  in.window.before = static_cast<double>(r.warmup_ops);
+  in.window.measured = static_cast<double>(r.ops);
   in.costs = r.costs;
   in.costs.trip_us = 0;
   EXPECT_NEAR(r.model.us_per_buffer, EvaluateModel(in).us_per_buffer + r.costs.trip_us,
