@@ -1,5 +1,7 @@
 #include "stats/counters.h"
 
+#include <algorithm>
+
 namespace ccfs {
 
 uint64_t CpuTimes::total_ns() const {
@@ -18,14 +20,24 @@ double CpuTimes::TotalUsPerBuffer(uint64_t reads) const {
 
 CpuTimes CpuTimesOf(const CacheStats& s) {
   CpuTimes t;
-  const uint64_t read_paths = s.cpu_raw_hit_ns + s.cpu_decompress_ns + s.cpu_miss_ns;
-  t.ns[CpuTimes::kRequest] =
-      s.cpu_request_threads_ns > read_paths ? s.cpu_request_threads_ns - read_paths : 0;
   t.ns[CpuTimes::kRawHit] = s.cpu_raw_hit_ns;
   t.ns[CpuTimes::kDecompress] = s.cpu_decompress_ns;
   t.ns[CpuTimes::kMiss] = s.cpu_miss_ns;
   t.ns[CpuTimes::kCompress] = s.cpu_compress_ns;
   t.ns[CpuTimes::kEvictor] = s.cpu_evictor_ns;
+  const uint64_t read_paths = s.cpu_raw_hit_ns + s.cpu_decompress_ns + s.cpu_miss_ns;
+  const uint64_t threads = s.cpu_request_threads_ns;
+  if (threads == 0 || threads >= read_paths) {
+    t.ns[CpuTimes::kRequest] = threads - std::min(threads, read_paths);
+    return t;
+  }
+  // The read paths' estimates exceed what the request threads measured (a short interval): they
+  // share the measured time in proportion, so that the paths still add up to it.
+  const double scale = static_cast<double>(threads) / static_cast<double>(read_paths);
+  t.ns[CpuTimes::kRawHit] = static_cast<uint64_t>(static_cast<double>(s.cpu_raw_hit_ns) * scale);
+  t.ns[CpuTimes::kDecompress] = std::min(
+      threads - t.ns[CpuTimes::kRawHit], static_cast<uint64_t>(static_cast<double>(s.cpu_decompress_ns) * scale));
+  t.ns[CpuTimes::kMiss] = threads - t.ns[CpuTimes::kRawHit] - t.ns[CpuTimes::kDecompress];
   return t;
 }
 

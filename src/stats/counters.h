@@ -44,8 +44,10 @@ constexpr bool IsCount(CounterKind kind) {
 //   raw_hit, decompress, miss   the cache's read paths (estimates, see ccfs/stats.h)
 //   compress    the compression pool's workers
 //   evictor     the evictor thread
-// In the daemon, request is the request threads' measured time less the read paths' estimates
-// (never below 0), so the total is what those threads measured plus the workers and the evictor.
+// In the daemon, request is the request threads' measured time less the read paths' estimates, so
+// the total is what those threads measured plus the workers and the evictor; where the estimates
+// exceed the measured time (a short interval), request is 0 and the read paths share the measured
+// time in proportion to their estimates.
 struct CpuTimes {
   enum Path { kRequest, kRawHit, kDecompress, kMiss, kCompress, kEvictor, kPaths };
   static constexpr const char* kNames[kPaths] = {"request", "raw_hit", "decompress",

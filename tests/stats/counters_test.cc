@@ -29,7 +29,7 @@ TEST(CacheStatsTest, TableNamesEveryCounterOnceWithHelp) {
   EXPECT_TRUE(names.count("reads") && names.count("compressed_logical_bytes"));
 }
 
-TEST(CacheStatsTest, RequestCpuIsTheRequestThreadsLessTheReadPathsNeverBelowZero) {
+TEST(CacheStatsTest, RequestCpuIsTheRequestThreadsLessTheReadPathsWhichNeverExceedThem) {
   CacheStats s;
   s.reads = 100;
   s.cpu_request_threads_ns = 10000;
@@ -42,9 +42,20 @@ TEST(CacheStatsTest, RequestCpuIsTheRequestThreadsLessTheReadPathsNeverBelowZero
   EXPECT_EQ(t.total_ns(), 17000u) << "the request threads' time once, plus the workers'";
   EXPECT_DOUBLE_EQ(t.TotalUsPerBuffer(s.reads), 0.17);
   EXPECT_DOUBLE_EQ(t.UsPerBuffer(CpuTimes::kCompress, s.reads), 0.07);
-  // The read paths are estimates: over a short interval they may exceed what the threads measured.
-  s.cpu_request_threads_ns = 5000;
-  EXPECT_EQ(CpuTimesOf(s).ns[CpuTimes::kRequest], 0u);
+  // The read paths are estimates: over a short interval they may exceed what the threads measured
+  // (6000 against 3000 here). They then share the measured time in proportion, request none.
+  s.cpu_request_threads_ns = 3000;
+  t = CpuTimesOf(s);
+  EXPECT_EQ(t.ns[CpuTimes::kRequest], 0u);
+  EXPECT_EQ(t.ns[CpuTimes::kRawHit], 1000u);
+  EXPECT_EQ(t.ns[CpuTimes::kDecompress], 1500u);
+  EXPECT_EQ(t.ns[CpuTimes::kMiss], 500u);
+  EXPECT_EQ(t.total_ns(), 3000u + 7000u) << "still the request threads' time, plus the workers'";
+  // The engine alone has no request threads: the read paths' estimates are all there is.
+  s.cpu_request_threads_ns = 0;
+  t = CpuTimesOf(s);
+  EXPECT_EQ(t.ns[CpuTimes::kRequest], 0u);
+  EXPECT_EQ(t.ns[CpuTimes::kRawHit], 2000u);
   EXPECT_EQ(CpuTimes().TotalUsPerBuffer(0), 0.0);
 }
 
