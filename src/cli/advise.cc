@@ -61,7 +61,7 @@ struct AdviseArgs {
   uint64_t ops = 0;  // 0: the default (a law: replay's 200000; a trace: its length)
   int64_t warmup = -1;
   uint64_t seed = 1;
-  uint64_t sample_pages = 1024;
+  uint64_t sample_pages = kDefaultSamplePages;
   bool json = false;
   std::string out;
   const CLI::Option* out_option = nullptr;

@@ -34,10 +34,13 @@ std::vector<Bucket> Buckets(const AccessDistribution& dist) {
   return out;
 }
 
-// The share of a page's measured reads that are its first read at all (che.h).
-double FirstReadShare(double p, const ReadWindow& w) {
-  if (w.measured <= 0 || p <= 0) return 0.0;
-  return std::exp(-p * w.before) * -std::expm1(-p * w.measured) / (p * w.measured);
+// The mean of e^(-p t) over t in [a, b): the chance that a page of probability p has not been read
+// in the first t reads, averaged over the reads from a to b.
+double UnreadShare(double p, double a, double b) {
+  if (b <= a) return std::exp(-p * a);
+  const double x = p * (b - a);
+  if (x < 1e-12) return std::exp(-p * a);
+  return std::exp(-p * a) * -std::expm1(-x) / x;
 }
 
 double Occupancy(double p, double t, Replacement r) {
@@ -78,21 +81,20 @@ double CacheHitRatio(const AccessDistribution& dist, double capacity, Replacemen
   if (k <= 0) return 0.0;
   if (k >= n && !cold) return 1.0;
   const std::vector<Bucket> buckets = Buckets(dist);
-  // Each bucket's hits: its reads, times the share of its pages cached, less the first reads.
-  auto hits_of = [&](const std::function<double(const Bucket&)>& cached) {
+  // Each bucket's hits: its reads times the share of them that find the page cached.
+  auto hits_of = [&](const std::function<double(const Bucket&)>& hit) {
     double hits = 0;
-    for (const Bucket& b : buckets) {
-      hits += b.pages * b.p * cached(b) * (1.0 - FirstReadShare(b.p, window));
-    }
+    for (const Bucket& b : buckets) hits += b.pages * b.p * hit(b);
     return std::clamp(hits, 0.0, 1.0);
   };
+  const double w0 = window.before, w1 = window.before + window.measured;
   if (replacement == Replacement::kOracle || k >= n) {
-    // The k hottest pages (buckets are in rank order).
+    // The k hottest pages (buckets are in rank order), each a hit once it has been read.
     double first_rank = 0;
     return hits_of([&](const Bucket& b) {
-      const double in = std::clamp(k - first_rank, 0.0, b.pages);
+      const double in = std::clamp(k - first_rank, 0.0, b.pages) / b.pages;
       first_rank += b.pages;
-      return in / b.pages;
+      return in * (cold ? 1.0 - UnreadShare(b.p, w0, w1) : 1.0);
     });
   }
   auto filled = [&](double t) {
@@ -108,7 +110,16 @@ double CacheHitRatio(const AccessDistribution& dist, double capacity, Replacemen
     (filled(mid) < k ? lo : hi) = mid;
   }
   const double t = std::sqrt(lo * hi);
-  return hits_of([&](const Bucket& b) { return Occupancy(b.p, t, replacement); });
+  // A read at position r finds its page cached with the steady state's chance once the cache has
+  // filled (r >= T: it holds the pages of the last T reads), and before that whenever the page has
+  // been read at all (nothing has been evicted yet): 1 - e^(-p r).
+  return hits_of([&](const Bucket& b) {
+    const double steady = Occupancy(b.p, t, replacement);
+    if (!cold || t <= w0) return steady;
+    const double filling_end = std::min(t, w1);
+    const double filling = (filling_end - w0) / window.measured;
+    return filling * (1.0 - UnreadShare(b.p, w0, filling_end)) + (1.0 - filling) * steady;
+  });
 }
 
 }  // namespace ccfs

@@ -31,12 +31,15 @@ const char* ReplacementName(Replacement r);
 // "oracle", "lru" or "fifo"; false for anything else.
 bool ParseReplacement(const std::string& text, Replacement* r);
 
-// The reads around a measurement: `before` reads (a warm-up) precede the `measured` ones. A read
-// of a page never read before misses whatever the capacity (a compulsory miss of a cache that is
-// not yet warm); of the measured reads of a page of probability p, the share that are its first is
-//   c(p) = exp(-p W) (1 - exp(-p M)) / (p M)        (W = before, M = measured)
-// so a window takes p h(p) c(p) off each page's hits. The default (measured = 0) is the steady
-// state: every page has been read before.
+// The reads around a measurement: `before` reads (a warm-up) precede the `measured` ones, from an
+// empty cache. A read of a page never read before misses whatever the capacity. Under LRU or FIFO,
+// with T the steady state's characteristic time (in reads), a cache still filling holds every page
+// read so far: a read at position r finds its page with chance 1 - e^(-p r) while r < T, and with
+// the steady state's h(p) from then on; under the oracle, one of the k hottest pages hits once it
+// has been read. So the first reads cost nothing once T <= W (W = before), and where the cache
+// never fills (the whole data set fits: T infinite) they cost a page of probability p the share
+//   e^(-p W) (1 - e^(-p M)) / (p M)        (M = measured)
+// of its reads. The default (measured = 0) is the steady state.
 struct ReadWindow {
   double before = 0;
   double measured = 0;
