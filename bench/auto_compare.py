@@ -35,19 +35,28 @@ the other build's predictions too, at the same splits ("P@baseline"), measured a
 build's runs (the engine's hit ratios do not depend on the estimator), so a change to the
 estimator is judged by a same-run comparison.
 
+--turn-ops N starts a round's settings of a law at once and lets them run one at a time, N
+operations each in turn, warm-up included (`ccfs replay --turn-fds`): on a shared host whose speed
+changes over tens of seconds (one setting's rounds run one after another spanned 1.1-1.9x), every
+setting then meets the same slow spells, a turn each, instead of each meeting its own. A replay
+quiesces its cache at the end of each turn, so no setting's compression work runs in another's
+turn; the µs per buffer are the reads' own times, the waits left out.
+
 Usage: bench/auto_compare.py --ccfs build/ccfs --data DIR [--memory 32MiB] [--rounds 3] ...
 """
 
 import argparse
 import csv
 import json
+import os
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 
 
-def run_replay(args, law, setting):
+def replay_command(args, law, setting):
     opts = f"memory={args.memory},compressor={args.compressor}"
     ccfs = args.ccfs
     if ":" in str(setting) and str(setting).split(":")[0] == args.other_codec:
@@ -79,10 +88,55 @@ def run_replay(args, law, setting):
         cmd += ["--trace", law[len("phase-trace:"):]]
     else:
         cmd += ["--dist", law]
+    return cmd
+
+
+def run_replay(cmd):
     out = subprocess.run(cmd, capture_output=True, text=True)
     if out.returncode != 0:
         sys.exit(f"auto_compare: {' '.join(cmd)} failed ({out.returncode}):\n{out.stderr}")
-    return json.loads(out.stdout.strip().splitlines()[-1]), " ".join(cmd)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def run_in_turns(cmds, turn_ops):
+    """Starts every command at once and lets them run one at a time, turn_ops operations each in
+    round-robin order (`ccfs replay --turn-fds`), until all have finished; returns their JSON in
+    order. A replay keeps its last turn until it exits, which closes its pipe back."""
+    procs = []
+    for cmd in cmds:
+        go_r, go_w = os.pipe()
+        back_r, back_w = os.pipe()
+        out, err = tempfile.TemporaryFile("w+"), tempfile.TemporaryFile("w+")
+        full = cmd + ["--turn-fds", f"{go_r},{back_w}", "--turn-ops", str(turn_ops)]
+        p = subprocess.Popen(full, stdout=out, stderr=err, text=True, pass_fds=(go_r, back_w))
+        os.close(go_r)
+        os.close(back_w)
+        procs.append(dict(cmd=full, p=p, go=go_w, back=back_r, out=out, err=err, live=True))
+    try:
+        while any(x["live"] for x in procs):
+            for x in procs:
+                if not x["live"]:
+                    continue
+                try:
+                    os.write(x["go"], b"t")
+                    given = True
+                except BrokenPipeError:  # it exited without waiting for the turn (an error)
+                    given = False
+                if not given or not os.read(x["back"], 1):
+                    x["live"] = False  # done: its last turn ended with its exit
+    finally:
+        for x in procs:
+            os.close(x["go"])
+            os.close(x["back"])
+    results = []
+    for x in procs:
+        code = x["p"].wait()
+        x["out"].seek(0)
+        x["err"].seek(0)
+        if code != 0:
+            sys.exit(f"auto_compare: {' '.join(x['cmd'])} failed ({code}):\n{x['err'].read()}")
+        results.append(json.loads(x["out"].read().strip().splitlines()[-1]))
+    return results
 
 
 def main():
@@ -109,6 +163,9 @@ def main():
     p.add_argument("--auto-variant", action="append", default=[], metavar="KEY=VALUE",
                    help="also run auto with these options (repeatable)")
     p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--turn-ops", type=int, default=0, metavar="N",
+                   help="run a round's settings of a law at once, taking turns of N operations "
+                        "(0: one after another)")
     p.add_argument("--mrc-only", action="store_true",
                    help="fixed splits only: the estimator's predicted hit ratios against measured")
     p.add_argument("--out", default="auto_compare")
@@ -139,8 +196,12 @@ def main():
         for r in range(args.rounds):
             for law in laws:
                 order = settings[r % len(settings):] + settings[:r % len(settings)]
-                for s in order:
-                    j, cmd = run_replay(args, law, s)
+                cmds = [replay_command(args, law, s) for s in order]
+                if args.turn_ops > 0:
+                    results = run_in_turns(cmds, args.turn_ops)
+                for i, s in enumerate(order):
+                    j = results[i] if args.turn_ops > 0 else run_replay(cmds[i])
+                    cmd = " ".join(cmds[i]) + (f" (in turns of {args.turn_ops})" if args.turn_ops > 0 else "")
                     row = dict(round=r, law=law, setting=str(s), us=j["us_per_buffer"],
                                hit=j.get("hit_ratio") or 0.0,
                                cpu=j.get("cpu_us_per_buffer", 0.0),
@@ -161,6 +222,8 @@ def main():
     lines = [f"auto_compare: {args.data}, memory {args.memory}, {args.compressor}, "
              f"{args.rounds} interleaved rounds, warm-up {args.warmup} + {args.ops} measured "
              f"operations per run"
+             + (f", the settings of a round taking turns of {args.turn_ops} operations"
+                if args.turn_ops > 0 else "")
              + (f" (phase laws: {args.phase_ops} per phase)" if any(
                  l.startswith("phase:") for l in laws) else "") + ", "
              f"{time.time() - started:.0f} s",

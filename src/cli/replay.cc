@@ -47,6 +47,8 @@ struct ReplayArgs {
   std::string baseline;
   std::string sweep_out = "sweep";
   std::string plot_script;
+  std::string turn_fds;
+  uint64_t turn_ops = 0;
 };
 
 std::string Percent(double ratio) { return fmt::format("{:.1f}%", 100.0 * ratio); }
@@ -381,6 +383,24 @@ int RunReplayCommand(const ReplayArgs& args) {
   options.write_ratio = args.write_ratio;
   options.trace_path = args.trace;
   options.record_path = args.record;
+  if (!args.turn_fds.empty() || args.turn_ops > 0) {
+    int in = -1, out = -1;
+    char rest = 0;
+    if (args.turn_fds.empty() || args.turn_ops == 0 ||
+        std::sscanf(args.turn_fds.c_str(), "%d,%d%c", &in, &out, &rest) != 2 || in < 0 || out < 0) {
+      fmt::print(stderr, "ccfs replay: --turn-fds IN,OUT (two open descriptors) and --turn-ops N "
+                         "(N > 0) go together; given --turn-fds '{}' --turn-ops {}\n",
+                 args.turn_fds, args.turn_ops);
+      return 2;
+    }
+    if (!args.sweep.empty()) {
+      fmt::print(stderr, "ccfs replay: --turn-fds applies to one replay, not to --sweep\n");
+      return 2;
+    }
+    options.turn_in_fd = in;
+    options.turn_out_fd = out;
+    options.turn_ops = args.turn_ops;
+  }
   const bool tty = ::isatty(STDERR_FILENO) && !args.no_progress;
   if (tty) options.on_progress = PrintProgress;
 
@@ -477,6 +497,10 @@ CommandRegistrar registrar(
                       "sweep: prefix of the CSV and PNG files written")
           ->capture_default_str();
       app->add_option("--plot-script", args->plot_script, "sweep: path of plot_sweep.py");
+      app->add_option("--turn-fds", args->turn_fds,
+                      "IN,OUT: take turns with other replays (read a byte from IN before each "
+                      "turn, write one to OUT after it; bench/auto_compare.py --turn-ops)");
+      app->add_option("--turn-ops", args->turn_ops, "operations per turn (with --turn-fds)");
       return [args] { return RunReplayCommand(*args); };
     });
 

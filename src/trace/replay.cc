@@ -2,6 +2,8 @@
 // replay_phases.h. The targets are in *_target.cc, the op source in op_source.cc.
 #include "trace/replay.h"
 
+#include <fcntl.h>
+
 #include <memory>
 #include <vector>
 
@@ -28,6 +30,23 @@ Status CheckOptions(const ReplayOptions& options) {
   }
   if (options.ops == 0 && options.duration_s <= 0) {
     return Status::InvalidArgument("--ops must be at least 1 (or give --duration)");
+  }
+  if (options.turn_ops > 0) {
+    if (options.duration_s > 0) {
+      return Status::InvalidArgument("--turn-ops: turns are counted in operations; give --ops, "
+                                     "not --duration");
+    }
+    // Each end must be open, for reading and for writing respectively.
+    auto mode = [](int fd) { return fd < 0 ? -1 : ::fcntl(fd, F_GETFL); };
+    const int in = mode(options.turn_in_fd), out = mode(options.turn_out_fd);
+    if (in == -1 || (in & O_ACCMODE) == O_WRONLY) {
+      return Status::InvalidArgument(
+          fmt::format("--turn-fds: {} is not a descriptor open for reading", options.turn_in_fd));
+    }
+    if (out == -1 || (out & O_ACCMODE) == O_RDONLY) {
+      return Status::InvalidArgument(
+          fmt::format("--turn-fds: {} is not a descriptor open for writing", options.turn_out_fd));
+    }
   }
   return Status::Ok();
 }
@@ -137,6 +156,7 @@ Status RunReplay(const ReplayOptions& options, ReplayResult* result) {
   }
 
   OpRunner runner(source, target.get(), recorder.get(), options.threads, page_size);
+  if (options.turn_ops > 0) runner.TakeTurns(options.turn_in_fd, options.turn_out_fd, options.turn_ops);
   s = WarmUp(options, dataset, r.memory_bytes, target.get(), &runner, &r.warmup_ops);
   if (!s.ok()) return s;
   MeasuredCounters counters;

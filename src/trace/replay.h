@@ -78,6 +78,16 @@ struct ReplayOptions {
   TraceFormat trace_format = TraceFormat::kAuto;
   std::string record_path;     // write the operations issued (warmup included) as ccfs CSV
   uint64_t cgroup_memory = 0;  // directory mode: memory limit for the run (0: none)
+  // Taking turns with other replays (turn_ops > 0; bench/auto_compare.py --turn-ops): before each
+  // turn_ops operations, warm-up and measured alike, one byte is read from turn_in_fd; after them
+  // the cache is quiesced and one byte written to turn_out_fd; the last turn is kept until the
+  // process exits (the pipe's end tells the others). Replays of several settings started at once
+  // then run one at a time, a turn each, so a shared machine's slow spells fall on all of them
+  // alike instead of on whichever ran then. The measured µs per buffer is the reads' own time and
+  // leaves out the waits; `seconds` (wall time) does not. Not with duration_s.
+  int turn_in_fd = -1;
+  int turn_out_fd = -1;
+  uint64_t turn_ops = 0;
   // Called about every `progress_interval_s` from a monitor thread during the measured phase.
   std::function<void(const struct ReplayProgress&)> on_progress;
   double progress_interval_s = 0.5;

@@ -42,6 +42,15 @@ class OpRunner {
   // and the read and write counts are kept. The first error stops every worker and is returned,
   // now and by every later Run.
   Status Run(uint64_t begin, uint64_t end, bool measure);
+  // From now on, Run takes turns (ReplayOptions::turn_in_fd): before each `turn_ops` operations it
+  // reads one byte from `in_fd`, and once they are done, at the next Run that has operations left
+  // for a new turn, it quiesces the target and writes one byte to `out_fd`. The last turn is kept
+  // to the end of the process. Not for a time-bound run (Stop).
+  void TakeTurns(int in_fd, int out_fd, uint64_t turn_ops) {
+    turn_in_ = in_fd;
+    turn_out_ = out_fd;
+    turn_ops_ = turn_ops;
+  }
   // Makes the workers of the current Run finish after their operation in progress. Any thread.
   void Stop() { stop_ = true; }
 
@@ -57,6 +66,9 @@ class OpRunner {
 
  private:
   void Work(uint64_t end, bool measure);
+  Status RunRange(uint64_t begin, uint64_t end, bool measure);
+  Status WaitTurn();
+  Status PassTurn();
 
   const OpSource& source_;
   ReplayTarget* target_;
@@ -68,6 +80,10 @@ class OpRunner {
   std::atomic<uint64_t> next_{0};
   std::atomic<uint64_t> reads_{0}, writes_{0};
   std::atomic<bool> stop_{false};
+  int turn_in_ = -1, turn_out_ = -1;
+  uint64_t turn_ops_ = 0;   // 0: no turns
+  bool holding_ = false;    // the turn is ours
+  uint64_t turn_end_ = 0;   // where the turn we hold ends
   Mutex error_mu_;
   Status first_error_ GUARDED_BY(error_mu_);
 };

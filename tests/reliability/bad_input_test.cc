@@ -111,6 +111,23 @@ TEST_F(BadInputTest, CommandLines) {
     EXPECT_FALSE(r.output.empty());
     EXPECT_FALSE(IsMounted(ds_.mnt()));
   }
+  // Taking turns: both flags or neither, two descriptors, open the right way.
+  struct Turns {
+    std::vector<std::string> flags;
+    std::string mention;
+  };
+  for (const Turns& t : std::vector<Turns>{{{"--turn-fds", "0,1"}, "--turn-ops"},
+                                          {{"--turn-ops", "100"}, "--turn-fds"},
+                                          {{"--turn-fds", "0", "--turn-ops", "100"}, "IN,OUT"},
+                                          {{"--turn-fds", "900,901", "--turn-ops", "100"}, "900"}}) {
+    std::vector<std::string> argv = {"replay", "--engine", ds_.data(), "-o", "memory=2MiB",
+                                     "--no-progress", "--ops", "100"};
+    argv.insert(argv.end(), t.flags.begin(), t.flags.end());
+    CommandResult r = RunCcfs(argv, 60);
+    EXPECT_NE(r.exit_code, 0) << t.mention << " accepted:\n" << r.output;
+    EXPECT_LT(r.exit_code, 128) << r.output;
+    EXPECT_NE(r.output.find(t.mention), std::string::npos) << t.mention << ":\n" << r.output;
+  }
 }
 
 TEST_F(BadInputTest, ControlWritesAreEinvalAndChangeNothing) {

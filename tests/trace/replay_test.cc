@@ -4,11 +4,14 @@
 // operations.
 #include "trace/replay.h"
 
+#include <unistd.h>
+
 #include <algorithm>
-#include <cmath>
+#include <atomic>
 #include <filesystem>
 #include <map>
 #include <set>
+#include <thread>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -68,13 +71,10 @@ TEST_F(ReplayEngineTest, UniformHitRatioMatchesTheModelWithoutCompression) {
   EXPECT_EQ(r.raw_hits + r.compressed_hits + r.misses, r.cache_reads);
   EXPECT_EQ(r.cache_reads, r.reads);  // one cache read per client page
   EXPECT_EQ(r.compressed_hits, 0u);
-  // A quarter of the data set, less the window's first reads of pages the warm-up never read
-  // (che.h): e^(-W/N) (1 - e^(-M/N)) N / M of the reads.
-  const double n = static_cast<double>(r.dataset_pages), w = static_cast<double>(r.warmup_ops),
-               m = static_cast<double>(r.ops);
-  const double first = std::exp(-w / n) * -std::expm1(-m / n) * n / m;
-  EXPECT_GT(first, 0.0);
-  EXPECT_NEAR(r.model.hit_ratio, 0.25 * (1.0 - first), 0.001);
+  // A quarter of the data set: the cache fills after ~N ln 4/3 reads, long before the measured
+  // ones, so the window's first reads cost the model nothing (che.h).
+  EXPECT_LT(0.3 * r.dataset_pages, static_cast<double>(r.warmup_ops));
+  EXPECT_NEAR(r.model.hit_ratio, 0.25, 0.001);
   EXPECT_NEAR(r.hit_ratio, r.model.hit_ratio, 0.03);
 }
 
@@ -324,6 +324,100 @@ TEST_F(ReplayEngineTest, BadArgumentsAreClearErrors) {
   options.trace_path = "/nonexistent/trace.csv";
   s = RunReplay(options, &r);
   EXPECT_NE(s.message().find("/nonexistent/trace.csv"), std::string::npos) << s.message();
+}
+
+// A coordinator on the other ends of a replay's turn pipes (bench/auto_compare.py's part): gives a
+// turn, waits for it back, and counts the turns given, until the pipe back closes or `max_turns`.
+class TurnGiver {
+ public:
+  explicit TurnGiver(int max_turns = 1 << 30) {
+    EXPECT_EQ(::pipe(go_), 0);
+    EXPECT_EQ(::pipe(back_), 0);
+    thread_ = std::thread([this, max_turns] {
+      char c = 't';
+      while (turns_ < max_turns && ::write(go_[1], &c, 1) == 1) {
+        ++turns_;
+        if (::read(back_[0], &c, 1) != 1) return;  // the replay is done (or failed)
+        ++returned_;
+      }
+      ::close(go_[1]);  // no more turns: a replay still running finds the pipe closed
+      go_[1] = -1;
+    });
+  }
+  ~TurnGiver() { Finish(); }
+  void Apply(ReplayOptions* options, uint64_t turn_ops) const {
+    options->turn_in_fd = go_[0];
+    options->turn_out_fd = back_[1];
+    options->turn_ops = turn_ops;
+  }
+  // After the replay: closing its end of the pipe back ends the giver (as the replay's exit would).
+  void Finish() {
+    if (back_[1] >= 0) ::close(back_[1]);
+    back_[1] = -1;
+    if (thread_.joinable()) thread_.join();
+    for (int* fd : {&go_[0], &go_[1], &back_[0]}) {
+      if (*fd >= 0) ::close(*fd);
+      *fd = -1;
+    }
+  }
+  int turns() const { return turns_; }
+  int returned() const { return returned_; }
+
+ private:
+  int go_[2] = {-1, -1}, back_[2] = {-1, -1};
+  std::thread thread_;
+  std::atomic<int> turns_{0}, returned_{0};
+};
+
+TEST_F(ReplayEngineTest, TakingTurnsRunsEveryOperationATurnAtATime) {
+  ReplayOptions options = Uniform(50);
+  TurnGiver giver;
+  giver.Apply(&options, 7000);
+  ReplayResult r;
+  Status s = RunReplay(options, &r);
+  giver.Finish();
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_EQ(r.reads, 40000u);
+  EXPECT_EQ(r.warmup_ops, 20000u);
+  // 60000 operations in turns of 7000: 9 turns, the last kept to the end and never given back.
+  EXPECT_EQ(giver.turns(), 9);
+  EXPECT_EQ(giver.returned(), 8);
+  // The same run without turns: the same operations, so the same hit ratio to within the
+  // compression pool's timing.
+  ReplayResult plain;
+  ASSERT_TRUE(RunReplay(Uniform(50), &plain).ok());
+  EXPECT_NEAR(r.hit_ratio, plain.hit_ratio, 0.02);
+}
+
+TEST_F(ReplayEngineTest, TurnsThatStopComingEndTheReplayWithAClearError) {
+  ReplayOptions options = Uniform(0);
+  TurnGiver giver(/*max_turns=*/2);
+  giver.Apply(&options, 7000);
+  ReplayResult r;
+  Status s = RunReplay(options, &r);
+  giver.Finish();
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("--turn-fds"), std::string::npos) << s.message();
+  EXPECT_EQ(giver.turns(), 2);
+  // Descriptors that are not open, or open the wrong way, are refused before anything runs.
+  options = Uniform(0);
+  options.turn_in_fd = 1000;
+  options.turn_out_fd = STDERR_FILENO;
+  options.turn_ops = 100;
+  s = RunReplay(options, &r);
+  EXPECT_NE(s.message().find("--turn-fds: 1000"), std::string::npos) << s.message();
+  int fds[2];
+  ASSERT_EQ(::pipe(fds), 0);
+  options.turn_in_fd = fds[0];
+  options.turn_out_fd = fds[0];  // the read end
+  s = RunReplay(options, &r);
+  EXPECT_NE(s.message().find("open for writing"), std::string::npos) << s.message();
+  options.turn_out_fd = fds[1];
+  options.duration_s = 1;
+  s = RunReplay(options, &r);
+  EXPECT_NE(s.message().find("--turn-ops"), std::string::npos) << s.message();
+  ::close(fds[0]);
+  ::close(fds[1]);
 }
 
 }  // namespace
