@@ -318,10 +318,19 @@ def main():
             a, b = med[name]["us"], med[best]["us"]
             ok = a < b if _is_phase(law) else a <= 1.05 * b
             target = "better than every fixed split" if _is_phase(law) else "≤ 1.05x"
+            # The same ratio round by round (paired: in turns, a round's settings share its slow
+            # spells, so its ratios are steadier than its µs) and their geometric mean.
+            pairs = [(x["us"], y["us"]) for x in rows for y in rows
+                     if x["law"] == law == y["law"] and x["round"] == y["round"]
+                     and x["setting"] == name and y["setting"] == best]
+            per_round = [a_us / b_us for a_us, b_us in pairs]
+            paired = statistics.geometric_mean(per_round) if per_round else a / b
             verdicts.append(f"{law}: {name} {a:.1f} µs vs best fixed C={best}% {b:.1f} µs "
                             f"({a / b:.3f}x); target {target} — {'met' if ok else 'NOT met'} "
                             f"(rounds: {name} {med[name]['lo']:.1f}-{med[name]['hi']:.1f}, "
-                            f"C={best}% {med[best]['lo']:.1f}-{med[best]['hi']:.1f} µs)")
+                            f"C={best}% {med[best]['lo']:.1f}-{med[best]['hi']:.1f} µs; per round "
+                            + ", ".join(f"{q:.3f}" for q in per_round)
+                            + f", geometric mean {paired:.3f}x)")
         if _is_phase(law):
             # The bound: the phases' laws run stationary in this same run. A policy that knew
             # each phase's best split at once (an oracle) would average those; the best single

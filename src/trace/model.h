@@ -111,7 +111,8 @@ struct ModelInputs {
   // The reads before the measured ones and the measured ones (che.h): a read of a page not read
   // before is a miss whatever the split. The default is the steady state (`ccfs model`, advise);
   // replay gives its warm-up and its run, whose first reads of the law's cold pages are misses the
-  // steady state does not have (Pareto at 2x memory after a warm-up of 4x its pages: ~7% of reads).
+  // steady state does not have (Pareto at 2x memory after a warm-up of 4x its pages, the whole data
+  // set cached: ~5% of the reads).
   ReadWindow window;
 };
 
