@@ -174,6 +174,15 @@ up_stores=()   # "STATE_DIR KIND" of every store up, in order
 # these: a pid kept after its process was reaped may belong to someone else's process hours later.
 daemon_pid=""
 replay_pid=""
+# A replay's cgroup (ccfs-replay-PID) is gone when it exits cleanly; one killed (by us, or by the
+# OOM killer in its own cgroup) leaves it, with the daemon inside in kernel mode: move what is left
+# out, then remove it.
+remove_replay_cgroup() {
+  local cg=/sys/fs/cgroup/memory/ccfs-replay-$1 t
+  [ -d "$cg" ] || return 0
+  while read -r t; do echo "$t" >/sys/fs/cgroup/memory/cgroup.procs; done <"$cg/cgroup.procs"
+  rmdir "$cg" || echo "crossover.sh: could not remove $cg" >&2
+}
 cleanup() {
   set +e
   local p i entry pids=($replay_pid $daemon_pid)
@@ -187,14 +196,7 @@ cleanup() {
     for i in $(seq 50); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
     kill -9 "$p" 2>/dev/null
   done
-  # A replay's cgroup (ccfs-replay-PID) is gone when it exits cleanly; one killed leaves it, with
-  # the daemon inside in kernel mode: move what is left out, then remove it.
-  for p in "${pids[@]}"; do
-    local cg=/sys/fs/cgroup/memory/ccfs-replay-$p
-    [ -d "$cg" ] || continue
-    while read -r t; do echo "$t" >/sys/fs/cgroup/memory/cgroup.procs; done <"$cg/cgroup.procs"
-    rmdir "$cg" || echo "crossover.sh: could not remove $cg" >&2
-  done
+  for p in "${pids[@]}"; do remove_replay_cgroup "$p"; done
   for ((i = ${#up_stores[@]} - 1; i >= 0; i--)); do
     entry=${up_stores[$i]}
     STORES_STATE_DIR=${entry% *} "$root/scripts/stores.sh" down "${entry#* }" >/dev/null
@@ -365,6 +367,7 @@ replay() {
     --no-progress --json "$@" >"$work/replay.json" 2>>"$out/crossover.log" &
   replay_pid=$!
   wait "$replay_pid" || rc=$?
+  [ $rc = 0 ] || remove_replay_cgroup "$replay_pid"
   replay_pid=""
   if [ $rc = 0 ] && grep -q '^{' "$work/replay.json"; then
     tag+=", \"wall_s\": $(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')"
