@@ -65,4 +65,18 @@ int DescriptorFiles::Holds(uint32_t file, uint64_t offset, size_t len) {
   return cached >= last - first + 1 ? 1 : 0;
 }
 
+int64_t DescriptorFiles::CachedBytes() {
+  if (!cachestat_works_.load(std::memory_order_relaxed)) return -1;
+  uint64_t total = 0;
+  for (int fd : fds_) {
+    uint64_t cached = 0;
+    if (CachedPages(fd, 0, 0, &cached) != 0) {
+      cachestat_works_.store(false, std::memory_order_relaxed);
+      return -1;
+    }
+    total += cached;
+  }
+  return static_cast<int64_t>(total * static_cast<uint64_t>(::sysconf(_SC_PAGESIZE)));
+}
+
 }  // namespace ccfs

@@ -41,6 +41,7 @@ ModelResult EvaluateModel(const ModelInputs& in) {
   const double pages_of_memory = static_cast<double>(in.memory_bytes) / in.page_size;
   out.raw_capacity_pages = pages_of_memory * (1.0 - c);
   out.compressed_capacity_pages = pages_of_memory * c * std::max(in.ratio, 0.0);
+  if (in.raw_pages >= 0) out.raw_capacity_pages = in.raw_pages;
   const double raw_cached = std::min(n, out.raw_capacity_pages);
   // The compressed pages lie among K_comp / s positions of the hotness order (none if s = 0).
   const double spread = storable > 0 ? out.compressed_capacity_pages / storable : 0.0;
@@ -75,7 +76,7 @@ ModelResult EvaluateModel(const ModelInputs& in) {
     // The thesis's charge: a compression per compressed hit and per miss (each displaces a raw
     // victim that must be compressed), none without a compressed tier. Summed in the thesis's
     // order, so that `ccfs model` gives its figures to the last bit.
-    const double compress = c > 0 ? in.costs.compress_us : 0.0;
+    const double compress = c > 0 ? in.compress_share * in.costs.compress_us : 0.0;
     out.compressions_per_read = c > 0 ? out.compressed_hit_ratio + out.miss_ratio : 0.0;
     out.compress_us_per_buffer = out.compressions_per_read * compress;
     out.us_per_buffer = out.raw_hit_ratio * raw_hit +
@@ -83,7 +84,8 @@ ModelResult EvaluateModel(const ModelInputs& in) {
                         out.miss_ratio * (in.costs.disk_us + compress) + out.trip_us_per_buffer;
   } else {
     out.compressions_per_read = c > 0 ? in.compressions_per_read : 0.0;
-    out.compress_us_per_buffer = out.compressions_per_read * in.costs.compress_us;
+    out.compress_us_per_buffer =
+        out.compressions_per_read * in.compress_share * in.costs.compress_us;
     out.us_per_buffer = out.raw_hit_ratio * raw_hit +
                         out.compressed_hit_ratio * in.costs.decompress_us +
                         out.miss_ratio * in.costs.disk_us + out.compress_us_per_buffer +

@@ -23,7 +23,8 @@
 //   raw_tier = daemon   every read:  h_raw (t_trip + t_hit) + h_comp (t_trip + t_decomp + t_comp)
 //                                    + miss (t_trip + t_disk + t_comp), the thesis's sum + t_trip;
 //   raw_tier = kernel   the kernel's page cache is the raw tier (it holds the raw share T(1 - C),
-//                       options.h raw_share()) and answers its hits itself: h_raw t_kernel_hit, no
+//                       options.h raw_share(), or as many pages as the kernel was counted to
+//                       hold: raw_pages) and answers its hits itself: h_raw t_kernel_hit, no
 //                       trip; compressed hits and misses reach the daemon and pay t_trip as above.
 // With t_trip = 0 in daemon mode (the engine in the reader's process) the sum is the thesis's.
 //
@@ -37,6 +38,9 @@
 //   compressions_per_read the compressions charged per read instead of the thesis's one per
 //                         compressed hit and per miss (at C > 0): ccfs compresses only the raw
 //                         victims its admission filter lets through.
+// Replay, which measures the paths' costs in the run itself, also sets compress_share = 0: ccfs
+// compresses in a pool, off the readers' threads, and what that costs a reader is inside the
+// measured means (charging it again put the model 10-45% over at C = 75).
 // A fourth, the read window (che.h), takes a cold cache's first reads off S(k); replay gives it
 // its warm-up and its run, so that a run too short to read every page before it is measured is
 // predicted as measured rather than as the steady state.
@@ -105,6 +109,18 @@ struct ModelInputs {
   // miss, when C > 0). A measured rate (a run's compressions / reads) replaces it: ccfs compresses
   // victims in the background and admits only some (admission.h), far fewer than one per miss.
   double compressions_per_read = -1;
+  // The share of each compression's time the reader pays beyond the paths' costs. 1: the thesis's
+  // charge (its cache compresses on the reader's thread, and its path costs are the codec's and
+  // the device's, which leave compression out). Replay gives 0: its path costs are the run's own
+  // means, and ccfs compresses in its pool, never on a reader's thread (cache/evictor.h), so what
+  // the pool costs a reader — a miss that waits for a free frame, a CPU shared with the pool — is
+  // already inside those means; charging the compressions as well counted them twice.
+  double compress_share = 1.0;
+  // The raw level's capacity in pages where it was measured rather than set (negative: the raw
+  // share T(1 - C) / B). raw_tier = kernel: the kernel decides how many of the mount's pages it
+  // keeps — under a memory cgroup (kernel_evict = false) whatever the daemon and the readers leave
+  // of it — and replay counts them (cachestat(2)), as it measures the ratio R.
+  double raw_pages = -1;
   // Refinements (see the top of this file); the defaults give the thesis's model.
   std::function<double(double pages)> hot_share;  // empty: the law's (dist)
   double storable_fraction = 1.0;                 // in [0, 1]

@@ -85,6 +85,7 @@ class MountTarget final : public ReplayTarget {
   int KernelHolds(uint32_t file, uint64_t offset, size_t len) override {
     return kernel_raw_tier_ ? files_.Holds(file, offset, len) : -1;
   }
+  int64_t KernelCachedBytes() override { return kernel_raw_tier_ ? files_.CachedBytes() : -1; }
 
  private:
   std::string mountpoint_;

@@ -254,6 +254,11 @@ std::string ReplayResultJson(const ReplayResult& r) {
   } else {
     j["costs_us"]["kernel_hit"] = nullptr;  // daemon mode has none; kernel mode: not told apart
   }
+  if (r.kernel_cached_bytes >= 0) {
+    j["kernel_cached_bytes"] = r.kernel_cached_bytes;
+  } else {
+    j["kernel_cached_bytes"] = nullptr;
+  }
   if (r.memory_bytes > 0) {
     j["model_hit_ratio"] = r.model.hit_ratio;
     j["model_raw_hit_ratio"] = r.model.raw_hit_ratio;

@@ -160,6 +160,9 @@ struct ReplayResult {
   // target none of these: its model is the thesis's with the thesis's costs.
   PathCosts costs;
   bool kernel_hits_timed = false;
+  // raw_tier = kernel: the bytes of the data set's files the kernel held, the mean of the counts at
+  // the start and the end of the measured phase (cachestat(2)); the model's raw level. -1: unknown.
+  double kernel_cached_bytes = -1;
   double cache_us_per_buffer = 0;
   ModelResult model;
   CacheStats delta;              // engine/mount: the counters' differences

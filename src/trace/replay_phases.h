@@ -98,6 +98,8 @@ Status WarmUp(const ReplayOptions& options, const Dataset& dataset, uint64_t mem
 struct MeasuredCounters {
   bool have = false;  // the target has counters, read before and after
   CacheStats before, after;
+  // The kernel's pages of the data set at the start and the end (ReplayTarget::KernelCachedBytes).
+  int64_t kernel_cached_before = -1, kernel_cached_after = -1;
   double seconds = 0;
   uint64_t process_cpu_ns = 0;  // this process's CPU time over the run
   double joules = -1;           // the packages' energy over the run (stats/rapl.h); -1: none

@@ -51,6 +51,10 @@ class ReplayTarget {
   // 0 no, -1 not known (the target has no kernel raw tier, or the kernel will not say). Only looks:
   // the pages' recency is not touched. The runner asks before a measured read, off the clock.
   virtual int KernelHolds(uint32_t file, uint64_t offset, size_t len) { return -1; }
+
+  // The bytes of the data set's files the kernel's page cache holds now, where it is ccfs's raw
+  // tier; -1 where it is not, or the kernel will not say. Only looks.
+  virtual int64_t KernelCachedBytes() { return -1; }
 };
 
 // Opens every file of `dataset` read-only (or read-write) through a PosixBackingStore and builds a
@@ -105,6 +109,8 @@ class DescriptorFiles {
   // Whether the kernel's page cache holds all of the range: 1 yes, 0 no, -1 not known (cachestat(2)
   // refused; never asked again). Only looks. Any thread.
   int Holds(uint32_t file, uint64_t offset, size_t len);
+  // The bytes of all the files the kernel's page cache holds; -1 not known (as Holds).
+  int64_t CachedBytes();
 
  private:
   std::vector<int> fds_;

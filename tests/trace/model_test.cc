@@ -158,6 +158,42 @@ TEST(ModelTransport, KernelModeRawHitsPayNoTrip) {
   EXPECT_NEAR(m.trip_us_per_buffer, (0.25 + 0.625) * 20, 1e-9);
 }
 
+// compress_share: the share of each compression the reader pays beyond the paths' costs.
+TEST(ModelTransport, CompressionIsChargedAtItsShare) {
+  ModelInputs in = Inputs(0.5, 2.0, DistSpec::Kind::kUniform);
+  in.compress_share = 0;  // replay: the paths' measured means hold it
+  ModelResult m = EvaluateModel(in);
+  EXPECT_NEAR(m.us_per_buffer, 0.125 * 1 + 0.25 * 3 + 0.625 * 110, 1e-9);
+  EXPECT_EQ(m.compress_us_per_buffer, 0.0);
+  EXPECT_NEAR(m.compressions_per_read, 0.875, 1e-12);  // still counted, not charged
+  in.compress_share = 0.5;
+  in.compressions_per_read = 0.3;  // a measured rate
+  m = EvaluateModel(in);
+  EXPECT_NEAR(m.compress_us_per_buffer, 0.3 * 0.5 * 8, 1e-12);
+  EXPECT_NEAR(m.us_per_buffer, 0.125 * 1 + 0.25 * 3 + 0.625 * 110 + 1.2, 1e-9);
+}
+
+// raw_pages: the raw level counted where the kernel holds it, instead of the raw share.
+TEST(ModelTransport, AMeasuredRawLevelReplacesTheRawShare) {
+  ModelInputs in = Inputs(0.5, 2.0, DistSpec::Kind::kUniform);  // memory a quarter of the data set
+  in.raw_tier = RawTierMode::kKernel;
+  in.costs.trip_us = 20;
+  in.costs.kernel_hit_us = 2.5;
+  const ModelResult share = EvaluateModel(in);
+  EXPECT_NEAR(share.raw_capacity_pages, 16384, 1e-9);
+  // The kernel held 24576 pages: 0.1875 raw hits; the compressed level still reaches 32768 more.
+  in.raw_pages = 24576;
+  ModelResult m = EvaluateModel(in);
+  EXPECT_NEAR(m.raw_capacity_pages, 24576, 1e-9);
+  EXPECT_NEAR(m.compressed_capacity_pages, share.compressed_capacity_pages, 1e-9);
+  EXPECT_NEAR(m.raw_hit_ratio, 0.1875, 1e-9);
+  EXPECT_NEAR(m.hit_ratio, 0.4375, 1e-9);
+  EXPECT_NEAR(m.us_per_buffer, 0.1875 * 2.5 + 0.25 * (3 + 8 + 20) + 0.5625 * (110 + 8 + 20), 1e-9);
+  // Never beyond the data set.
+  in.raw_pages = 1e9;
+  EXPECT_NEAR(EvaluateModel(in).raw_hit_ratio, 1.0, 1e-12);
+}
+
 TEST(ModelTransport, RawTierNames) {
   RawTierMode mode = RawTierMode::kDaemon;
   ASSERT_TRUE(ParseRawTierMode("kernel", &mode));

@@ -110,6 +110,7 @@ TEST_F(ReplayMountTest, TheTripIsMeasuredAndChargedOnEveryRead) {
   nlohmann::json j = nlohmann::json::parse(ReplayResultJson(r));
   EXPECT_EQ(j["costs_us"]["trip"].get<double>(), r.costs.trip_us);
   EXPECT_TRUE(j["costs_us"]["kernel_hit"].is_null());
+  EXPECT_TRUE(j["kernel_cached_bytes"].is_null()) << "raw_tier = daemon: no kernel raw level";
 }
 
 // raw_tier = kernel, through the ccfs binary (the reader joins a memory cgroup of the mount's
@@ -176,6 +177,10 @@ TEST_F(ReplayKernelMountTest, KernelHitsAreTimedApartAndPayNoTrip) {
   const double reached = reads - static_cast<double>(kernel_hits);
   const double seen_mean = (kernel_hits * kernel_hit + reached * (trip + daemon_us)) / reads;
   EXPECT_NEAR(seen_mean, j["us_per_buffer"].get<double>(), 0.1 * j["us_per_buffer"].get<double>());
+  // The kernel's pages of the data set were counted: some, within the cgroup of the mount's memory.
+  ASSERT_TRUE(j["kernel_cached_bytes"].is_number()) << run.out;
+  EXPECT_GT(j["kernel_cached_bytes"].get<double>(), 0.0);
+  EXPECT_LE(j["kernel_cached_bytes"].get<double>(), 24.0 * 1024 * 1024);
 }
 
 }  // namespace
