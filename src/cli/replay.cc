@@ -164,6 +164,10 @@ void PrintSummary(const ReplayResult& r, int threads) {
       kernel = r.kernel_hits_timed
                    ? fmt::format(", kernel hit {:.1f} µs", r.costs.kernel_hit_us)
                    : ", kernel hits not told apart (no cachestat): the trip holds them";
+      if (r.kernel_cached_bytes >= 0) {
+        kernel += fmt::format(", the kernel held {:.1f} MiB of the data set (the model's raw level)",
+                              r.kernel_cached_bytes / 1048576.0);
+      }
     }
     fmt::print("  transport      trip {:.1f} µs per read that reaches the daemon{} (model: {:.1f} "
                "µs per buffer)\n",

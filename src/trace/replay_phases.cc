@@ -1,6 +1,7 @@
 // The phases of a replay: warm-up, measured run and report (see replay_phases.h).
 #include "trace/replay_phases.h"
 
+#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -171,12 +172,31 @@ Status OpRunner::PassTurn() {
   // The cache's background work of this turn (the compression pool's queue) is done in this turn,
   // not in the next replay's.
   target_->Quiesce();
+  // A coordinator that has gone away is an error to report, not a SIGPIPE to die of: the signal is
+  // blocked on this thread for the write, and the one a closed pipe raises is taken back.
+  sigset_t pipe_signal, old_mask;
+  sigemptyset(&pipe_signal);
+  sigaddset(&pipe_signal, SIGPIPE);
+  pthread_sigmask(SIG_BLOCK, &pipe_signal, &old_mask);
   const char token = 't';
+  int error = 0;
   for (;;) {
     const ssize_t n = ::write(turn_out_, &token, 1);
     if (n == 1) break;
-    if (n < 0 && errno != EINTR) return Status::FromErrno(errno, "--turn-fds: passing the turn");
+    if (n < 0 && errno != EINTR) {
+      error = errno;
+      break;
+    }
   }
+  if (error == EPIPE) {
+    const timespec now = {0, 0};
+    sigtimedwait(&pipe_signal, nullptr, &now);
+  }
+  pthread_sigmask(SIG_SETMASK, &old_mask, nullptr);
+  if (error == EPIPE) {
+    return Status::InvalidArgument("--turn-fds: passing the turn: the other end was closed");
+  }
+  if (error != 0) return Status::FromErrno(error, "--turn-fds: passing the turn");
   holding_ = false;
   return Status::Ok();
 }

@@ -399,6 +399,29 @@ TEST_F(ReplayEngineTest, TakingTurnsRunsEveryOperationATurnAtATime) {
   EXPECT_NEAR(r.hit_ratio, plain.hit_ratio, 0.02);
 }
 
+// The coordinator goes away while the replay holds its turn: giving it back is an error naming
+// --turn-fds, not a SIGPIPE that ends the process (this test's, here).
+TEST_F(ReplayEngineTest, ATurnNobodyTakesBackEndsTheReplayWithAClearError) {
+  int in[2], out[2];
+  ASSERT_EQ(::pipe(in), 0);
+  ASSERT_EQ(::pipe(out), 0);
+  ::close(out[0]);                        // nobody reads the turns given back
+  ASSERT_EQ(::write(in[1], "t", 1), 1);  // one turn
+  ReplayOptions options = Uniform(0);
+  options.turn_in_fd = in[0];
+  options.turn_out_fd = out[1];
+  options.turn_ops = 7000;
+  ReplayResult r;
+  Status s = RunReplay(options, &r);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("--turn-fds: passing the turn: the other end was closed"),
+            std::string::npos)
+      << s.message();
+  ::close(in[0]);
+  ::close(in[1]);
+  ::close(out[1]);
+}
+
 TEST_F(ReplayEngineTest, TurnsThatStopComingEndTheReplayWithAClearError) {
   ReplayOptions options = Uniform(0);
   TurnGiver giver(/*max_turns=*/2);
