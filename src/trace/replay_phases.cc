@@ -426,7 +426,8 @@ void Report(const ReplayOptions& options, const Dataset& dataset, const OpRunner
   // Under a memory cgroup the kernel keeps what the daemon and the reader leave: at twice memory,
   // zstd C = 75, the kernel answered 0.756 of the Pareto reads where the raw share gives 0.663,
   // and 0.133 of the uniform ones where it gives 0.125.
-  if (r->kernel_raw_tier && counters.kernel_cached_before >= 0 && counters.kernel_cached_after >= 0) {
+  if (r->kernel_raw_tier && counters.kernel_cached_before >= 0 &&
+      counters.kernel_cached_after >= 0) {
     r->kernel_cached_bytes =
         (static_cast<double>(counters.kernel_cached_before) + counters.kernel_cached_after) / 2;
     model.raw_pages = r->kernel_cached_bytes / r->page_size;
