@@ -7,7 +7,7 @@ namespace ccfs::cache {
 
 FrequencySketch::FrequencySketch(uint64_t slots, uint64_t cache_pages)
     : mask_(std::bit_ceil(std::max<uint64_t>(slots, 4096)) - 1),
-      sample_(10 * std::max<uint64_t>(cache_pages, 1)),
+      sample_(kAgingReadsPerPage * std::max<uint64_t>(cache_pages, 1)),
       rows_(new std::atomic<uint8_t>[2 * (mask_ + 1)]) {
   for (uint64_t i = 0; i < 2 * (mask_ + 1); ++i) rows_[i].store(0, std::memory_order_relaxed);
 }

@@ -28,6 +28,11 @@ class FrequencySketch {
   // halved every 10 × `cache_pages` reads.
   FrequencySketch(uint64_t slots, uint64_t cache_pages);
 
+  // A counter saturates here; all are halved every kAgingReadsPerPage x (pages the cache holds)
+  // reads (trace/clock_model.h models both).
+  static constexpr uint8_t kMax = 15;
+  static constexpr uint64_t kAgingReadsPerPage = 10;
+
   void Increment(const PageKey& key);
   uint32_t Estimate(const PageKey& key) const;
   // Halves every counter. One thread at a time (the evictor).
@@ -36,7 +41,6 @@ class FrequencySketch {
   uint64_t sample_size() const { return sample_; }
 
  private:
-  static constexpr uint8_t kMax = 15;
   void Slots(const PageKey& key, uint64_t* a, uint64_t* b) const;
 
   uint64_t mask_;

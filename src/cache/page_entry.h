@@ -160,6 +160,8 @@ inline constexpr uint64_t kDemotedBit = 1u << 12;
 inline constexpr int kUseShift = 9;
 inline constexpr uint64_t kUseOne = 1ull << kUseShift;
 inline constexpr uint64_t kUseMax = 7;
+// The uses a page promoted from the compressed tier starts with on the raw CLOCK (TryPromote).
+inline constexpr uint64_t kPromotedUses = 1;
 inline constexpr uint64_t kUseMask = kUseMax << kUseShift;
 inline constexpr int kPinShift = 16;
 inline constexpr uint64_t kPinOne = 1ull << kPinShift;
@@ -288,7 +290,7 @@ inline bool TryPublishCompressed(PageEntry* e, Blob* blob, uint64_t* s) {
 inline bool TryPromote(PageEntry* e, uint32_t frame, uint64_t* s) {
   e->frame.store(frame, std::memory_order_relaxed);
   uint64_t next = WithKind(*s, kRaw) + kPinOne;
-  next = WithUses(next | kSeenBit, 1) & ~(kRefBit | kTierHitBit);
+  next = WithUses(next | kSeenBit, kPromotedUses) & ~(kRefBit | kTierHitBit);
   return e->state.compare_exchange_weak(*s, next, std::memory_order_acq_rel);
 }
 

@@ -110,12 +110,15 @@ int RunModel(const ModelArgs& args) {
   if (!cost(args.kernel_hit_option, args.kernel_hit_us, &in.costs.kernel_hit_us)) return 2;
   if (!(s = ParseDistSpec(args.dist, args.hot_fraction, &in.dist)).ok()) return fail(s.ToString());
   // oracle: the thesis's; lru: both levels; fifo: a FIFO raw level (the kernel raw tier with
-  // kernel_evict) over LRU-like tiers below.
+  // kernel_evict) over LRU-like tiers below; gclock: the daemon's two CLOCKs (clock_model.h; what
+  // replay reads the daemon's tiers with), the level below an LRU in kernel mode.
   if (!ParseReplacement(args.replacement, &in.raw_replacement)) {
-    return fail("--replacement " + args.replacement + ": oracle, lru or fifo");
+    return fail("--replacement " + args.replacement + ": oracle, lru, fifo or gclock");
   }
-  in.cache_replacement =
-      in.raw_replacement == Replacement::kFifo ? Replacement::kLru : in.raw_replacement;
+  in.cache_replacement = in.raw_replacement == Replacement::kFifo ||
+                                 in.raw_replacement == Replacement::kGclock
+                             ? Replacement::kLru
+                             : in.raw_replacement;
   std::vector<int> percents = args.percents;
   if (percents.empty()) {
     for (int c = 0; c <= 90; c += 10) percents.push_back(c);
@@ -235,8 +238,9 @@ CommandRegistrar registrar(
           "hit's)");
       app->add_option("--replacement", args->replacement,
                       "how S(k) is read: oracle (the k hottest pages are cached: the thesis's), "
-                      "lru (Che's approximation of LRU; ccfs's GCLOCK comes close) or fifo (a "
-                      "FIFO raw level over LRU: raw_tier = kernel with kernel_evict)")
+                      "lru (Che's approximation of LRU), fifo (a FIFO raw level over LRU: "
+                      "raw_tier = kernel with kernel_evict) or gclock (ccfs's raw CLOCK with the "
+                      "frequency sketch's credit and its compressed tier's second-hit promotion)")
           ->capture_default_str();
       app->add_flag("--json", args->json, "print JSON");
       return [args] { return RunModel(*args); };

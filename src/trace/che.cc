@@ -5,25 +5,28 @@
 #include <functional>
 #include <vector>
 
+#include "trace/clock_model.h"
+
 namespace ccfs {
 
 namespace {
 
-struct Bucket {
-  double pages;  // pages in the bucket
-  double p;      // each one's access probability
-};
+double Occupancy(double p, double t, Replacement r) {
+  const double x = p * t;
+  return r == Replacement::kFifo ? x / (1.0 + x) : -std::expm1(-x);
+}
 
-// Ranks grouped geometrically (each bucket ~1% wider than the last, the first 64 ranks alone):
-// the hot head, where probabilities change fastest, keeps its resolution, and a data set of any
-// size costs a few hundred buckets. Within a bucket every page gets the bucket's mean probability.
-std::vector<Bucket> Buckets(const AccessDistribution& dist) {
+}  // namespace
+
+// Geometric groups (1% by default): the hot head, where probabilities change fastest, keeps its
+// resolution, and a data set of any size costs a few hundred buckets.
+std::vector<RankBucket> RankBuckets(const AccessDistribution& dist, double growth) {
   const double n = static_cast<double>(dist.pages());
-  std::vector<Bucket> out;
+  std::vector<RankBucket> out;
   double start = 0;
   double share_start = 0;
   while (start < n) {
-    double width = std::max(1.0, std::floor(start / 100.0));
+    double width = std::max(1.0, std::floor(start * growth));
     if (start < 64) width = 1;
     const double end = std::min(n, start + width);
     const double share_end = dist.HotShare(end);
@@ -34,8 +37,6 @@ std::vector<Bucket> Buckets(const AccessDistribution& dist) {
   return out;
 }
 
-// The mean of e^(-p t) over t in [a, b): the chance that a page of probability p has not been read
-// in the first t reads, averaged over the reads from a to b.
 double UnreadShare(double p, double a, double b) {
   if (b <= a) return std::exp(-p * a);
   const double x = p * (b - a);
@@ -43,19 +44,14 @@ double UnreadShare(double p, double a, double b) {
   return std::exp(-p * a) * -std::expm1(-x) / x;
 }
 
-double Occupancy(double p, double t, Replacement r) {
-  const double x = p * t;
-  return r == Replacement::kFifo ? x / (1.0 + x) : -std::expm1(-x);
-}
-
-}  // namespace
-
 const char* ReplacementName(Replacement r) {
   switch (r) {
     case Replacement::kLru:
       return "lru";
     case Replacement::kFifo:
       return "fifo";
+    case Replacement::kGclock:
+      return "gclock";
     case Replacement::kOracle:
       break;
   }
@@ -63,7 +59,8 @@ const char* ReplacementName(Replacement r) {
 }
 
 bool ParseReplacement(const std::string& text, Replacement* r) {
-  for (Replacement candidate : {Replacement::kOracle, Replacement::kLru, Replacement::kFifo}) {
+  for (Replacement candidate :
+       {Replacement::kOracle, Replacement::kLru, Replacement::kFifo, Replacement::kGclock}) {
     if (text == ReplacementName(candidate)) {
       *r = candidate;
       return true;
@@ -76,22 +73,28 @@ double CacheHitRatio(const AccessDistribution& dist, double capacity, Replacemen
                      const ReadWindow& window) {
   const double n = static_cast<double>(dist.pages());
   const double k = std::clamp(capacity, 0.0, n);
+  if (replacement == Replacement::kGclock) {
+    ClockTiers cache;
+    cache.raw_pages = k;
+    cache.memory_pages = k;
+    return ClockTierHitRatios(dist, cache, window).raw;
+  }
   const bool cold = window.measured > 0;
   if (replacement == Replacement::kOracle && !cold) return dist.HotShare(k);
   if (k <= 0) return 0.0;
   if (k >= n && !cold) return 1.0;
-  const std::vector<Bucket> buckets = Buckets(dist);
+  const std::vector<RankBucket> buckets = RankBuckets(dist);
   // Each bucket's hits: its reads times the share of them that find the page cached.
-  auto hits_of = [&](const std::function<double(const Bucket&)>& hit) {
+  auto hits_of = [&](const std::function<double(const RankBucket&)>& hit) {
     double hits = 0;
-    for (const Bucket& b : buckets) hits += b.pages * b.p * hit(b);
+    for (const RankBucket& b : buckets) hits += b.pages * b.p * hit(b);
     return std::clamp(hits, 0.0, 1.0);
   };
   const double w0 = window.before, w1 = window.before + window.measured;
   if (replacement == Replacement::kOracle || k >= n) {
     // The k hottest pages (buckets are in rank order), each a hit once it has been read.
     double first_rank = 0;
-    return hits_of([&](const Bucket& b) {
+    return hits_of([&](const RankBucket& b) {
       const double in = std::clamp(k - first_rank, 0.0, b.pages) / b.pages;
       first_rank += b.pages;
       return in * (cold ? 1.0 - UnreadShare(b.p, w0, w1) : 1.0);
@@ -99,7 +102,7 @@ double CacheHitRatio(const AccessDistribution& dist, double capacity, Replacemen
   }
   auto filled = [&](double t) {
     double pages = 0;
-    for (const Bucket& b : buckets) pages += b.pages * Occupancy(b.p, t, replacement);
+    for (const RankBucket& b : buckets) pages += b.pages * Occupancy(b.p, t, replacement);
     return pages;
   };
   // Bisection on log T: filled() rises monotonically from 0 to n (pages with p = 0 never enter).
@@ -113,7 +116,7 @@ double CacheHitRatio(const AccessDistribution& dist, double capacity, Replacemen
   // A read at position r finds its page cached with the steady state's chance once the cache has
   // filled (r >= T: it holds the pages of the last T reads), and before that whenever the page has
   // been read at all (nothing has been evicted yet): 1 - e^(-p r).
-  return hits_of([&](const Bucket& b) {
+  return hits_of([&](const RankBucket& b) {
     const double steady = Occupancy(b.p, t, replacement);
     if (!cold || t <= w0) return steady;
     const double filling_end = std::min(t, w1);

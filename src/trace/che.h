@@ -17,6 +17,7 @@
 #define CCFS_TRACE_CHE_H_
 
 #include <string>
+#include <vector>
 
 #include "trace/distribution.h"
 
@@ -26,9 +27,11 @@ enum class Replacement {
   kOracle,  // the `capacity` hottest pages (the thesis's model: HotShare(capacity))
   kLru,     // Che's approximation for LRU (CLOCK and GCLOCK come close to it)
   kFifo,    // Che's approximation for FIFO
+  kGclock,  // ccfs's raw CLOCK with the frequency sketch's credit (clock_model.h): a cache of
+            // `capacity` pages of memory with no compressed tier
 };
 const char* ReplacementName(Replacement r);
-// "oracle", "lru" or "fifo"; false for anything else.
+// "oracle", "lru", "fifo" or "gclock"; false for anything else.
 bool ParseReplacement(const std::string& text, Replacement* r);
 
 // The reads around a measurement: `before` reads (a warm-up) precede the `measured` ones, from an
@@ -44,6 +47,18 @@ struct ReadWindow {
   double before = 0;
   double measured = 0;
 };
+
+// Pages grouped by rank, hottest first: the first 64 ranks alone, then buckets each `growth` wider
+// than the last (at least a page); every page of a bucket gets the bucket's mean access probability.
+struct RankBucket {
+  double pages;
+  double p;
+};
+std::vector<RankBucket> RankBuckets(const AccessDistribution& dist, double growth = 0.01);
+
+// The mean of e^(-p t) over t in [a, b): the chance that a page of probability p has not been read
+// in the first t reads, averaged over the reads from a to b (a read there is its first).
+double UnreadShare(double p, double a, double b);
 
 // The hit ratio of a cache of `capacity` pages (clamped to [0, pages]) under `dist`, over `window`.
 double CacheHitRatio(const AccessDistribution& dist, double capacity, Replacement replacement,

@@ -4,6 +4,8 @@
 #include <functional>
 #include <memory>
 
+#include "trace/clock_model.h"
+
 namespace ccfs {
 
 PathCosts ThesisCosts(CodecKind codec) {
@@ -57,18 +59,32 @@ ModelResult EvaluateModel(const ModelInputs& in) {
     if (law) return CacheHitRatio(*dist, pages, replacement, in.window);
     return pages / n;
   };
-  out.raw_hit_ratio = share(raw_cached, in.raw_replacement);
-  double loss = 0;
-  if (law && in.raw_replacement != in.cache_replacement) {
-    loss = std::max(0.0, share(raw_cached, in.cache_replacement) - out.raw_hit_ratio);
+  const bool kernel = in.raw_tier == RawTierMode::kKernel;
+  if (law && !kernel && in.raw_replacement == Replacement::kGclock) {
+    // The daemon's two CLOCKs, both tiers at once (clock_model.h).
+    ClockTiers tiers;
+    tiers.raw_pages = out.raw_capacity_pages;
+    tiers.compressed_pages = out.compressed_capacity_pages;
+    tiers.storable = storable;
+    tiers.memory_pages = pages_of_memory;
+    const ClockTierHits hits = ClockTierHitRatios(*dist, tiers, in.window);
+    out.raw_hit_ratio = hits.raw;
+    out.compressed_hit_ratio = hits.compressed;
+    out.hit_ratio = std::min(1.0, hits.raw + hits.compressed);
+  } else {
+    out.raw_hit_ratio = share(raw_cached, in.raw_replacement);
+    double loss = 0;
+    if (law && in.raw_replacement != in.cache_replacement) {
+      loss = std::max(0.0, share(raw_cached, in.cache_replacement) - out.raw_hit_ratio);
+    }
+    const double reached =
+        std::max(out.raw_hit_ratio, share(out.reach_pages, in.cache_replacement) - loss);
+    out.compressed_hit_ratio = std::max(0.0, storable * (reached - out.raw_hit_ratio));
+    out.hit_ratio =
+        storable >= 1 ? reached : std::min(1.0, out.raw_hit_ratio + out.compressed_hit_ratio);
   }
-  const double reached = std::max(out.raw_hit_ratio, share(out.reach_pages, in.cache_replacement) - loss);
-  out.compressed_hit_ratio = std::max(0.0, storable * (reached - out.raw_hit_ratio));
-  out.hit_ratio =
-      storable >= 1 ? reached : std::min(1.0, out.raw_hit_ratio + out.compressed_hit_ratio);
   out.miss_ratio = 1.0 - out.hit_ratio;
   // A raw hit in the kernel's page cache never reaches the daemon; every other read makes one trip.
-  const bool kernel = in.raw_tier == RawTierMode::kKernel;
   const double raw_hit = kernel ? in.costs.kernel_hit_us : in.costs.hit_us;
   const double trips = kernel ? out.compressed_hit_ratio + out.miss_ratio : 1.0;
   out.trip_us_per_buffer = trips * in.costs.trip_us;

@@ -11,7 +11,9 @@
 //                                                         (k/N)^(1/E) under the h/(1-h) law, and
 //                                                         the Zipf partial sums under zipf.
 //   raw hits          S(min(N, K_raw)) — the raw tier is taken to hold the hottest pages (or, with
-//                     ModelInputs' replacement set, Che's approximation of LRU or FIFO, che.h);
+//                     ModelInputs' replacement set, Che's approximation of LRU or FIFO, che.h;
+//                     or, kGclock, the daemon's two CLOCKs, clock_model.h, which give both tiers'
+//                     hits: the raw tier keeps the pages the compressed tier cannot hold longer);
 //   compressed hits   g(C) - raw hits;   misses  1 - g(C).
 //   µs per buffer     h_raw t_hit + h_comp (t_decomp + t_comp) + miss (t_disk + t_comp)
 // The thesis charges one compression per restoration and per miss (a raw victim must be compressed
@@ -98,8 +100,10 @@ struct ModelInputs {
   RawTierMode raw_tier = RawTierMode::kDaemon;
   // How S(k) is read (che.h): the thesis's oracle (the k hottest pages are cached), or Che's
   // approximation of the replacement each level really does — for the whole cache (raw plus
-  // compressed pages) and for the raw level alone. Replay uses LRU for the daemon's tiers (CLOCK
-  // comes close) and FIFO for the kernel raw tier when the daemon's ledger evicts it.
+  // compressed pages) and for the raw level alone. Replay reads the daemon's tiers as they are,
+  // raw_replacement = kGclock (raw_tier = daemon: both tiers' hits from clock_model.h, the
+  // reach and cache_replacement unused), and with raw_tier = kernel FIFO for the kernel raw tier
+  // when the daemon's ledger evicts it, LRU otherwise, over an LRU for the whole cache.
   // When the raw level's replacement differs from the whole cache's (the kernel's FIFO over the
   // daemon's LRU-like tiers), the raw level's loss against the whole cache's policy at the raw
   // capacity is carried into the whole cache: a page the first level drops too early must come back

@@ -423,11 +423,14 @@ void Report(const ReplayOptions& options, const Dataset& dataset, const OpRunner
   }
   model.costs = r->costs;
   model.raw_tier = r->kernel_raw_tier ? RawTierMode::kKernel : RawTierMode::kDaemon;
-  // The replacement each level really does (che.h), not the thesis's oracle: GCLOCK is close to
-  // LRU; the kernel raw tier is FIFO when the ledger drops pages in the order they were sent, and
-  // close to LRU when a memory cgroup's reclaim holds it.
+  // The replacement each level really does (che.h), not the thesis's oracle: the daemon's two
+  // CLOCKs with the sketch's credit (clock_model.h); the kernel raw tier is FIFO when the ledger
+  // drops pages in the order they were sent, and close to LRU when a memory cgroup's reclaim holds
+  // it, over the daemon's compressed tier (LRU-like).
   model.cache_replacement = Replacement::kLru;
-  model.raw_replacement = r->kernel_evict ? Replacement::kFifo : Replacement::kLru;
+  model.raw_replacement = !r->kernel_raw_tier ? Replacement::kGclock
+                          : r->kernel_evict   ? Replacement::kFifo
+                                              : Replacement::kLru;
   // raw_tier = kernel: the raw level is what the kernel held, not the raw share (model.h raw_pages).
   // Under a memory cgroup the kernel keeps what the daemon and the reader leave: at twice memory,
   // zstd C = 75, the kernel answered 0.756 of the Pareto reads where the raw share gives 0.663,

@@ -100,7 +100,8 @@ TEST_F(ReplayMountTest, TheTripIsMeasuredAndChargedOnEveryRead) {
   in.compressed_fraction = 0;
   in.ratio = r.compression_ratio;
   in.dist = options.dist;
-  in.cache_replacement = in.raw_replacement = Replacement::kLru;  // as replay reads the daemon's
+  in.cache_replacement = Replacement::kLru;  // as replay reads the daemon's tiers
+  in.raw_replacement = Replacement::kGclock;
   in.window.before = static_cast<double>(r.warmup_ops);
   in.window.measured = static_cast<double>(r.ops);
   in.costs = r.costs;
