@@ -116,6 +116,7 @@ CommandResult RunCommand(const std::vector<std::string>& argv, double timeout_s)
   int err = AnonymousFile();
   if (out >= 0 && err >= 0) {
     pid_t pid = Spawn(argv, out, err);
+    result.pid = pid;
     result.exit_code = Reap(pid, timeout_s);
     result.out = ReadBack(out);
     result.err = ReadBack(err);

@@ -23,6 +23,7 @@ struct CommandResult {
   std::string out;     // stdout
   std::string err;     // stderr
   std::string output;  // stdout, then stderr
+  pid_t pid = -1;      // the process it ran (reaped: for what it may have left under its pid)
 };
 
 // Runs argv[0] (searched in PATH) with the given arguments; waits at most timeout_s seconds (then

@@ -1,8 +1,12 @@
 // Replay through a real mount: the daemon counts exactly the pages the client read, writes leave
 // the data set as it was, and the transport (the FUSE trip, the kernel's hits) is measured in the
 // run and charged by the model as its raw-tier mode routes reads.
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -14,6 +18,7 @@
 #include "datagen/mkdata.h"
 #include "testing/command.h"
 #include "testing/mount_fixture.h"
+#include "trace/memory_cgroup.h"
 #include "trace/model.h"
 #include "trace/replay.h"
 
@@ -122,6 +127,20 @@ TEST_F(ReplayMountTest, TheTripIsMeasuredAndChargedOnEveryRead) {
 // daemon's is anonymous and cannot be reclaimed), so the mount is given 24 MiB over 48 MiB of data.
 class ReplayKernelMountTest : public ReplayMountTest {
  protected:
+  // Removes the cgroup `ccfs replay` (pid) made, moving what is left in it to the root; true if
+  // there was one.
+  static bool RemoveReplayCgroup(pid_t pid) {
+    const std::string dir =
+        std::string(MemoryCgroup::kRoot) + "/ccfs-replay-" + std::to_string(pid);
+    if (pid <= 0 || access(dir.c_str(), F_OK) != 0) return false;
+    std::ifstream tasks(dir + "/cgroup.procs");
+    for (std::string task; std::getline(tasks, task);) {
+      std::ofstream(std::string(MemoryCgroup::kRoot) + "/cgroup.procs") << task << "\n";
+    }
+    EXPECT_EQ(rmdir(dir.c_str()), 0) << dir << ": " << strerror(errno);
+    return true;
+  }
+
   void SetUp() override {
     ASSERT_NO_FATAL_FAILURE(MakeData(48ull << 20));
     MountOrDie({"-o", "memory=24MiB,compressed_percent=50,raw_tier=kernel"});
@@ -160,7 +179,11 @@ TEST_F(ReplayKernelMountTest, KernelHitsAreTimedApartAndPayNoTrip) {
       {"replay", ds_.mnt(), "--dist", "pareto", "--ops", "6000", "--warmup", "6000", "--json",
        "--no-progress"},
       120);
+  // A replay killed (the timeout, or the OOM killer of its own cgroup) leaves its cgroup, with the
+  // daemon inside: take the daemon out and remove it, whatever the run's outcome.
+  const bool left = RemoveReplayCgroup(run.pid);
   ASSERT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_FALSE(left) << "a replay that ended cleanly removes its own cgroup";
   nlohmann::json j = nlohmann::json::parse(run.out);
   ASSERT_EQ(j["raw_tier"], "kernel");
   const uint64_t kernel_hits = j["kernel_hits"].get<uint64_t>();
