@@ -8,18 +8,13 @@
 #include <memory>
 #include <unordered_map>
 
+#include "testing/law.h"
 #include "trace/rng.h"
 
 namespace ccfs {
 namespace {
 
-std::unique_ptr<AccessDistribution> Law(const char* text, uint64_t pages) {
-  DistSpec spec;
-  EXPECT_TRUE(ParseDistSpec(text, 0.2, &spec).ok());
-  std::unique_ptr<AccessDistribution> dist;
-  EXPECT_TRUE(NewAccessDistribution(spec, pages, 1, &dist).ok());
-  return dist;
-}
+using testing::Law;
 
 // Hit ratio of a simulated LRU (or FIFO: no move on a hit) cache of `capacity` pages over `ops`
 // reads after `warmup` reads (as many as measured if negative), the cache empty at the start.

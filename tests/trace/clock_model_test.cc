@@ -14,18 +14,13 @@
 #include "cache/frequency.h"
 #include "cache/page_entry.h"
 #include "trace/che.h"
+#include "testing/law.h"
 #include "trace/rng.h"
 
 namespace ccfs {
 namespace {
 
-std::unique_ptr<AccessDistribution> Law(const char* text, uint64_t pages) {
-  DistSpec spec;
-  EXPECT_TRUE(ParseDistSpec(text, 0.2, &spec).ok());
-  std::unique_ptr<AccessDistribution> dist;
-  EXPECT_TRUE(NewAccessDistribution(spec, pages, 1, &dist).ok());
-  return dist;
-}
+using testing::Law;
 
 struct Simulated {
   double raw = 0;
@@ -144,23 +139,32 @@ Simulated Simulate(const AccessDistribution& dist, size_t memory_pages, size_t r
   return out;
 }
 
-ClockTierHits Model(const AccessDistribution& dist, double memory_pages, double raw_frames,
-                    double compressed_pages, double storable, int warmup, int ops) {
+// The same tiers simulated and modelled: `unstorable_every` as Simulate takes it (the model's
+// storable share 1 - 1 / unstorable_every).
+struct Both {
+  Simulated sim;
+  ClockTierHits model;
+};
+Both SimulateAndModel(const AccessDistribution& dist, size_t memory_pages, size_t raw_frames,
+                      size_t compressed_pages, uint64_t unstorable_every, int warmup, int ops) {
+  Both out;
+  out.sim = Simulate(dist, memory_pages, raw_frames, compressed_pages, unstorable_every, warmup, ops);
   ClockTiers tiers;
-  tiers.raw_pages = raw_frames;
-  tiers.compressed_pages = compressed_pages;
-  tiers.storable = storable;
-  tiers.memory_pages = memory_pages;
-  return ClockTierHitRatios(dist, tiers, {static_cast<double>(warmup), static_cast<double>(ops)});
+  tiers.raw_pages = static_cast<double>(raw_frames);
+  tiers.compressed_pages = static_cast<double>(compressed_pages);
+  tiers.storable = unstorable_every > 0 ? 1.0 - 1.0 / static_cast<double>(unstorable_every) : 1.0;
+  tiers.memory_pages = static_cast<double>(memory_pages);
+  out.model =
+      ClockTierHitRatios(dist, tiers, {static_cast<double>(warmup), static_cast<double>(ops)});
+  return out;
 }
 
-TEST(ClockModel, OneTierMatchesTheSimulatedPolicyAndLruUnderUniformAccess) {
+TEST(ClockModel, OneTierMatchesTheSimulatedPolicyAndUniformAccessHitsTheCachedFraction) {
   for (uint64_t pages : {4000u, 16000u}) {
     auto dist = Law("pareto", pages);
-    const Simulated sim = Simulate(*dist, 2000, 2000, 0, 0, 100000, 200000);
-    const ClockTierHits model = Model(*dist, 2000, 2000, 0, 0, 100000, 200000);
-    EXPECT_NEAR(model.raw, sim.raw, 0.015) << pages << " pages";
-    EXPECT_EQ(model.compressed, 0.0);
+    const Both r = SimulateAndModel(*dist, 2000, 2000, 0, 0, 100000, 200000);
+    EXPECT_NEAR(r.model.raw, r.sim.raw, 0.015) << pages << " pages";
+    EXPECT_EQ(r.model.compressed, 0.0);
   }
   // Under uniform access any policy that fills the cache hits the cached fraction; the one-tier
   // form is che.h's Replacement::kGclock.
@@ -176,26 +180,22 @@ TEST(ClockModel, TheRawTierKeepsThePagesTheCompressedTierCannotHold) {
   // far more of them than their tenth of the data set, and the hit ratio is above the one a
   // single recency order gives (incompressible reads hit at the raw tier's share, 1/8).
   auto dist = Law("uniform", 16000);
-  const int warmup = 64000, ops = 200000;
-  const Simulated sim = Simulate(*dist, 8000, 2000, 18000, 10, warmup, ops);
-  const ClockTierHits model = Model(*dist, 8000, 2000, 18000, 0.9, warmup, ops);
-  EXPECT_NEAR(model.raw, sim.raw, 0.01);
-  EXPECT_NEAR(model.raw + model.compressed, sim.raw + sim.compressed, 0.01);
+  const Both r = SimulateAndModel(*dist, 8000, 2000, 18000, 10, 64000, 200000);
+  EXPECT_NEAR(r.model.raw, r.sim.raw, 0.01);
+  EXPECT_NEAR(r.model.raw + r.model.compressed, r.sim.raw + r.sim.compressed, 0.01);
   const double one_order = 1.0 - 0.1 * (1.0 - 2000.0 / 16000);  // 0.9125
-  EXPECT_GT(model.raw + model.compressed, one_order + 0.02);
-  EXPECT_GT(sim.raw + sim.compressed, one_order + 0.02);
+  EXPECT_GT(r.model.raw + r.model.compressed, one_order + 0.02);
+  EXPECT_GT(r.sim.raw + r.sim.compressed, one_order + 0.02);
 }
 
 TEST(ClockModel, ACompressedTierThatFillsEvictsAndThePagesComeBackByMisses) {
   // Pareto over eight times memory: the compressed tier (three quarters of memory at 2.8x) holds
   // a third of the storable pages and its hand evicts.
   auto dist = Law("pareto", 64000);
-  const int warmup = 100000, ops = 200000;
-  const Simulated sim = Simulate(*dist, 8000, 2000, 16800, 10, warmup, ops);
-  const ClockTierHits model = Model(*dist, 8000, 2000, 16800, 0.9, warmup, ops);
-  EXPECT_NEAR(model.raw, sim.raw, 0.03);
-  EXPECT_NEAR(model.raw + model.compressed, sim.raw + sim.compressed, 0.02);
-  EXPECT_LT(model.raw + model.compressed, 0.95);
+  const Both r = SimulateAndModel(*dist, 8000, 2000, 16800, 10, 100000, 200000);
+  EXPECT_NEAR(r.model.raw, r.sim.raw, 0.03);
+  EXPECT_NEAR(r.model.raw + r.model.compressed, r.sim.raw + r.sim.compressed, 0.02);
+  EXPECT_LT(r.model.raw + r.model.compressed, 0.95);
 }
 
 }  // namespace
