@@ -199,6 +199,12 @@ class Daemon {
     s = StartMetrics();
     if (!s.ok()) return Fail(s);
 
+    // And the transport: a ring the kernel refuses leaves nothing mounted, not a mount that comes
+    // and goes (a reader that saw it would take it for a mount that worked).
+    bool use_uring = false;
+    s = ChooseTransport(&use_uring);
+    if (!s.ok()) return Fail(s);
+
     std::string mount_opts = FuseMountOptions(options_, passthrough_, dataset_);
     std::vector<std::string> argv_s = {"ccfs", "-o", mount_opts};
     std::vector<char*> argv;
@@ -214,12 +220,6 @@ class Daemon {
       fuse_session_destroy(session_);
       session_ = nullptr;
       return Fail(Status::IOError(0, "cannot mount on " + mountpoint_));
-    }
-    bool use_uring = false;
-    s = ChooseTransport(&use_uring);
-    if (!s.ok()) {
-      Shutdown();
-      return Fail(s);
     }
     s = InstallSessionIo(session_, kExtraInitFlags | (use_uring ? kInitOverIoUring : 0));
     if (!s.ok()) {

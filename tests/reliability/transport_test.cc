@@ -82,6 +82,8 @@ void WriteDataFile(const MountedDataset& ds) {
 
 // --- the kernel says no ------------------------------------------------------------------------
 
+// The daemon checks before it mounts: nothing is mounted, not even for a moment (a daemon that
+// mounted first and then gave up was seen mounted by a fast enough poll: Mount() returned true).
 TEST(TransportRefusedTest, UringFailsTheMountSayingWhatIsMissingAndHowToTurnItOn) {
   UringSwitch state = UringSwitchState();
   if (state == UringSwitch::kOn) GTEST_SKIP() << "enable_uring is on: nothing to refuse";
