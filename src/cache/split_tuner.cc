@@ -366,8 +366,13 @@ void SplitTuner::Step() {
   if (!d.change) return;
   // The engine's Stats() reads Fill(), which takes mu_: apply and snapshot without it.
   lock.Unlock();
-  if (!hooks_.apply(d.percent, d.codec).ok()) return;
+  // Counted before it is applied: a reader that sees the new split sees it counted (counted after,
+  // a test saw compressed_percent at its second step with split_changes 1).
   changes_.fetch_add(1, std::memory_order_relaxed);
+  if (!hooks_.apply(d.percent, d.codec).ok()) {
+    changes_.fetch_sub(1, std::memory_order_relaxed);
+    return;
+  }
   const CacheStats after = hooks_.stats();
   lock.Lock();
   skip_windows_ = 1;
