@@ -42,6 +42,12 @@ void ChangeDetector::CheckBeforeRead(Inode* i, int fd) {
   UpdateLocked(i, now);
 }
 
+bool ChangeDetector::CheckAttributes(Inode* i, const struct stat& st) {
+  if (!S_ISREG(st.st_mode)) return false;
+  MutexLock lock(&i->sig_mu);
+  return UpdateLocked(i, SignatureOf(st));
+}
+
 void ChangeDetector::TruncatedByOpen(Inode* i, int fd) {
   MutexLock lock(&i->sig_mu);
   cache_->InvalidateFile(i->file_id);
@@ -58,14 +64,16 @@ void ChangeDetector::RecordNewTimes(Inode* i, int fd) {
   if (ReadSignature(i->fd, &now) && i->sig_known) i->sig = now;
 }
 
-void ChangeDetector::UpdateLocked(Inode* i, const FileSignature& now) {
-  if (i->sig_known && i->sig == now) return;
-  if (i->sig_known) {
+bool ChangeDetector::UpdateLocked(Inode* i, const FileSignature& now) {
+  if (i->sig_known && i->sig == now) return false;
+  const bool changed = i->sig_known;
+  if (changed) {
     cache_->InvalidateFile(i->file_id);
     if (stale_) stale_(i, 0);
   }
   i->sig = now;
   i->sig_known = true;
+  return changed;
 }
 
 void ChangeDetector::RecordLocked(Inode* i, int fd) {

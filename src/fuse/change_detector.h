@@ -24,7 +24,11 @@
 // The kernel's pages. In raw_tier = kernel mode the kernel caches pages too, and answers reads
 // without asking; the detector tells it to drop what the daemon drops for a change it did not make
 // through the kernel (a change underneath, an append that landed elsewhere) through the `stale`
-// callback, called with the inode's sig_mu held (the callee takes only its own leaf lock).
+// callback, called with the inode's sig_mu held (the callee takes only its own leaf lock). A
+// kernel that holds every page of a file sends no READ, so the attributes the daemon answers with
+// (GETATTR, LOOKUP: at most attr_timeout apart while the file is in use) are checked as well
+// (CheckAttributes), and the handler waits for the kernel to have dropped the pages before it
+// replies, so the read that asked for the attributes is not answered from them.
 //
 // Ownership: borrows the PageCache, which must outlive the detector; the signatures live in the
 // Inodes. Thread-safety: every method may run on any number of threads at once; each takes the
@@ -58,6 +62,14 @@ class ChangeDetector {
   // Before a read of `i` through `fd`: drops its cached pages if the file changed since the last
   // record. A failing fstat changes nothing (the read itself will report the failure).
   void CheckBeforeRead(Inode* i, int fd);
+
+  // The attributes `st` of `i` were just read to answer the kernel (GETATTR, LOOKUP): drops the
+  // cached pages, and tells the kernel to, if they show a change since the last record. Returns
+  // true when they did. This is how a change the kernel's own check misses reaches the kernel's
+  // pages in raw_tier = kernel mode: the kernel compares only size and mtime when it refreshes
+  // attributes, so a change that keeps both (another client's same-size write followed by a touch
+  // to the old mtime) is seen only by the ctime here, and no READ reaches the daemon to check.
+  bool CheckAttributes(Inode* i, const struct stat& st);
 
   // `fd` was just opened with O_TRUNC: every cached page is stale; records the new signature.
   void TruncatedByOpen(Inode* i, int fd);
@@ -97,7 +109,8 @@ class ChangeDetector {
   };
 
  private:
-  void UpdateLocked(Inode* i, const FileSignature& now) REQUIRES(i->sig_mu);
+  // Records `now`; drops the cached pages first if it differs from a known record. True if it did.
+  bool UpdateLocked(Inode* i, const FileSignature& now) REQUIRES(i->sig_mu);
   void RecordLocked(Inode* i, int fd) REQUIRES(i->sig_mu);
 
   PageCache* const cache_;

@@ -1,5 +1,6 @@
 // Handlers for names and attributes (see ops.h), and the helpers every handler group shares.
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <limits.h>
 #include <stdio.h>
 #include <sys/stat.h>
@@ -7,11 +8,14 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 
 #include "fuse/caller_identity.h"
 #include "fuse/kill_priv.h"
+#include "fuse/log.h"
 #include "fuse/ops.h"
 
 namespace ccfs::ops {
@@ -37,6 +41,30 @@ bool IsVirtualName(FsContext* fs, Inode* parent, const char* name) {
          (parent == fs->inodes.root() && strcmp(name, kControlDirName) == 0);
 }
 
+namespace {
+
+// How long an attribute reply waits for the kernel to drop the pages of a file found changed. The
+// kernel's invalidation waits for pages locked by READs in flight, which other request threads
+// serve; the bound keeps a reply from waiting on a READ queued behind it on the same thread.
+constexpr std::chrono::milliseconds kStaleDropWait{500};
+
+// `st`, the attributes of `i` about to be sent to the kernel, are checked against the file's
+// signature (change_detector.h); if they show a change made behind the mount's back, the reply
+// waits until the kernel has dropped its pages of the file, so the read that asked is not answered
+// from them.
+void CheckAttributes(FsContext* fs, Inode* i, const struct stat& st) {
+  if (i->kind != NodeKind::kReal || !fs->changes.CheckAttributes(i, st)) return;
+  static std::atomic<bool> warned{false};
+  if (fs->kernel != nullptr && !fs->kernel->AwaitSent(kStaleDropWait) &&
+      !warned.exchange(true)) {
+    LogWarning(fmt::format("the kernel's pages of backing inode {}, changed underneath, were not "
+                           "dropped within {} ms; replied without waiting longer (logged once)",
+                           i->ino, kStaleDropWait.count()));
+  }
+}
+
+}  // namespace
+
 int LookupEntry(FsContext* fs, Inode* parent, const char* name, fuse_entry_param* e) {
   memset(e, 0, sizeof(*e));
   e->attr_timeout = fs->config.attr_timeout;
@@ -47,6 +75,7 @@ int LookupEntry(FsContext* fs, Inode* parent, const char* name, fuse_entry_param
     err = fs->inodes.Lookup(parent, name, &e->attr, &found);
   }
   if (err != 0) return err;
+  CheckAttributes(fs, found, e->attr);
   e->ino = fs->inodes.InoOf(found);
   return 0;
 }
@@ -64,6 +93,7 @@ void ReplyAttr(FsContext* fs, fuse_req_t req, Inode* i) {
   struct stat st;
   int err = StatOf(fs, i, &st);
   if (err != 0) return (void)ReplyErr(req, err);
+  CheckAttributes(fs, i, st);
   fuse_reply_attr(req, &st, fs->config.attr_timeout);
 }
 

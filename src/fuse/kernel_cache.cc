@@ -212,6 +212,18 @@ KernelCache::Counts KernelCache::counts() const {
 void KernelCache::QueueLocked(const Notice& n) {
   if (queue_.empty()) wake_.Signal();  // otherwise the thread is awake and will find it
   queue_.push_back(n);
+  queue_.back().seq = ++queued_seq_;
+}
+
+bool KernelCache::AwaitSent(std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  MutexLock lock(&mu_);
+  const uint64_t want = queued_seq_;
+  while (sent_seq_ < want) {
+    if (session_ == nullptr || stop_) return false;
+    if (!sent_.WaitUntil(&mu_, deadline) && sent_seq_ < want) return false;
+  }
+  return true;
 }
 
 void KernelCache::Loop() {
@@ -219,7 +231,10 @@ void KernelCache::Loop() {
   auto next_fit = std::chrono::steady_clock::now();
   for (;;) {
     // Stopping: what is left is dropped with the mount (the kernel's pages go at unmount).
-    if (stop_) return;
+    if (stop_) {
+      sent_.SignalAll();
+      return;
+    }
     if (demote_ && std::chrono::steady_clock::now() >= next_fit) {
       next_fit = std::chrono::steady_clock::now() + kRoomPeriod;
       lock.Unlock();
@@ -240,11 +255,14 @@ void KernelCache::Loop() {
     Notice n = queue_.front();
     queue_.pop_front();
     // A run whose file was forgotten or invalidated meanwhile is not asked for.
-    if (n.cookie != 0 && pending_.find(n.cookie) == pending_.end()) continue;
-    fuse_session* se = session_;
-    lock.Unlock();
-    if (se != nullptr) Send(se, n);
-    lock.Lock();
+    if (n.cookie == 0 || pending_.find(n.cookie) != pending_.end()) {
+      fuse_session* se = session_;
+      lock.Unlock();
+      if (se != nullptr) Send(se, n);
+      lock.Lock();
+    }
+    sent_seq_ = n.seq;
+    sent_.SignalAll();
   }
 }
 

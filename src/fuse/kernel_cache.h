@@ -107,6 +107,11 @@ class KernelCache {
   // Bytes from `off` (rounded down to a page; 0: the whole file) to the end of `ino` changed in a
   // way the kernel did not see (underneath, or an append that landed elsewhere): drop them.
   void InvalidateFrom(fuse_ino_t ino, uint64_t off);
+  // Waits until every notification queued so far has been sent (the kernel returns from an
+  // invalidation once the pages are gone), for at most `timeout`. Returns false on a timeout, or at
+  // once when the thread is not running. Call without any Inode's sig_mu held: a READ of the same
+  // file may be what the kernel's invalidation is waiting for, and its handler takes sig_mu.
+  bool AwaitSent(std::chrono::milliseconds timeout);
   // The kernel forgot `ino` (its pages went with it).
   void Forget(fuse_ino_t ino);
   // A new budget (compressed_percent changed live). Shrinking evicts at once.
@@ -141,6 +146,7 @@ class KernelCache {
     uint64_t off;
     uint64_t len;  // 0 = to the end of the file
     uint64_t cookie = 0;
+    uint64_t seq = 0;  // QueueLocked's count, for AwaitSent
   };
   struct Pending {
     fuse_ino_t ino;
@@ -174,6 +180,10 @@ class KernelCache {
   std::unordered_map<fuse_ino_t, std::unordered_map<uint64_t, Order::iterator>> where_
       GUARDED_BY(mu_);
   std::deque<Notice> queue_ GUARDED_BY(mu_);
+  // Notifications queued and sent (or skipped) so far; the thread sends them in queue order.
+  uint64_t queued_seq_ GUARDED_BY(mu_) = 0;
+  uint64_t sent_seq_ GUARDED_BY(mu_) = 0;
+  CondVar sent_;
   // Demotion: the policy, pages dropped lately (mix), runs asked back and not answered yet.
   bool demote_ = false;  // set before Start
   Demoter demoter_;

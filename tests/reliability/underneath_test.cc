@@ -99,6 +99,40 @@ TEST_F(UnderneathTest, InPlaceRewriteIsSeenAtOnceEvenThroughAnOldDescriptor) {
          "timestamps)\n", rounds, invisible);
 }
 
+// Another client's write of the same size, followed by a touch back to the old mtime: size and
+// mtime, all the kernel compares when it refreshes attributes, are as before; only the ctime moved.
+// The kernel's pages of the file (raw_tier = kernel) must go all the same.
+TEST_F(UnderneathTest, SameSizeChangeThatKeepsTheMtimeIsSeen) {
+  const std::string rel = "m";
+  const std::string orig = CompressibleBytes(200000, 7);
+  WriteWholeFile(ds_.DataPath(rel), orig);
+  int fd = open(ds_.MntPath(rel).c_str(), O_RDONLY);
+  ASSERT_GE(fd, 0);
+  for (int round = 1; round <= 3; ++round) {
+    SCOPED_TRACE("round " + std::to_string(round));
+    ASSERT_EQ(ReadFd(fd).size(), orig.size());  // the file's pages cached (the kernel's too)
+    struct stat before;
+    ASSERT_EQ(stat(ds_.DataPath(rel).c_str(), &before), 0);
+    std::string next = ReadWholeFile(ds_.DataPath(rel));
+    const std::string patch = RandomBytes(65536, 100 + round);
+    next.replace(65536, patch.size(), patch);
+    int w = open(ds_.DataPath(rel).c_str(), O_WRONLY);
+    ASSERT_GE(w, 0);
+    ASSERT_EQ(pwrite(w, patch.data(), patch.size(), 65536), static_cast<ssize_t>(patch.size()));
+    const struct timespec times[2] = {before.st_atim, before.st_mtim};
+    ASSERT_EQ(futimens(w, times), 0);
+    close(w);
+    struct stat after;
+    ASSERT_EQ(stat(ds_.DataPath(rel).c_str(), &after), 0);
+    ASSERT_EQ(after.st_size, before.st_size);
+    ASSERT_EQ(after.st_mtim.tv_nsec, before.st_mtim.tv_nsec);
+    AwaitChangeUnderneath(kAttrTimeout);
+    EXPECT_TRUE(ReadFd(fd) == next) << "stale bytes through an open descriptor";
+    EXPECT_TRUE(ReadWholeFile(ds_.MntPath(rel)) == next) << "stale bytes on open";
+  }
+  close(fd);
+}
+
 TEST_F(UnderneathTest, TruncateAndExtendUnderneath) {
   const std::string rel = "t";
   std::string orig = RandomBytes(200000, 1);

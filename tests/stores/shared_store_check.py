@@ -27,6 +27,10 @@ changes   Files of compressible pages (so that some of them sit in ccfs's compre
           returns. Last, a rewrite that keeps the size within the same second of the store's
           clock as the file's creation: a check where the store keeps sub-second modification
           times; reported, not checked, where it keeps whole seconds (sshfs: see docs/STORES.md).
+          And a rewrite that keeps the size, after which the other side sets the old mtime back:
+          only the ctime shows it, so it is checked where the store reports a ctime (GlusterFS),
+          through a fresh open and a descriptor opened before, past the bound; reported
+          otherwise (sshfs's SFTP has no ctime).
 outage    A file read through ccfs (cached) and one only opened (uncached); the store's server is
           stopped (stores.sh stop-server): reads of the uncached page must fail with EIO within
           15 s (no hang, no bytes), reads of the cached one may be served (reported) but only
@@ -388,6 +392,48 @@ def cmd_changes(a):
         note("same-second rewrite (sub-second mtimes): new bytes after the bound")
         if not fresh:
             fail("same-second: stale past the bound on a store with sub-second mtimes")
+    kept_mtime(a, mnt_dir, other_dir)
+
+
+def kept_mtime(a, mnt_dir, other_dir):
+    """A same-size rewrite with the old mtime set back: size and mtime, all the kernel compares
+    when it refreshes attributes, stay as they were; only the ctime moves."""
+    path = os.path.join(other_dir, "kept-mtime")
+    mpath = os.path.join(mnt_dir, "kept-mtime")
+    old, new = content("kept-mtime", 1, 8 * PAGE), content("kept-mtime", 2, 8 * PAGE)
+    write_file(path, old)
+    time.sleep(a.bound + TOLERANCE)
+    fd = os.open(mpath, os.O_RDONLY)
+    try:
+        for _ in range(2):  # cached (raw_tier = kernel: in the kernel's page cache too)
+            if b"".join(p for p in read_pages(fd, 9) if isinstance(p, bytes)) != old:
+                fail("kept-mtime: ccfs does not read what the other side wrote")
+                return
+        before = os.stat(mpath)
+        st = os.stat(path)
+        with open(path, "r+b") as f:
+            f.write(new)
+            f.flush()
+            os.fsync(f.fileno())
+        os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+        time.sleep(a.bound + TOLERANCE)
+        after = os.stat(mpath)
+        via_fd = b"".join(p for p in read_pages(fd, 9) if isinstance(p, bytes))
+    finally:
+        os.close(fd)
+    via_open = open(mpath, "rb").read()
+    if after.st_mtime_ns != before.st_mtime_ns or after.st_size != before.st_size:
+        fail("kept-mtime: the other side could not keep the size and mtime")
+    elif after.st_ctime_ns == before.st_ctime_ns:
+        fresh = via_fd == new and via_open == new
+        note(f"kept-mtime rewrite (the store reports no ctime change): "
+             f"{'new bytes' if fresh else 'STALE'} after the bound (not checked: docs/STORES.md)")
+    elif via_fd != new or via_open != new:
+        fail(f"kept-mtime: stale past the bound (descriptor opened before: "
+             f"{'new' if via_fd == new else 'stale'}, fresh open: "
+             f"{'new' if via_open == new else 'stale'})")
+    else:
+        note("kept-mtime rewrite (only the ctime moved): new bytes after the bound")
 
 
 # ---- the store going away ---------------------------------------------------------------------
