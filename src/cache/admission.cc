@@ -20,13 +20,13 @@ void SlotAndPrint(const PageKey& key, uint64_t mask, uint64_t* slot, uint32_t* p
 }  // namespace
 
 GhostSet::GhostSet(uint64_t max_slots)
-    : table_(new uint32_t[RoundUpPow2(max_slots)]()), max_slots_(RoundUpPow2(max_slots)) {
+    : table_(RoundUpPow2(max_slots)), max_slots_(RoundUpPow2(max_slots)) {
   mask_ = max_slots_ - 1;
 }
 
 void GhostSet::Resize(uint64_t slots) {
   mask_ = std::min(RoundUpPow2(slots), max_slots_) - 1;
-  std::fill(table_.get(), table_.get() + max_slots_, 0u);
+  table_.Clear();
 }
 
 bool GhostSet::Contains(const PageKey& key) const {

@@ -27,6 +27,7 @@
 #include <memory>
 
 #include "cache/page_entry.h"
+#include "util/lazy_array.h"
 
 namespace ccfs::cache {
 
@@ -45,7 +46,7 @@ class GhostSet {
   uint64_t slots() const { return mask_ + 1; }
 
  private:
-  std::unique_ptr<uint32_t[]> table_;
+  LazyArray<uint32_t> table_;  // resident as fingerprints are written (util/lazy_array.h)
   uint64_t max_slots_;
   uint64_t mask_ = 0;
 };

@@ -142,6 +142,14 @@ void Evictor::Loop() {
       parts_.frequency->Age();  // popularity fades: halve every count
       reads_at_last_aging_ = reads;
     }
+    if (parts_.index->size() > parts_.index->buckets()) {
+      // The index starts small and follows the pages cached (page_index.h). Resizing waits for
+      // grace periods: not under mu_, which the read paths take to wake this thread.
+      lock.Unlock();
+      parts_.index->Grow();
+      lock.Lock();
+      if (stop_) break;
+    }
     const Evict mode = Pressure();
     if (mode == Evict::kNone) continue;
     busy_ = true;

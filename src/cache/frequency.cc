@@ -8,9 +8,7 @@ namespace ccfs::cache {
 FrequencySketch::FrequencySketch(uint64_t slots, uint64_t cache_pages)
     : mask_(std::bit_ceil(std::max<uint64_t>(slots, 4096)) - 1),
       sample_(kAgingReadsPerPage * std::max<uint64_t>(cache_pages, 1)),
-      rows_(new std::atomic<uint8_t>[2 * (mask_ + 1)]) {
-  for (uint64_t i = 0; i < 2 * (mask_ + 1); ++i) rows_[i].store(0, std::memory_order_relaxed);
-}
+      rows_(2 * (mask_ + 1)) {}
 
 void FrequencySketch::Slots(const PageKey& key, uint64_t* a, uint64_t* b) const {
   uint64_t h = HashPageKey(key);
@@ -37,6 +35,8 @@ uint32_t FrequencySketch::Estimate(const PageKey& key) const {
 }
 
 void FrequencySketch::Age() {
+  // Counters at zero are only read, so the parts of the table no key has reached stay
+  // unallocated (util/lazy_array.h).
   for (uint64_t i = 0; i < 2 * (mask_ + 1); ++i) {
     uint8_t v = rows_[i].load(std::memory_order_relaxed);
     if (v != 0) rows_[i].store(static_cast<uint8_t>(v >> 1), std::memory_order_relaxed);

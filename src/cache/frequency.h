@@ -19,6 +19,7 @@
 #include <memory>
 
 #include "cache/page_entry.h"
+#include "util/lazy_array.h"
 
 namespace ccfs::cache {
 
@@ -45,7 +46,7 @@ class FrequencySketch {
 
   uint64_t mask_;
   uint64_t sample_;
-  std::unique_ptr<std::atomic<uint8_t>[]> rows_;  // two rows of mask_ + 1 counters
+  LazyArray<std::atomic<uint8_t>> rows_;  // two rows of mask_ + 1 counters, resident as written
 };
 
 }  // namespace ccfs::cache

@@ -11,7 +11,7 @@ namespace ccfs::cache {
 RawTier::RawTier(uint32_t page_size, uint32_t max_frames, uint32_t capacity)
     : page_size_(page_size),
       max_frames_(max_frames),
-      owners_(new std::atomic<PageEntry*>[max_frames]),
+      owners_(max_frames),
       capacity_(capacity > max_frames ? max_frames : capacity) {
   map_bytes_ = static_cast<size_t>(page_size) * max_frames;
   // MAP_NORESERVE: frames are touched only when used; parked frames give their memory back.
@@ -22,40 +22,49 @@ RawTier::RawTier(uint32_t page_size, uint32_t max_frames, uint32_t capacity)
     std::abort();
   }
   base_ = static_cast<char*>(p);
-  free_.reserve(max_frames);
-  parked_.reserve(max_frames);
-  for (uint32_t f = 0; f < max_frames; ++f) owners_[f].store(nullptr, std::memory_order_relaxed);
-  // Hand out low frames first (free_ is a stack).
-  uint32_t cap = capacity_.load();
-  for (uint32_t f = max_frames; f-- > 0;) {
-    (f < cap ? free_ : parked_).push_back(f);
-  }
-  free_count_ = static_cast<uint32_t>(free_.size());
+  // Every frame is fresh: the first `capacity` are free, the rest parked, and none is listed.
+  const uint32_t cap = capacity_.load();
+  MutexLock lock(&mu_);
+  fresh_free_ = cap;
+  free_count_ = cap;
   active_ = cap;
 }
 
 RawTier::~RawTier() { munmap(base_, map_bytes_); }
 
+bool RawTier::TakeLocked(uint32_t* frame) {
+  if (!free_.empty()) {
+    *frame = free_.back();
+    free_.pop_back();
+  } else if (fresh_free_ > 0) {
+    --fresh_free_;
+    *frame = fresh_.load(std::memory_order_relaxed);
+    // Release: the hand that sees the new bound sees the owner table's slot of the frame as it
+    // was (nullptr) or as published after this.
+    fresh_.store(*frame + 1, std::memory_order_release);
+  } else {
+    return false;
+  }
+  free_count_.store(FreeLocked(), std::memory_order_relaxed);
+  return true;
+}
+
 bool RawTier::TryAlloc(uint32_t* frame) {
   MutexLock lock(&mu_);
-  if (free_.empty()) return false;
-  *frame = free_.back();
-  free_.pop_back();
-  free_count_.store(static_cast<uint32_t>(free_.size()), std::memory_order_relaxed);
-  return true;
+  return TakeLocked(frame);
 }
 
 uint32_t RawTier::Alloc(uint64_t* waited_ns, const std::function<void()>& on_wait) {
   *waited_ns = 0;
   MutexLock lock(&mu_);
-  if (free_.empty()) {
+  if (FreeLocked() == 0) {
     auto start = std::chrono::steady_clock::now();
     waiters_.fetch_add(1, std::memory_order_relaxed);
-    while (free_.empty()) {
+    while (FreeLocked() == 0) {
       lock.Unlock();
       on_wait();
       lock.Lock();
-      if (!free_.empty()) break;
+      if (FreeLocked() != 0) break;
       freed_.WaitFor(&mu_, std::chrono::milliseconds(5));
     }
     waiters_.fetch_sub(1, std::memory_order_relaxed);
@@ -63,9 +72,8 @@ uint32_t RawTier::Alloc(uint64_t* waited_ns, const std::function<void()>& on_wai
                                            std::chrono::steady_clock::now() - start)
                                            .count());
   }
-  uint32_t frame = free_.back();
-  free_.pop_back();
-  free_count_.store(static_cast<uint32_t>(free_.size()), std::memory_order_relaxed);
+  uint32_t frame = 0;
+  TakeLocked(&frame);  // cannot fail: a frame is free and mu_ is held
   return frame;
 }
 
@@ -73,7 +81,7 @@ void RawTier::Free(uint32_t frame) {
   MutexLock lock(&mu_);
   free_.push_back(frame);
   ParkExcessLocked();
-  free_count_.store(static_cast<uint32_t>(free_.size()), std::memory_order_relaxed);
+  free_count_.store(FreeLocked(), std::memory_order_relaxed);
   if (waiters_.load(std::memory_order_relaxed) > 0) freed_.SignalAll();
 }
 
@@ -81,23 +89,35 @@ void RawTier::SetCapacity(uint32_t frames) {
   if (frames > max_frames_) frames = max_frames_;
   MutexLock lock(&mu_);
   capacity_.store(frames, std::memory_order_relaxed);
-  while (active_.load(std::memory_order_relaxed) < frames && !parked_.empty()) {
-    free_.push_back(parked_.back());
-    parked_.pop_back();
+  const uint32_t fresh = fresh_.load(std::memory_order_relaxed);
+  while (active_.load(std::memory_order_relaxed) < frames) {
+    if (!parked_.empty()) {
+      free_.push_back(parked_.back());
+      parked_.pop_back();
+    } else if (fresh + fresh_free_ < max_frames_) {
+      ++fresh_free_;
+    } else {
+      break;
+    }
     active_.fetch_add(1, std::memory_order_relaxed);
   }
   ParkExcessLocked();
-  free_count_.store(static_cast<uint32_t>(free_.size()), std::memory_order_relaxed);
+  free_count_.store(FreeLocked(), std::memory_order_relaxed);
   if (waiters_.load(std::memory_order_relaxed) > 0) freed_.SignalAll();
 }
 
 void RawTier::ParkExcessLocked() {
-  while (active_.load(std::memory_order_relaxed) > capacity_.load(std::memory_order_relaxed) &&
-         !free_.empty()) {
-    uint32_t f = free_.back();
-    free_.pop_back();
-    madvise(data(f), page_size_, MADV_DONTNEED);
-    parked_.push_back(f);
+  while (active_.load(std::memory_order_relaxed) > capacity_.load(std::memory_order_relaxed)) {
+    if (fresh_free_ > 0) {
+      --fresh_free_;  // never touched: nothing to give back
+    } else if (!free_.empty()) {
+      uint32_t f = free_.back();
+      free_.pop_back();
+      madvise(data(f), page_size_, MADV_DONTNEED);
+      parked_.push_back(f);
+    } else {
+      break;
+    }
     active_.fetch_sub(1, std::memory_order_relaxed);
   }
 }
@@ -134,10 +154,13 @@ size_t RawTier::Sweep(size_t want, std::vector<PageEntry*>* victims) {
   }
   // A page with use count u survives u passes: in the worst case (every page at the maximum) the
   // hand goes round kUseMax + 1 times.
-  const uint64_t limit = (kUseMax + 1) * max_frames_ + 1;
+  // Frames from fresh_ on have never held a page; fresh_ only grows, so hand_ < used.
+  const uint32_t used = fresh_.load(std::memory_order_acquire);
+  if (used == 0) return taken;
+  const uint64_t limit = (kUseMax + 1) * static_cast<uint64_t>(used) + 1;
   for (uint64_t step = 0; step < limit && taken < want; ++step) {
     uint32_t f = hand_;
-    hand_ = (hand_ + 1 == max_frames_) ? 0 : hand_ + 1;
+    hand_ = (hand_ + 1 >= used) ? 0 : hand_ + 1;
     PageEntry* e = owners_[f].load(std::memory_order_acquire);
     if (e == nullptr) continue;
     uint64_t s = e->state.load(std::memory_order_acquire);

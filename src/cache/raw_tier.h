@@ -5,6 +5,13 @@
 // returned with MADV_DONTNEED). Frame memory is page-aligned, so misses can read into it with
 // O_DIRECT. Nothing is allocated on a hit.
 //
+// What the tier costs follows the frames used, not the budget: the mapping and the owner table
+// (util/lazy_array.h) take memory only as frames are first written, and frames never used yet are
+// not listed anywhere: frames [0, fresh) have been handed out at least once, and `fresh_free_` of
+// the frames from `fresh` on count as free. A frame is taken from the free list first (its memory
+// is resident already), then from the fresh ones, so a budget larger than the data set leaves the
+// rest of the mapping untouched. The CLOCK hand walks frames [0, fresh) only.
+//
 // owner(f) names the entry whose page frame f holds once the page is published (kRaw/kEvicting),
 // or nullptr. The CLOCK hand walks frames in order; a page with uses left loses one and is passed
 // over, a kRaw page at zero becomes kEvicting and is returned as a victim.
@@ -30,6 +37,7 @@
 #include <vector>
 
 #include "cache/page_entry.h"
+#include "util/lazy_array.h"
 #include "util/mutex.h"
 
 namespace ccfs::cache {
@@ -67,23 +75,32 @@ class RawTier {
   uint32_t max_frames() const { return max_frames_; }
   uint32_t capacity() const { return capacity_.load(std::memory_order_relaxed); }
   uint32_t free_count() const { return free_count_.load(std::memory_order_relaxed); }
+  // Frames handed out at least once: the most frames that have held a page at one time.
+  uint32_t used_frames() const { return fresh_.load(std::memory_order_acquire); }
   // Frames not parked (free or holding a page).
   uint32_t active() const { return active_.load(std::memory_order_relaxed); }
   uint32_t waiters() const { return waiters_.load(std::memory_order_relaxed); }
 
  private:
   void ParkExcessLocked() REQUIRES(mu_);
+  // Takes a free frame (the free list's first, then a fresh one); false if none is free.
+  bool TakeLocked(uint32_t* frame) REQUIRES(mu_);
+  uint32_t FreeLocked() const REQUIRES(mu_) {
+    return static_cast<uint32_t>(free_.size()) + fresh_free_;
+  }
 
   const uint32_t page_size_;
   const uint32_t max_frames_;
   char* base_ = nullptr;
   size_t map_bytes_ = 0;
-  std::unique_ptr<std::atomic<PageEntry*>[]> owners_;
+  LazyArray<std::atomic<PageEntry*>> owners_;
 
   Mutex mu_;
   CondVar freed_;  // with mu_: a frame was freed or the capacity grew (signalled only with waiters)
-  std::vector<uint32_t> free_ GUARDED_BY(mu_);
-  std::vector<uint32_t> parked_ GUARDED_BY(mu_);
+  std::vector<uint32_t> free_ GUARDED_BY(mu_);    // used before, free now
+  std::vector<uint32_t> parked_ GUARDED_BY(mu_);  // used before, parked
+  uint32_t fresh_free_ GUARDED_BY(mu_) = 0;       // free frames among [fresh_, max_frames_)
+  std::atomic<uint32_t> fresh_{0};  // frames [0, fresh_) have been handed out; grows under mu_
   std::atomic<uint32_t> capacity_;
   std::atomic<uint32_t> free_count_{0};
   std::atomic<uint32_t> active_{0};

@@ -35,6 +35,7 @@
 #include "stats/rapl.h"
 #include "stats/stat_interval.h"
 #include "util/cachestat.h"
+#include "util/proc_status.h"
 
 namespace ccfs {
 namespace {
@@ -189,6 +190,17 @@ int RunStat(const StatArgs& args) {
     }
   }
   if (!args.json) {
+    // The daemon's whole resident memory, beside what its tiers hold: a FUSE mount is local, so
+    // its /proc entry is readable here (stats.json's daemon.rss_bytes has it too).
+    const pid_t pid = ReadDaemonPid(args.mountpoint, std::chrono::milliseconds(2000));
+    const uint64_t rss = pid > 0 ? ProcStatusBytes(pid, "VmRSS:") : 0;
+    if (rss != 0) {
+      std::printf("daemon pid %d: resident %s, of which its tiers hold %s raw + %s compressed "
+                  "(memory = %s)\n",
+                  static_cast<int>(pid), FormatSize(rss).c_str(),
+                  FormatSize(before.raw_bytes).c_str(), FormatSize(before.compressed_bytes).c_str(),
+                  FormatSize(before.memory_bytes).c_str());
+    }
     const std::string note = rapl ? "energy: RAPL " + rapl->Describe() +
                                         ", the whole machine's package energy (mJ/buf)"
                                   : RaplReader::NoEnergyNote(energy_status);

@@ -36,6 +36,7 @@
 #include "ccfs/config.h"
 #include "ccfs/page_cache.h"
 #include "config/listen_address.h"
+#include "config/memory_bound.h"
 #include "fuse/filesystem.h"
 #include "fuse/log.h"
 #include "fuse/metrics_server.h"
@@ -448,6 +449,10 @@ int RunDaemon(const DaemonArgs& given) {
   Options options;
   std::vector<std::string> passthrough;
   Status s = LoadOptions(args, &options, &passthrough);
+  if (!s.ok()) return fail(s);
+  // Before anything is allocated or mounted: a budget the machine or the memory cgroup cannot
+  // hold would end in an OOM killer (config/memory_bound.h).
+  s = CheckMemoryFits(options, HostMemory::Read());
   if (!s.ok()) return fail(s);
   std::string dataset, mountpoint;
   s = ResolveDirectory("dataset", args.dataset, &dataset);

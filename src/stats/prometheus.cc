@@ -154,6 +154,10 @@ std::string RenderPrometheus(const CacheStats& s, const DaemonIdentity& daemon,
            1);
   w.Single("ccfs_uptime_seconds", "gauge", "Seconds since the daemon started serving",
            daemon.uptime_s);
+  // The name every Prometheus client's process collector uses, so existing dashboards find it.
+  w.Single("process_resident_memory_bytes", "gauge",
+           "Resident memory of the daemon process (VmRSS): its tiers' pages and its own memory",
+           daemon.rss_bytes);
 
   w.Family("ccfs_reads_total", "counter",
            "Page reads by outcome: raw = raw hit, compressed = compressed hit, miss = read from "

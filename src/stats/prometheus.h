@@ -1,7 +1,9 @@
 // Stats in Prometheus's text exposition format (version 0.0.4): what the daemon serves at
 // GET /metrics when the `metrics` key is set (src/fuse/metrics_server.h).
 //
-// Every metric is named ccfs_*, with a HELP and a TYPE line, in base units (seconds, bytes):
+// Every metric is named ccfs_* but one, with a HELP and a TYPE line, in base units (seconds, bytes):
+//   process_resident_memory_bytes            gauge: the daemon's VmRSS (the process collector's
+//                                            conventional name)
 //   ccfs_build_info{version}                 gauge 1: the ccfs release serving the mount
 //   ccfs_mount_info{dataset,mountpoint}      gauge 1: which mount this endpoint describes
 //   ccfs_uptime_seconds                      gauge: since the daemon started serving

@@ -18,6 +18,7 @@
 #include "ccfs/mount_protocol.h"
 #include "ccfs/options.h"
 #include "stats/counters.h"
+#include "util/proc_status.h"
 
 namespace ccfs {
 namespace {
@@ -236,6 +237,7 @@ DaemonIdentity DaemonIdentity::Now(const std::string& dataset, const std::string
   d.dataset = dataset;
   d.mountpoint = mountpoint;
   d.uptime_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  d.rss_bytes = ProcStatusBytes(getpid(), "VmRSS:");
   return d;
 }
 
@@ -246,6 +248,7 @@ std::string RenderMountStatsJson(const CacheStats& s, const DaemonIdentity& daem
   d["dataset"] = daemon.dataset;
   d["mountpoint"] = daemon.mountpoint;
   d["uptime_s"] = Round3(daemon.uptime_s);
+  d["rss_bytes"] = daemon.rss_bytes;
   j[kStatsDaemonKey] = std::move(d);
   return j.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
 }

@@ -20,6 +20,7 @@
 #define CCFS_STATS_STATS_JSON_H_
 
 #include <chrono>
+#include <cstdint>
 #include <string>
 
 #include "ccfs/stats.h"
@@ -36,6 +37,9 @@ struct DaemonIdentity {
   std::string dataset;     // absolute path of the backing directory
   std::string mountpoint;  // absolute path of the mount
   double uptime_s = 0;     // since the daemon started serving
+  // The process's resident memory (VmRSS): its tiers' pages, and what it holds beside them (code,
+  // thread stacks, request buffers, the page index); 0 when unknown.
+  uint64_t rss_bytes = 0;
 
   // This process, serving `dataset` at `mountpoint` since `started`.
   static DaemonIdentity Now(const std::string& dataset, const std::string& mountpoint,
@@ -43,7 +47,7 @@ struct DaemonIdentity {
 };
 
 // The document MOUNTPOINT/.ccfs/stats.json serves: RenderStatsJson(s) with one more top-level key,
-// last, "daemon": {pid, dataset, mountpoint, uptime_s (3 decimals)}. Bytes of a path that are not
+// last, "daemon": {pid, dataset, mountpoint, uptime_s (3 decimals), rss_bytes}. Bytes of a path that are not
 // UTF-8 are shown as U+FFFD (JSON text is UTF-8). ParseStatsJson ignores "daemon".
 std::string RenderMountStatsJson(const CacheStats& s, const DaemonIdentity& daemon);
 

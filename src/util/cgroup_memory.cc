@@ -67,15 +67,33 @@ bool ReadCgroupMemory(CgroupMemory* m, const std::string& root, const std::strin
   if (!v1.empty() && ReadNumber(dir1 + "/memory.limit_in_bytes", &m->limit) &&
       ReadNumber(dir1 + "/memory.usage_in_bytes", &m->usage)) {
     ReadStat(dir1 + "/memory.stat", "cache", &m->file);
+    // A parent's limit holds too (use_hierarchy, always on since Linux 5.x): the kernel gives the
+    // tightest of them in memory.stat.
+    uint64_t hierarchical = 0;
+    if (ReadStat(dir1 + "/memory.stat", "hierarchical_memory_limit", &hierarchical) &&
+        hierarchical < m->limit) {
+      m->limit = hierarchical;
+    }
     // v1 writes "no limit" as the largest page-aligned signed 64-bit number.
     if (m->limit >= (1ull << 62)) m->limit = 0;
     return m->limit != 0;
   }
   const std::string dir2 = root + v2;
-  if (has_v2 && ReadNumber(dir2 + "/memory.max", &m->limit) &&
-      ReadNumber(dir2 + "/memory.current", &m->usage)) {
+  if (has_v2 && ReadNumber(dir2 + "/memory.current", &m->usage)) {
     ReadStat(dir2 + "/memory.stat", "file", &m->file);
-    return m->limit != 0;
+    // The tightest memory.max of the cgroup and its ancestors ("max", or none at the root: no
+    // limit there).
+    for (std::string path = v2;;) {
+      uint64_t max = 0;
+      if (ReadNumber(root + path + "/memory.max", &max) && max != 0 &&
+          (m->limit == 0 || max < m->limit)) {
+        m->limit = max;
+      }
+      if (path.empty() || path == "/") break;
+      const size_t slash = path.rfind('/');
+      path = slash == std::string::npos || slash == 0 ? "" : path.substr(0, slash);
+    }
+    if (m->limit != 0) return true;
   }
   *m = CgroupMemory{};
   return false;

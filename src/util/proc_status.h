@@ -1,5 +1,5 @@
 // One figure of a process's /proc/PID/status, in bytes: the memory lines ("VmRSS:", "RssAnon:",
-// ...), which the kernel gives in kB.
+// ...), which the kernel gives in kB; and one of /proc/meminfo, likewise.
 //
 // Thread-safety: a plain function; any thread.
 #ifndef CCFS_UTIL_PROC_STATUS_H_
@@ -15,6 +15,10 @@ namespace ccfs {
 // The value of the line starting with `key` (with its colon) times 1024, or 0 when the process or
 // the line is not there.
 uint64_t ProcStatusBytes(pid_t pid, const std::string& key);
+
+// The value of the line of /proc/meminfo (or `path`) starting with `key` ("MemTotal:"), in bytes;
+// 0 when it is not there.
+uint64_t ProcMeminfoBytes(const std::string& key, const std::string& path = "/proc/meminfo");
 
 }  // namespace ccfs
 

@@ -96,6 +96,7 @@ DaemonIdentity Daemon() {
   d.dataset = "/srv/data";
   d.mountpoint = "/mnt/ccfs";
   d.uptime_s = 12.5;
+  d.rss_bytes = 24 << 20;
   return d;
 }
 
@@ -162,9 +163,12 @@ TEST(PrometheusTest, ConventionalNames) {
   EXPECT_EQ(Number(e, "ccfs_build_info{version=\"1.2.3\"}"), 1);
   EXPECT_EQ(Number(e, "ccfs_mount_info{dataset=\"/srv/data\",mountpoint=\"/mnt/ccfs\"}"), 1);
   EXPECT_EQ(Number(e, "ccfs_uptime_seconds"), 12.5);
+  EXPECT_EQ(e.types.at("process_resident_memory_bytes"), "gauge");
+  EXPECT_EQ(Number(e, "process_resident_memory_bytes"), 24 << 20);
   // The names the table would spell in nanoseconds are exported in seconds only.
   for (const auto& [name, type] : e.types) {
     EXPECT_THAT(name, ::testing::Not(HasSubstr("_ns"))) << name;
+    if (name == "process_resident_memory_bytes") continue;  // the process collector's name
     EXPECT_THAT(name, ::testing::StartsWith("ccfs_"));
   }
 }

@@ -47,6 +47,23 @@ TEST_F(CgroupMemoryTest, ReadsAV2MemoryCgroup) {
   EXPECT_EQ(m.file, 256u << 10);
 }
 
+TEST_F(CgroupMemoryTest, AParentsTighterLimitHolds) {
+  // v1: the kernel gives the tightest limit of the cgroup and its ancestors in memory.stat.
+  Put(root_ + "/memory/outer/inner/memory.limit_in_bytes", "9223372036854771712\n");
+  Put(root_ + "/memory/outer/inner/memory.usage_in_bytes", "1048576\n");
+  Put(root_ + "/memory/outer/inner/memory.stat",
+      "cache 0\nhierarchical_memory_limit 33554432\n");
+  CgroupMemory m;
+  ASSERT_TRUE(ReadCgroupMemory(&m, root_, "4:memory:/outer/inner\n"));
+  EXPECT_EQ(m.limit, 32u << 20);
+  // v2: each ancestor's memory.max is read.
+  Put(root_ + "/p/memory.max", "268435456\n");
+  Put(root_ + "/p/q/memory.max", "max\n");
+  Put(root_ + "/p/q/memory.current", "1048576\n");
+  ASSERT_TRUE(ReadCgroupMemory(&m, root_, "0::/p/q\n"));
+  EXPECT_EQ(m.limit, 256u << 20);
+}
+
 TEST_F(CgroupMemoryTest, NoLimitOrNoCgroupIsFalse) {
   Put(root_ + "/memory/memory.limit_in_bytes", "9223372036854771712\n");
   Put(root_ + "/memory/memory.usage_in_bytes", "1\n");

@@ -1,0 +1,116 @@
+// The memory budget seen from a mount: a `memory` the machine or the daemon's memory cgroup cannot
+// hold is refused before anything is mounted; a large budget over a small data set costs about
+// what a small one does; the daemon's resident memory is in its stats.
+#include <gmock/gmock.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <memory>
+#include <string>
+
+#include "fs/fs_test_util.h"
+#include "testing/mount_fixture.h"
+#include "trace/memory_cgroup.h"
+#include "util/proc_status.h"
+
+namespace ccfs::testing {
+namespace {
+
+using ::testing::HasSubstr;
+
+constexpr uint64_t kMiB = 1ull << 20;
+
+std::string MiB(uint64_t bytes) { return std::to_string(bytes / kMiB) + "MiB"; }
+
+class MountMemoryTest : public MountTest {
+ protected:
+  // Reads every byte of `rel` through the mount.
+  void ReadThrough(const std::string& rel) {
+    EXPECT_EQ(ReadWholeFile(ds_.MntPath(rel)), ReadWholeFile(ds_.DataPath(rel)));
+  }
+};
+
+TEST_F(MountMemoryTest, MemoryAboveTheMachinesRamIsRefusedNamingTheKey) {
+  const uint64_t ram = ProcMeminfoBytes("MemTotal:");
+  ASSERT_GT(ram, 0u);
+  for (const std::string& memory : {MiB(2 * ram), std::string("1000TiB")}) {
+    CommandResult r = RunCcfs({"mount", "-o", "memory=" + memory, ds_.data(), ds_.mnt()}, 30);
+    if (IsMounted(ds_.mnt())) RunCcfs({"umount", ds_.mnt()}, 30);
+    EXPECT_NE(r.exit_code, 0) << memory;
+    EXPECT_THAT(r.output, HasSubstr("memory = ")) << memory;
+    EXPECT_THAT(r.output, HasSubstr("RAM")) << memory;
+    EXPECT_FALSE(IsMounted(ds_.mnt())) << memory;
+  }
+}
+
+// The budget's up-front cost (index, frame table, sketches) follows the pages cached: the same
+// reads cost about the same resident memory under a 64 MiB and a 16 GiB budget.
+TEST_F(MountMemoryTest, ALargeBudgetOverASmallDataSetCostsLittle) {
+  const uint64_t ram = ProcMeminfoBytes("MemTotal:");
+  const uint64_t large = std::min<uint64_t>(16ull << 30, ram / 2);
+  ASSERT_GE(large, 1ull << 30) << "this machine has too little RAM for the test";
+  WriteWholeFile(ds_.DataPath("f"), RandomBytes(4 * kMiB, 7));
+  auto rss_with = [&](const std::string& memory) -> uint64_t {
+    MountOrDie({"-o", "memory=" + memory});
+    ReadThrough("f");
+    ReadThrough("f");
+    const uint64_t rss = ProcStatusBytes(ds_.pid(), "VmRSS:");
+    // The daemon shows its own resident memory (stats.json daemon.rss_bytes).
+    const nlohmann::json stats = ds_.Stats();
+    EXPECT_TRUE(stats.contains("daemon") && stats["daemon"].contains("rss_bytes")) << stats.dump();
+    if (stats.contains("daemon")) {
+      const uint64_t shown = stats["daemon"].value("rss_bytes", uint64_t{0});
+      EXPECT_GT(shown, rss / 2) << memory;
+      EXPECT_LT(shown, rss * 2) << memory;
+    }
+    EXPECT_EQ(ds_.Unmount(), 0) << ds_.DaemonLog();
+    return rss;
+  };
+  const uint64_t small_rss = rss_with("64MiB");
+  const uint64_t large_rss = rss_with(MiB(large));
+  EXPECT_LT(large_rss, small_rss + 16 * kMiB)
+      << "memory=64MiB: " << MiB(small_rss) << " resident; memory=" << MiB(large) << ": "
+      << MiB(large_rss);
+}
+
+// raw_tier = kernel with daemon and readers in one memory cgroup of `memory` (the equal-RAM
+// rule): the compressed tier cannot be reclaimed, so a compressed_percent whose tier and the
+// daemon's own memory overflow the cgroup would end in its OOM killer. Refused at mount; a
+// smaller share mounts.
+TEST_F(MountMemoryTest, KernelModeTiersThatOverflowTheDaemonsCgroupAreRefused) {
+  if (!std::filesystem::exists(std::string(MemoryCgroup::kRoot) + "/cgroup.procs")) {
+    GTEST_SKIP() << "no cgroup v1 memory controller at " << MemoryCgroup::kRoot;
+  }
+  std::unique_ptr<MemoryCgroup> cgroup;
+  Status s = MemoryCgroup::Create(64 * kMiB, &cgroup);
+  if (!s.ok()) GTEST_SKIP() << s.ToString();
+  auto mount_in_cgroup = [&](const std::string& options) {
+    std::vector<std::string> argv = {"sh", "-c", "echo $$ > \"$0/cgroup.procs\" && exec \"$@\"",
+                                     cgroup->path(), CCFS_BINARY};
+    for (const std::string& a :
+         WithTestMode({"mount", "-o", options, ds_.data(), ds_.mnt()})) {
+      argv.push_back(a);
+    }
+    return RunCommand(argv, 30);
+  };
+  CommandResult r =
+      mount_in_cgroup("raw_tier=kernel,memory=64MiB,compressed_percent=80,compressor=zstd");
+  if (IsMounted(ds_.mnt())) RunCcfs({"umount", ds_.mnt()}, 30);
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_THAT(r.output, HasSubstr("memory = 64MiB"));
+  EXPECT_THAT(r.output, HasSubstr("compressed_percent = 80"));
+  EXPECT_FALSE(IsMounted(ds_.mnt()));
+
+  r = mount_in_cgroup("raw_tier=kernel,memory=64MiB,compressed_percent=20,compressor=zstd");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  if (IsMounted(ds_.mnt())) {
+    WriteWholeFile(ds_.DataPath("g"), RandomBytes(1 * kMiB, 3));
+    ReadThrough("g");
+    EXPECT_EQ(RunCcfs({"umount", ds_.mnt()}, 30).exit_code, 0);
+  }
+  EXPECT_FALSE(IsMounted(ds_.mnt()));
+  // The daemon has exited (umount waits for it): the cgroup is empty and goes with `cgroup`.
+}
+
+}  // namespace
+}  // namespace ccfs::testing
