@@ -204,7 +204,8 @@ Every setting is a key of \fBccfs.toml\fR(5): in the file given with \fB\-\-conf
 Called as \fBccfs\fR \fIDATASET\fR \fIMOUNTPOINT\fR \fB\-o\fR \fIOPTIONS\fR (the form
 \fBmount.fuse3\fR(8) uses for file system type \fBfuse.ccfs\fR), ccfs runs \fBccfs mount\fR.
 Besides ccfs keys, \fIOPTIONS\fR may hold standard mount options (ro, noatime, allow_other, ...);
-fstab-only words (nofail, _netdev, noauto, x\-systemd.*, ...) are ignored.
+fstab-only words (nofail, _netdev, noauto, x\-systemd.*, ...) are ignored. Either way the mount
+is nosuid,nodev unless \fIOPTIONS\fR say suid or dev.
 .SH COMMANDS
 )";
   for (const CLI::App* sub : subs) out += CommandSection(sub);

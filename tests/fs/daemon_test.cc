@@ -11,6 +11,7 @@
 #include <cstring>
 #include <algorithm>
 #include <filesystem>
+#include <sstream>
 #include <thread>
 
 #include "fs/fs_test_util.h"
@@ -287,6 +288,44 @@ TEST_F(DaemonTest, MountOntoALiveCcfsMountIsRefusedNamingThePath) {
   // The first mount still serves.
   WriteWholeFile(ds_.DataPath("f"), "still here");
   EXPECT_EQ(ReadWholeFile(ds_.MntPath("f")), "still here");
+}
+
+// The options column of the top /proc/mounts line for `path`, split at commas and sorted.
+std::vector<std::string> MountOptions(const std::string& path) {
+  std::stringstream table(ReadWholeFile("/proc/mounts"));
+  std::string options;
+  for (std::string line; std::getline(table, line);) {
+    std::stringstream fields(line);
+    std::string source, target, type, opts;
+    if (fields >> source >> target >> type >> opts && target == path) options = opts;
+  }
+  std::vector<std::string> words;
+  std::stringstream in(options);
+  for (std::string w; std::getline(in, w, ',');) words.push_back(w);
+  std::sort(words.begin(), words.end());
+  return words;
+}
+
+TEST_F(DaemonTest, MountHelperFormMountsNosuidNodevAsMountDoes) {
+  ASSERT_NO_FATAL_FAILURE(MountOrDie({"-o", "memory=2MiB"}));
+  const std::vector<std::string> by_mount = MountOptions(ds_.mnt());
+  EXPECT_THAT(by_mount, ::testing::IsSupersetOf({"nosuid", "nodev"}));
+  ASSERT_EQ(ds_.Unmount(), 0);
+
+  // What mount.fuse3 runs for an fstab line "... fuse.ccfs memory=2MiB": it appends dev,suid.
+  CommandResult r = RunCcfs({ds_.data(), ds_.mnt(), "-o", "memory=2MiB,dev,suid"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(MountOptions(ds_.mnt()), by_mount);
+  r = RunCcfs({"umount", ds_.mnt()}, 20);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+
+  // An fstab line that asks for suid gets it (mount.fuse3 then hands on "suid" twice).
+  r = RunCcfs({ds_.data(), ds_.mnt(), "-o", "suid,memory=2MiB,dev,suid"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_THAT(MountOptions(ds_.mnt()), Not(::testing::Contains("nosuid")));
+  EXPECT_THAT(MountOptions(ds_.mnt()), ::testing::Contains("nodev"));
+  r = RunCcfs({"umount", ds_.mnt()}, 20);
+  EXPECT_EQ(r.exit_code, 0) << r.output;
 }
 
 }  // namespace
