@@ -206,6 +206,11 @@ Called as \fBccfs\fR \fIDATASET\fR \fIMOUNTPOINT\fR \fB\-o\fR \fIOPTIONS\fR (the
 Besides ccfs keys, \fIOPTIONS\fR may hold standard mount options (ro, noatime, allow_other, ...);
 fstab-only words (nofail, _netdev, noauto, x\-systemd.*, ...) are ignored. Either way the mount
 is nosuid,nodev unless \fIOPTIONS\fR say suid or dev.
+.PP
+Before mounting, \fBccfs mount\fR refuses a \fIDATASET\fR it cannot list or search (the daemon
+serves with the caller's identity) and a \fIMOUNTPOINT\fR that is \fIDATASET\fR, lies inside it or
+contains it. A \fIMOUNTPOINT\fR left mounted by a ccfs daemon that died is cleared (lazy unmount,
+logged) and mounted again; another file system's dead mount there is refused.
 .SH COMMANDS
 )";
   for (const CLI::App* sub : subs) out += CommandSection(sub);
