@@ -204,7 +204,13 @@ Every setting is a key of \fBccfs.toml\fR(5): in the file given with \fB\-\-conf
 Called as \fBccfs\fR \fIDATASET\fR \fIMOUNTPOINT\fR \fB\-o\fR \fIOPTIONS\fR (the form
 \fBmount.fuse3\fR(8) uses for file system type \fBfuse.ccfs\fR), ccfs runs \fBccfs mount\fR.
 Besides ccfs keys, \fIOPTIONS\fR may hold standard mount options (ro, noatime, allow_other, ...);
-fstab-only words (nofail, _netdev, noauto, x\-systemd.*, ...) are ignored.
+fstab-only words (nofail, _netdev, noauto, x\-systemd.*, ...) are ignored. Either way the mount
+is nosuid,nodev unless \fIOPTIONS\fR say suid or dev.
+.PP
+Before mounting, \fBccfs mount\fR refuses a \fIDATASET\fR it cannot list or search (the daemon
+serves with the caller's identity) and a \fIMOUNTPOINT\fR that is \fIDATASET\fR, lies inside it or
+contains it. A \fIMOUNTPOINT\fR left mounted by a ccfs daemon that died is cleared (lazy unmount,
+logged) and mounted again; another file system's dead mount there is refused.
 .SH COMMANDS
 )";
   for (const CLI::App* sub : subs) out += CommandSection(sub);

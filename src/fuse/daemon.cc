@@ -40,12 +40,12 @@
 #include "fuse/filesystem.h"
 #include "fuse/log.h"
 #include "fuse/metrics_server.h"
+#include "fuse/mount_preflight.h"
 #include "fuse/request_loop.h"
 #include "fuse/session_io.h"
 #include "fuse/uring_transport.h"
 #include "stats/prometheus.h"
 #include "util/cpus.h"
-#include "util/mount_table.h"
 
 namespace ccfs {
 
@@ -76,39 +76,6 @@ Status LoadOptions(const DaemonArgs& args, Options* options, std::vector<std::st
   }
   *options = o;
   return Status::Ok();
-}
-
-// Resolves `path` to an absolute directory path; `what` names it in errors.
-Status ResolveDirectory(const std::string& what, const std::string& path, std::string* resolved) {
-  struct stat st;
-  if (stat(path.c_str(), &st) != 0) {
-    int err = errno;
-    // A dead daemon's mount answers ENOTCONN, or ECONNABORTED while the kernel is still aborting
-    // the connection's requests (seen with FUSE over io_uring).
-    if (err == ENOTCONN || err == ECONNABORTED) {
-      return Status::IOError(err, fmt::format(
-          "{} {}: a FUSE daemon that served it has died and left it mounted; run "
-          "\"fusermount3 -u {}\" (or \"ccfs umount {}\") first",
-          what, path, path, path));
-    }
-    return Status::FromErrno(err, fmt::format("{} {}", what, path));
-  }
-  if (!S_ISDIR(st.st_mode)) return Status::InvalidArgument(fmt::format("{} {}: not a directory", what, path));
-  char buf[PATH_MAX];
-  if (realpath(path.c_str(), buf) == nullptr) return Status::FromErrno(errno, fmt::format("{} {}", what, path));
-  *resolved = buf;
-  return Status::Ok();
-}
-
-// A second ccfs mount on a live one would stack: new opens reach the top daemon, the one beneath
-// keeps its memory and the files already open on it, and it takes two unmounts to clear. Nothing
-// ccfs does needs that, so it is refused, as a dead daemon's mount point is; unmount first.
-Status RefuseStackedMount(const std::string& mountpoint) {
-  MountEntry top;
-  if (!TopMountAt(mountpoint, &top) || top.type != "fuse.ccfs") return Status::Ok();
-  return Status::InvalidArgument(fmt::format(
-      "mount point {} already has a ccfs mount (of {}); run \"ccfs umount {}\" first",
-      mountpoint, top.source, mountpoint));
 }
 
 // INIT flags libfuse 3.14 cannot ask for (src/fuse/session_io.h): shared mappings of direct_io
@@ -455,16 +422,7 @@ int RunDaemon(const DaemonArgs& given) {
   s = CheckMemoryFits(options, HostMemory::Read());
   if (!s.ok()) return fail(s);
   std::string dataset, mountpoint;
-  s = ResolveDirectory("dataset", args.dataset, &dataset);
-  if (!s.ok()) return fail(s);
-  s = ResolveDirectory("mount point", args.mountpoint, &mountpoint);
-  if (!s.ok()) return fail(s);
-  if (mountpoint.rfind(dataset + "/", 0) == 0 || (dataset == "/" && mountpoint != "/")) {
-    return fail(Status::InvalidArgument(fmt::format(
-        "mount point {} is inside dataset {}: the daemon would read its own mount", mountpoint,
-        dataset)));
-  }
-  s = RefuseStackedMount(mountpoint);
+  s = PrepareMountPaths(args.dataset, args.mountpoint, &dataset, &mountpoint);
   if (!s.ok()) return fail(s);
 
   int ready_fd = -1;

@@ -1,12 +1,13 @@
 // The ccfs daemon: mounts a dataset directory through Filesystem and serves it until unmounted.
 //
 // RunDaemon does, in order: read --config then every -o list over the defaults (an unknown key, a
-// bad value or a missing file is an error naming the key and line); resolve DATASET and
-// MOUNTPOINT to absolute paths; refuse a mount point left behind by a dead daemon (ENOTCONN), one
-// that already has a live ccfs mount (no stacking), or one inside DATASET (the daemon would read its own mount); then, unless foreground, fork a child
-// that detaches. The parent waits on a pipe and returns only once the child reports the mount
-// ready (exit 0), or the child failed (exit 1; the child wrote why to stderr). Errors before the
-// mount exists never leave anything mounted.
+// bad value or a missing file is an error naming the key and line); check DATASET and MOUNTPOINT
+// (fuse/mount_preflight.h: a dataset this process cannot list, a mount point on, in or above the
+// dataset, a live ccfs mount there or another file system's dead one are refused; a dead ccfs
+// mount is cleared); then, unless foreground, fork a child that detaches. The parent waits on a
+// pipe and returns only once the child reports the mount ready (exit 0), or the child failed
+// (exit 1; the child wrote why to stderr). Errors before the mount exists never leave anything
+// mounted.
 //
 // While serving: SIGTERM and SIGINT unmount and return 0; SIGHUP re-reads --config (plus the -o
 // lists) and applies what can change live, logging what changed and what needs a remount; SIGUSR1

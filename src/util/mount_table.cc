@@ -34,17 +34,23 @@ bool IsMounted(const std::string& path) {
   return false;
 }
 
+bool ParseMountLine(const std::string& line, MountEntry* entry) {
+  std::istringstream fields(line);
+  MountEntry e;
+  if (!(fields >> e.source >> e.target >> e.type)) return false;
+  e.source = Unescape(e.source);
+  e.target = Unescape(e.target);
+  *entry = e;
+  return true;
+}
+
 bool TopMountAt(const std::string& path, MountEntry* entry) {
   std::ifstream in("/proc/mounts");
   std::string line;
   bool found = false;
+  MountEntry e;
   while (std::getline(in, line)) {
-    std::istringstream fields(line);
-    MountEntry e;
-    if (!(fields >> e.source >> e.target >> e.type)) continue;
-    e.target = Unescape(e.target);
-    if (e.target != path) continue;
-    e.source = Unescape(e.source);
+    if (!ParseMountLine(line, &e) || e.target != path) continue;
     *entry = e;
     found = true;
   }

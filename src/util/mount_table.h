@@ -24,6 +24,10 @@ struct MountEntry {
   std::string type;    // e.g. "fuse.ccfs"
 };
 
+// Parses one line of /proc/mounts (device, mount point, type, ...), decoding the escapes. False
+// for a line with fewer than three fields.
+bool ParseMountLine(const std::string& line, MountEntry* entry);
+
 // The mount that is on top at `path` (the last one listed for it), if any. False when nothing is
 // mounted at `path` or /proc/mounts cannot be read.
 bool TopMountAt(const std::string& path, MountEntry* entry);

@@ -11,6 +11,7 @@
 #include <cstring>
 #include <algorithm>
 #include <filesystem>
+#include <sstream>
 #include <thread>
 
 #include "fs/fs_test_util.h"
@@ -242,24 +243,6 @@ TEST_F(DaemonTest, ControlDirectoryIsReachableButNotListed) {
   EXPECT_NE(mkdir(ds_.MntPath(".ccfs/x").c_str(), 0755), 0);
 }
 
-TEST_F(DaemonTest, DeadDaemonsMountPointGetsAClearMessage) {
-  ASSERT_NO_FATAL_FAILURE(MountOrDie({}));
-  ASSERT_EQ(kill(ds_.pid(), SIGKILL), 0);
-  EXPECT_EQ(ds_.Unmount(), 128 + SIGKILL);  // unmounts the remains and reaps
-  // Unmount() cleaned up; make a dead mount again by hand to see the message.
-  ASSERT_NO_FATAL_FAILURE(MountOrDie({}));
-  pid_t pid = ds_.pid();
-  ASSERT_EQ(kill(pid, SIGKILL), 0);
-  EXPECT_TRUE(Eventually([&] {
-    struct stat st;
-    return stat(ds_.mnt().c_str(), &st) != 0 && errno == ENOTCONN;
-  }));
-  CommandResult r = RunCcfs({"mount", "-f", ds_.data(), ds_.mnt()}, 10);
-  EXPECT_NE(r.exit_code, 0);
-  EXPECT_THAT(r.output, HasSubstr("fusermount3 -u"));
-  EXPECT_EQ(ds_.Unmount(), 128 + SIGKILL);
-}
-
 // How many times `path` appears as a mount point in /proc/mounts.
 int MountCount(const std::string& path) {
   std::string table = ReadWholeFile("/proc/mounts");
@@ -287,6 +270,150 @@ TEST_F(DaemonTest, MountOntoALiveCcfsMountIsRefusedNamingThePath) {
   // The first mount still serves.
   WriteWholeFile(ds_.DataPath("f"), "still here");
   EXPECT_EQ(ReadWholeFile(ds_.MntPath("f")), "still here");
+}
+
+// True once stat(2) of `path` reports a dead FUSE daemon.
+bool IsDeadMount(const std::string& path) {
+  struct stat st;
+  return stat(path.c_str(), &st) != 0 && (errno == ENOTCONN || errno == ECONNABORTED);
+}
+
+// The options column of the top /proc/mounts line for `path`, split at commas and sorted.
+std::vector<std::string> MountOptions(const std::string& path) {
+  std::stringstream table(ReadWholeFile("/proc/mounts"));
+  std::string options;
+  for (std::string line; std::getline(table, line);) {
+    std::stringstream fields(line);
+    std::string source, target, type, opts;
+    if (fields >> source >> target >> type >> opts && target == path) options = opts;
+  }
+  std::vector<std::string> words;
+  std::stringstream in(options);
+  for (std::string w; std::getline(in, w, ',');) words.push_back(w);
+  std::sort(words.begin(), words.end());
+  return words;
+}
+
+TEST_F(DaemonTest, DeadCcfsMountIsClearedAndMountedAgainWithoutAManualStep) {
+  WriteWholeFile(ds_.DataPath("f"), "after a crash");
+  CommandResult r = RunCcfs({"mount", "-o", "memory=2MiB", ds_.data(), ds_.mnt()}, 20);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  ASSERT_EQ(ReadWholeFile(ds_.MntPath("f")), "after a crash");
+  const pid_t first = ds_.Stats()["daemon"]["pid"].get<pid_t>();
+  ASSERT_GT(first, 0);
+  ASSERT_EQ(kill(first, SIGKILL), 0);
+  ASSERT_TRUE(Eventually([&] { return IsDeadMount(ds_.mnt()); }));
+
+  r = RunCcfs({"mount", "-o", "memory=2MiB", ds_.data(), ds_.mnt()}, 20);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("cleared a dead ccfs mount")) << "said in one log line";
+  EXPECT_THAT(r.output, HasSubstr(ds_.mnt()));
+  EXPECT_EQ(MountCount(ds_.mnt()), 1) << "the dead mount is gone, the new one serves";
+  EXPECT_EQ(ReadWholeFile(ds_.MntPath("f")), "after a crash");
+  const pid_t second = ds_.Stats()["daemon"]["pid"].get<pid_t>();
+  EXPECT_NE(second, first);
+  r = RunCcfs({"umount", ds_.mnt()}, 20);
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_FALSE(IsMounted(ds_.mnt()));
+}
+
+TEST_F(DaemonTest, DeadMountOfAnotherFileSystemIsStillRefused) {
+  // ccfs with another subtype makes a FUSE mount of type fuse.foreign: not ccfs's to clear.
+  ASSERT_NO_FATAL_FAILURE(MountOrDie({"-o", "subtype=foreign"}));
+  ASSERT_EQ(kill(ds_.pid(), SIGKILL), 0);
+  ASSERT_TRUE(Eventually([&] { return IsDeadMount(ds_.mnt()); }));
+  CommandResult r = RunCcfs({"mount", ds_.data(), ds_.mnt()}, 20);
+  if (r.exit_code == 0) RunCommand({"fusermount3", "-u", ds_.mnt()});  // the one stacked on top
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_THAT(r.output, HasSubstr("fusermount3 -u " + ds_.mnt()));
+  EXPECT_THAT(r.output, Not(HasSubstr("cleared")));
+  EXPECT_EQ(MountCount(ds_.mnt()), 1);
+  EXPECT_TRUE(IsDeadMount(ds_.mnt())) << "left as it was";
+  EXPECT_EQ(ds_.Unmount(), 128 + SIGKILL);  // clears the remains and reaps
+}
+
+TEST_F(DaemonTest, DatasetTheCallerCannotListIsRefusedNamingThePathAndErrno) {
+  // The daemon serves with its caller's identity; root without CAP_DAC_OVERRIDE and
+  // CAP_DAC_READ_SEARCH is held to the dataset's mode like any other user.
+  if (geteuid() != 0) GTEST_SKIP() << "needs root to drop the capabilities";
+  ASSERT_EQ(chown(ds_.data().c_str(), 65534, 65534), 0) << strerror(errno);
+  ASSERT_EQ(chmod(ds_.data().c_str(), 0700), 0);
+  auto mount_without_dac = [&] {
+    std::vector<std::string> argv = {"setpriv", "--bounding-set=-dac_override,-dac_read_search",
+                                     "--", CCFS_BINARY};
+    for (const std::string& a :
+         WithTestMode({"mount", "-o", "memory=2MiB", ds_.data(), ds_.mnt()})) {
+      argv.push_back(a);
+    }
+    CommandResult r = RunCommand(argv, 20);
+    if (r.exit_code == 0 && IsMounted(ds_.mnt())) RunCcfs({"umount", ds_.mnt()}, 20);
+    return r;
+  };
+  CommandResult r = mount_without_dac();
+  EXPECT_NE(r.exit_code, 0) << "mounted a dataset the daemon cannot list";
+  EXPECT_THAT(r.output, HasSubstr("dataset " + ds_.data()));
+  EXPECT_THAT(r.output, HasSubstr("EACCES"));
+  EXPECT_THAT(r.output, HasSubstr(strerror(EACCES)));
+  EXPECT_FALSE(IsMounted(ds_.mnt()));
+
+  // The same caller may mount it once it can read it: the refusal was the dataset's mode.
+  ASSERT_EQ(chmod(ds_.data().c_str(), 0755), 0);
+  r = mount_without_dac();
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_FALSE(IsMounted(ds_.mnt()));
+  ASSERT_EQ(chown(ds_.data().c_str(), 0, 0), 0);
+}
+
+TEST_F(DaemonTest, MountPointOnOrAboveTheDatasetIsRefusedNamingBoth) {
+  struct Case {
+    std::string dataset, mountpoint, must_mention;
+  };
+  const std::vector<Case> cases = {
+      {ds_.data(), ds_.data(), "is dataset"},
+      {ds_.data(), ds_.data() + "/.", "is dataset"},
+      {ds_.data(), ds_.root(), "contains dataset"},
+  };
+  for (const Case& c : cases) {
+    CommandResult r = RunCcfs({"mount", c.dataset, c.mountpoint}, 20);
+    if (r.exit_code == 0) RunCommand({"fusermount3", "-u", c.mountpoint});
+    EXPECT_NE(r.exit_code, 0) << c.mountpoint;
+    EXPECT_THAT(r.output, HasSubstr(c.must_mention));
+    const std::string resolved = std::filesystem::canonical(c.mountpoint).string();
+    EXPECT_THAT(r.output, HasSubstr("mount point " + resolved));
+    EXPECT_THAT(r.output, HasSubstr("dataset " + c.dataset));
+    EXPECT_FALSE(IsMounted(ds_.data()));
+    EXPECT_FALSE(IsMounted(ds_.root()));
+  }
+}
+
+TEST_F(DaemonTest, DatasetsOwnControlDirectoryNameIsWarnedAbout) {
+  ASSERT_EQ(mkdir(ds_.DataPath(".ccfs").c_str(), 0755), 0);
+  WriteWholeFile(ds_.DataPath(".ccfs/mine"), "x");
+  ASSERT_NO_FATAL_FAILURE(MountOrDie({}));
+  EXPECT_THAT(ds_.DaemonLog(), HasSubstr(ds_.DataPath(".ccfs") + " in the dataset is hidden"));
+  EXPECT_THAT(ds_.DaemonLog(), HasSubstr(ds_.MntPath(".ccfs")));
+}
+
+TEST_F(DaemonTest, MountHelperFormMountsNosuidNodevAsMountDoes) {
+  ASSERT_NO_FATAL_FAILURE(MountOrDie({"-o", "memory=2MiB"}));
+  const std::vector<std::string> by_mount = MountOptions(ds_.mnt());
+  EXPECT_THAT(by_mount, ::testing::IsSupersetOf({"nosuid", "nodev"}));
+  ASSERT_EQ(ds_.Unmount(), 0);
+
+  // What mount.fuse3 runs for an fstab line "... fuse.ccfs memory=2MiB": it appends dev,suid.
+  CommandResult r = RunCcfs({ds_.data(), ds_.mnt(), "-o", "memory=2MiB,dev,suid"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(MountOptions(ds_.mnt()), by_mount);
+  r = RunCcfs({"umount", ds_.mnt()}, 20);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+
+  // An fstab line that asks for suid gets it (mount.fuse3 then hands on "suid" twice).
+  r = RunCcfs({ds_.data(), ds_.mnt(), "-o", "suid,memory=2MiB,dev,suid"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_THAT(MountOptions(ds_.mnt()), Not(::testing::Contains("nosuid")));
+  EXPECT_THAT(MountOptions(ds_.mnt()), ::testing::Contains("nodev"));
+  r = RunCcfs({"umount", ds_.mnt()}, 20);
+  EXPECT_EQ(r.exit_code, 0) << r.output;
 }
 
 }  // namespace

@@ -253,6 +253,10 @@ class SystemdMountTest : public ::testing::Test {
     ASSERT_EQ(ended.script, 0) << run_.out("log");
     EXPECT_THAT(run_.out("mounts"), HasSubstr(run_.data() + " " + run_.mnt() + " fuse.ccfs "))
         << "the dataset is the source, as in the fstab line";
+    // mount.fuse3 adds dev,suid unless told otherwise; ccfs mounts nosuid,nodev as `ccfs mount`
+    // does.
+    // (The kernel lists the flags in a fixed order: rw or ro, nosuid, nodev, ...)
+    EXPECT_THAT(run_.out("mounts"), HasSubstr(" fuse.ccfs rw,nosuid,nodev,"));
     EXPECT_EQ(run_.out("read"), "served through mount -t fuse.ccfs");
 
     // The unit's options are the daemon's settings.

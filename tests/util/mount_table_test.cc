@@ -13,5 +13,15 @@ TEST(MountTableTest, FindsMountPointsAndOnlyMountPoints) {
   EXPECT_FALSE(IsMounted(""));
 }
 
+TEST(MountTableTest, ParsesALineDecodingTheKernelsEscapes) {
+  MountEntry e;
+  ASSERT_TRUE(ParseMountLine(
+      "/srv/my\\040data /mnt/a\\011b fuse.ccfs rw,nosuid,nodev,relatime 0 0", &e));
+  EXPECT_EQ(e.source, "/srv/my data");
+  EXPECT_EQ(e.target, "/mnt/a\tb");
+  EXPECT_EQ(e.type, "fuse.ccfs");
+  EXPECT_FALSE(ParseMountLine("only two", &e));
+}
+
 }  // namespace
 }  // namespace ccfs
