@@ -87,13 +87,16 @@ void ControlDir::Stat(const Inode* v, struct stat* st) const {
     case NodeKind::kStatsFile:
       st->st_mode = S_IFREG | 0444;
       st->st_nlink = 1;
-      st->st_size = static_cast<off_t>(RenderStats().size());
+      st->st_size = static_cast<off_t>(StatsSize());
       break;
     case NodeKind::kControlFile:
       st->st_mode = S_IFREG | 0600;
       st->st_nlink = 1;
       break;
   }
+  // Every byte is data: a file with fewer blocks than its size looks sparse, and cp then walks it
+  // with SEEK_DATA instead of reading it.
+  st->st_blocks = (st->st_size + 511) / 512;
   st->st_ino = v->ino;
   st->st_uid = geteuid();
   st->st_gid = getegid();
@@ -114,6 +117,14 @@ void ControlDir::Entry(Inode* v, fuse_entry_param* e) const {
 
 size_t ControlDir::open_files() { return stats_docs_.size() + controls_.size(); }
 
+size_t ControlDir::StatsSize() const {
+  {
+    MutexLock lock(&stats_mu_);
+    if (stats_open_ > 0) return newest_stats_size_;
+  }
+  return RenderStats().size();
+}
+
 // ---- handlers -----------------------------------------------------------------------------------
 
 void ControlDir::Open(fuse_req_t req, Inode* v, fuse_file_info* fi) {
@@ -124,8 +135,14 @@ void ControlDir::Open(fuse_req_t req, Inode* v, fuse_file_info* fi) {
   fi->nonseekable = 0;
   if (v->kind == NodeKind::kStatsFile) {
     if (mode != O_RDONLY) return (void)fuse_reply_err(req, EACCES);
-    fi->fh = stats_docs_.Add(std::make_unique<std::string>(RenderStats()));
-    if (fuse_reply_open(req, fi) == -ENOENT) stats_docs_.Remove(fi->fh);
+    auto doc = std::make_unique<std::string>(RenderStats());
+    {
+      MutexLock lock(&stats_mu_);
+      ++stats_open_;
+      newest_stats_size_ = doc->size();
+    }
+    fi->fh = stats_docs_.Add(std::move(doc));
+    if (fuse_reply_open(req, fi) == -ENOENT) CloseStats(fi->fh);
     return;
   }
   const fuse_ctx* ctx = fuse_req_ctx(req);
@@ -164,9 +181,46 @@ void ControlDir::Write(fuse_req_t req, Inode* v, const char* buf, size_t size,
 }
 
 void ControlDir::Release(fuse_req_t req, Inode* v, fuse_file_info* fi) {
-  if (v->kind == NodeKind::kStatsFile) stats_docs_.Remove(fi->fh);
+  if (v->kind == NodeKind::kStatsFile) CloseStats(fi->fh);
   if (v->kind == NodeKind::kControlFile) controls_.Remove(fi->fh);
   fuse_reply_err(req, 0);
+}
+
+void ControlDir::CloseStats(uint64_t fh) {
+  stats_docs_.Remove(fh);
+  MutexLock lock(&stats_mu_);
+  --stats_open_;
+}
+
+void ControlDir::Lseek(fuse_req_t req, Inode* v, off_t off, int whence, fuse_file_info* fi) {
+  if (v->kind == NodeKind::kControlDir) return (void)fuse_reply_err(req, EINVAL);
+  uint64_t size = 0;
+  if (v->kind == NodeKind::kStatsFile) {
+    size = OpenHandles<std::string>::Of(fi->fh)->size();
+  } else {
+    ControlHandle* h = OpenHandles<ControlHandle>::Of(fi->fh);
+    MutexLock lock(&h->mu);
+    size = h->outcome.size();
+  }
+  // The whole file is data, as generic_file_llseek_size has it for a file with no holes; an
+  // offset at or past the end (or negative, taken as unsigned) has neither data nor a hole.
+  const uint64_t at = static_cast<uint64_t>(off);
+  switch (whence) {
+    case SEEK_SET:
+      if (off < 0) return (void)fuse_reply_err(req, EINVAL);
+      return (void)fuse_reply_lseek(req, off);
+    case SEEK_END:
+      if (off < -static_cast<off_t>(size)) return (void)fuse_reply_err(req, EINVAL);
+      return (void)fuse_reply_lseek(req, static_cast<off_t>(size) + off);
+    case SEEK_DATA:
+      if (at >= size) return (void)fuse_reply_err(req, ENXIO);
+      return (void)fuse_reply_lseek(req, off);
+    case SEEK_HOLE:
+      if (at >= size) return (void)fuse_reply_err(req, ENXIO);
+      return (void)fuse_reply_lseek(req, static_cast<off_t>(size));
+    default:
+      return (void)fuse_reply_err(req, EINVAL);
+  }
 }
 
 void ControlDir::Setattr(fuse_req_t req, Inode* v, int valid) {

@@ -6,6 +6,23 @@
 //               consistent snapshot. Reading it is not a cache read.
 //   control     mode 0600, writable by the daemon's user (and root): live settings.
 //
+// Both behave as regular files to the calls that copy files (cp, rsync, Python's shutil, dd):
+//   - Size. The kernel cannot tell fstat(fd) from stat(path): both come as a GETATTR without the
+//     open file. stats.json reports the size of the snapshot the newest open took while any
+//     open of it lasts, and a fresh rendering's size when none does. So a reader that opens, then fstats,
+//     sees its own snapshot's size (what cp, shutil and rsync's sender do), and the kernel's size
+//     (which bounds copy_file_range and sendfile) covers what reads return. With two opens at
+//     once the older's fstat may report the newer's size; its reads still end at its own end of
+//     file. st_blocks matches st_size: the files have no holes. control reports size 0 (what a
+//     read returns belongs to each open file, below).
+//   - lseek: SEEK_SET, SEEK_CUR and SEEK_END are the kernel's (SEEK_END against the size above);
+//     SEEK_DATA and SEEK_HOLE are answered against the open file's own bytes (stats.json's
+//     snapshot, control's outcome line): all data, no hole before the end.
+//   - copy_file_range: not implemented; the kernel falls back to reading (splice) within the
+//     mount, and the caller (cp) to read/write across file systems.
+//   Both are opened with direct_io: the kernel caches none of their bytes, so each read reaches
+//   the handle's own snapshot.
+//
 // The control protocol. A client opens control (O_WRONLY, or O_RDWR to read the outcome back) and
 // writes one or more "key=value" lines in one write(2). Blank lines and lines starting with '#'
 // are skipped; every line is checked before any is applied, so a write is applied whole or not at
@@ -31,8 +48,8 @@
 // must outlive it. Destroy it only once no handler can run.
 //
 // Thread-safety: every method may run on any number of request threads at once. settings_mu_
-// serializes settings changes (control writes and SIGHUP); it, each control handle's own mutex and
-// the handle registries' mutexes are each taken with no other lock held.
+// serializes settings changes (control writes and SIGHUP); it, stats_mu_, each control handle's own
+// mutex and the handle registries' mutexes are each taken with no other lock held.
 #ifndef CCFS_FUSE_CONTROL_DIR_H_
 #define CCFS_FUSE_CONTROL_DIR_H_
 
@@ -71,7 +88,7 @@ class ControlDir {
   Inode* dir() { return &dir_; }
   // The node `name` names inside .ccfs ("stats.json" or "control"), or null.
   Inode* Child(const char* name);
-  // Attributes of a virtual node (stats.json's size is the size of a fresh rendering).
+  // Attributes of a virtual node (stats.json's size: see the file comment).
   void Stat(const Inode* v, struct stat* st) const;
   // The entry of a virtual node for a LOOKUP reply.
   void Entry(Inode* v, fuse_entry_param* e) const;
@@ -85,6 +102,8 @@ class ControlDir {
   void Read(fuse_req_t req, Inode* v, size_t size, off_t off, fuse_file_info* fi);
   void Write(fuse_req_t req, Inode* v, const char* buf, size_t size, fuse_file_info* fi);
   void Release(fuse_req_t req, Inode* v, fuse_file_info* fi);
+  // SEEK_DATA and SEEK_HOLE (and SEEK_SET, SEEK_END) against the open file's own bytes.
+  void Lseek(fuse_req_t req, Inode* v, off_t off, int whence, fuse_file_info* fi);
   // Only control may be "changed", and only by truncation and new times, which change nothing.
   void Setattr(fuse_req_t req, Inode* v, int valid);
   void Opendir(fuse_req_t req, Inode* v, fuse_file_info* fi);
@@ -112,6 +131,10 @@ class ControlDir {
   };
 
   Status Refuse(const std::string& message);
+  // stats.json's size as Stat reports it.
+  size_t StatsSize() const;
+  // Frees the stats.json handle `fh` names.
+  void CloseStats(uint64_t fh);
   // After the engine took new options: the kernel's share follows compressed_percent.
   void FollowBudget();
 
@@ -129,6 +152,11 @@ class ControlDir {
 
   OpenHandles<std::string> stats_docs_;  // stats.json as rendered at its OPEN
   OpenHandles<ControlHandle> controls_;
+
+  // What a GETATTR of stats.json reports while it is open (see the file comment).
+  mutable Mutex stats_mu_;
+  size_t stats_open_ GUARDED_BY(stats_mu_) = 0;         // stats_docs_ entries
+  size_t newest_stats_size_ GUARDED_BY(stats_mu_) = 0;  // the newest entry's size
 
   Mutex settings_mu_;  // one settings change at a time (control writes, SIGHUP)
 };

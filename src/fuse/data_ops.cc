@@ -261,7 +261,7 @@ void RetrieveReply(fuse_req_t req, void* cookie, fuse_ino_t /*ino*/, off_t offse
 
 void Lseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence, fuse_file_info* fi) {
   Inode* i = ContextOf(req)->inodes.Get(ino);
-  if (i->kind != NodeKind::kReal) return (void)ReplyErr(req, ESPIPE);
+  if (i->kind != NodeKind::kReal) return ContextOf(req)->control.Lseek(req, i, off, whence, fi);
   off_t res = lseek(FileOf(fi)->fd, off, whence);
   if (res < 0) return (void)ReplyErr(req, errno);
   fuse_reply_lseek(req, res);
