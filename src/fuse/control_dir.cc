@@ -45,6 +45,22 @@ std::string OutcomeLine(const Status& s) {
   return line + "\n";
 }
 
+// `message` with every ASCII control byte as \xNN. The parser escapes and cuts the reader's bytes
+// it quotes (util/strings.h's Printable); this keeps a quote it missed from putting a newline or a
+// terminal escape into the log or the one-line reply.
+std::string WithoutControlBytes(const std::string& message) {
+  std::string out;
+  for (char c : message) {
+    const unsigned char u = static_cast<unsigned char>(c);
+    if (u < 0x20 || u == 0x7f) {
+      out += fmt::format("\\x{:02x}", u);
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 ControlDir::ControlDir(PageCache* cache, KernelCache* kernel, const ThreadCpuGroup* request_cpu,
@@ -262,7 +278,8 @@ void ControlDir::Readdir(fuse_req_t req, size_t size, off_t off, ino_t parent_in
 
 // ---- settings and stats -------------------------------------------------------------------------
 
-Status ControlDir::Refuse(const std::string& message) {
+Status ControlDir::Refuse(const std::string& text) {
+  const std::string message = WithoutControlBytes(text);
   LogWarning(message);
   return Status::InvalidArgument(message);
 }

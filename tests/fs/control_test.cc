@@ -19,6 +19,7 @@ namespace {
 
 using ::testing::EndsWith;
 using ::testing::HasSubstr;
+using ::testing::Not;
 using ::testing::StartsWith;
 
 // An open .ccfs/control, closed on every way out so a failed assertion does not leave the mount
@@ -202,6 +203,28 @@ TEST_F(ControlMountTest, ControlSeeksOverItsOutcome) {
   EXPECT_EQ(lseek(fd, 0, SEEK_DATA), 0) << strerror(errno);
   EXPECT_EQ(lseek(fd, 0, SEEK_HOLE), 3) << "\"ok\\n\"";
   close(fd);
+}
+
+TEST_F(ControlMountTest, RefusalQuotesTheBytesGivenEscapedAndCut) {
+  ASSERT_NO_FATAL_FAILURE(MountOrDie({"-o", "memory=4MiB"}));
+  ControlFile ctl(ds_);
+  ASSERT_TRUE(ctl.ok()) << strerror(errno);
+  EXPECT_EQ(ctl.Write("bo\x1b[2Jgus\x01=1\n"), EINVAL);
+  EXPECT_EQ(ctl.Outcome(), "error: .ccfs/control:1: unknown key \"bo\\x1b[2Jgus\\x01\"\n");
+  EXPECT_EQ(ctl.Write("compressor=\xff\xfe\r\n"), EINVAL);
+  EXPECT_THAT(ctl.Outcome(), HasSubstr("\\xff\\xfe"));
+  EXPECT_EQ(ctl.Write(std::string(5000, 'k') + "=1\n"), EINVAL);
+  std::string cut = ctl.Outcome();
+  EXPECT_THAT(cut, HasSubstr(std::string(64, 'k') + "\u2026\""));
+  EXPECT_THAT(cut, Not(HasSubstr(std::string(65, 'k'))));
+  EXPECT_EQ(ctl.Write("compressed_percent=" + std::string(200, '9') + "\x07\n"), EINVAL);
+  EXPECT_LT(ctl.Outcome().size(), 300u) << ctl.Outcome();
+  const std::string log = ds_.DaemonLog();
+  EXPECT_THAT(log, HasSubstr("unknown key \"bo\\x1b[2Jgus\\x01\""));
+  for (char c : {'\x1b', '\x01', '\x07', '\xff'}) {
+    EXPECT_EQ(log.find(c), std::string::npos) << "raw byte " << static_cast<int>(c) << " in the log";
+  }
+  EXPECT_THAT(log, Not(HasSubstr(std::string(65, 'k'))));
 }
 
 }  // namespace
