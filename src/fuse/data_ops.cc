@@ -48,6 +48,7 @@ int AttachHandle(FsContext* fs, Inode* i, int fd, fuse_file_info* fi) {
   fi->direct_io = kernel_tier ? 0 : 1;
   fi->keep_cache = kernel_tier ? 1 : 0;
   fi->fh = fs->files.Add(std::move(h));
+  fs->inodes.HandleOpened(i, fd);
   return 0;
 }
 
@@ -62,8 +63,10 @@ void NoteSentToKernel(FsContext* fs, const fuse_file_info* fi, fuse_ino_t ino, u
 }
 
 void DetachHandle(FsContext* fs, fuse_file_info* fi) {
+  Inode* i = FileOf(fi)->inode;
   fs->files.Remove(fi->fh);
   fi->fh = 0;
+  fs->inodes.HandleClosed(i);  // after the handle's descriptors are closed
 }
 
 // openat(dirfd, name, flags, mode) for CREATE (`flags` has O_CREAT), telling in *created whether

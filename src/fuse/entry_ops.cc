@@ -93,12 +93,14 @@ void MakeNode(fuse_req_t req, fuse_ino_t parent, const char* name, bool as_calle
 }
 
 // A link to the file `st` describes is gone (unlink, or replaced by rename). When it was the last
-// one the file's pages can never be read again: drop them now rather than wait for CLOCK.
+// one the file's pages can never be read again: drop them now rather than wait for CLOCK, and
+// let the backing file go so its space comes back before the removal returns.
 void DroppedLink(FsContext* fs, const struct stat& st) {
   if (!S_ISREG(st.st_mode) || st.st_nlink > 1) return;
   uint64_t id = fs->inodes.FileIdOf(st);
   fs->cache->InvalidateFile(id);
   fs->inodes.ForgetSignature(id);
+  fs->inodes.LastLinkGone(st);
 }
 
 void RemoveEntry(fuse_req_t req, fuse_ino_t parent, const char* name, int flags) {
