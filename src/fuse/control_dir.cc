@@ -92,7 +92,9 @@ Inode* ControlDir::Child(const char* name) {
   return nullptr;
 }
 
-void ControlDir::Stat(const Inode* v, struct stat* st) const {
+void ControlDir::Stat(const Inode* v, struct stat* st) const { Stat(v, nullptr, st); }
+
+void ControlDir::Stat(const Inode* v, const fuse_file_info* fi, struct stat* st) const {
   memset(st, 0, sizeof(*st));
   switch (v->kind) {
     case NodeKind::kReal:  // not ours (REQUIRES); reported as the empty directory below
@@ -103,7 +105,8 @@ void ControlDir::Stat(const Inode* v, struct stat* st) const {
     case NodeKind::kStatsFile:
       st->st_mode = S_IFREG | 0444;
       st->st_nlink = 1;
-      st->st_size = static_cast<off_t>(StatsSize());
+      st->st_size = static_cast<off_t>(
+          fi != nullptr ? OpenHandles<StatsDoc>::Of(fi->fh)->text.size() : StatsSize());
       break;
     case NodeKind::kControlFile:
       st->st_mode = S_IFREG | 0600;
@@ -136,7 +139,7 @@ size_t ControlDir::open_files() { return stats_docs_.size() + controls_.size(); 
 size_t ControlDir::StatsSize() const {
   {
     MutexLock lock(&stats_mu_);
-    if (stats_open_ > 0) return newest_stats_size_;
+    if (!open_stats_sizes_.empty()) return open_stats_sizes_.rbegin()->second;
   }
   return RenderStats().size();
 }
@@ -151,11 +154,12 @@ void ControlDir::Open(fuse_req_t req, Inode* v, fuse_file_info* fi) {
   fi->nonseekable = 0;
   if (v->kind == NodeKind::kStatsFile) {
     if (mode != O_RDONLY) return (void)fuse_reply_err(req, EACCES);
-    auto doc = std::make_unique<std::string>(RenderStats());
+    auto doc = std::make_unique<StatsDoc>();
+    doc->text = RenderStats();
     {
       MutexLock lock(&stats_mu_);
-      ++stats_open_;
-      newest_stats_size_ = doc->size();
+      doc->seq = next_stats_seq_++;
+      open_stats_sizes_.emplace(doc->seq, doc->text.size());
     }
     fi->fh = stats_docs_.Add(std::move(doc));
     if (fuse_reply_open(req, fi) == -ENOENT) CloseStats(fi->fh);
@@ -171,7 +175,7 @@ void ControlDir::Open(fuse_req_t req, Inode* v, fuse_file_info* fi) {
 
 void ControlDir::Read(fuse_req_t req, Inode* v, size_t size, off_t off, fuse_file_info* fi) {
   if (v->kind == NodeKind::kStatsFile) {
-    return ReplySlice(req, *OpenHandles<std::string>::Of(fi->fh), size, off);
+    return ReplySlice(req, OpenHandles<StatsDoc>::Of(fi->fh)->text, size, off);
   }
   if (v->kind != NodeKind::kControlFile) return (void)fuse_reply_buf(req, nullptr, 0);
   ControlHandle* h = OpenHandles<ControlHandle>::Of(fi->fh);
@@ -203,16 +207,24 @@ void ControlDir::Release(fuse_req_t req, Inode* v, fuse_file_info* fi) {
 }
 
 void ControlDir::CloseStats(uint64_t fh) {
+  const uint64_t seq = OpenHandles<StatsDoc>::Of(fh)->seq;
   stats_docs_.Remove(fh);
   MutexLock lock(&stats_mu_);
-  --stats_open_;
+  open_stats_sizes_.erase(seq);
+}
+
+void ControlDir::Getattr(fuse_req_t req, Inode* v, fuse_file_info* fi) {
+  struct stat st;
+  Stat(v, v->kind == NodeKind::kStatsFile ? fi : nullptr, &st);
+  // No caching: stats.json's size is the newest open's (see the header), which any open changes.
+  fuse_reply_attr(req, &st, 0);
 }
 
 void ControlDir::Lseek(fuse_req_t req, Inode* v, off_t off, int whence, fuse_file_info* fi) {
   if (v->kind == NodeKind::kControlDir) return (void)fuse_reply_err(req, EINVAL);
   uint64_t size = 0;
   if (v->kind == NodeKind::kStatsFile) {
-    size = OpenHandles<std::string>::Of(fi->fh)->size();
+    size = OpenHandles<StatsDoc>::Of(fi->fh)->text.size();
   } else {
     ControlHandle* h = OpenHandles<ControlHandle>::Of(fi->fh);
     MutexLock lock(&h->mu);

@@ -229,9 +229,11 @@ void ForgetMulti(fuse_req_t req, size_t count, fuse_forget_data* forgets) {
   fuse_reply_none(req);
 }
 
-void Getattr(fuse_req_t req, fuse_ino_t ino, fuse_file_info* /*fi*/) {
+void Getattr(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   FsContext* fs = ContextOf(req);
-  ReplyAttr(fs, req, fs->inodes.Get(ino));
+  Inode* i = fs->inodes.Get(ino);
+  if (i->kind != NodeKind::kReal) return fs->control.Getattr(req, i, fi);
+  ReplyAttr(fs, req, i);
 }
 
 void Setattr(fuse_req_t req, fuse_ino_t ino, struct stat* attr, int valid, fuse_file_info* fi) {
