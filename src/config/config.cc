@@ -138,7 +138,8 @@ Status StoreInt(const KeySpec& key, int Options::*member, long long value, Optio
 
 Status StoreCodec(const KeySpec& key, CodecKind Options::*member, const std::string& text, Options* o) {
   if (!ParseCodecKind(text, &(o->*member))) {
-    return Status::InvalidArgument(fmt::format("{} = \"{}\": must be {}", key.name, text, config::CodecChoices(true)));
+    return Status::InvalidArgument(
+        fmt::format("{} = \"{}\": must be {}", key.name, Printable(text), config::CodecChoices(true)));
   }
   return Status::Ok();
 }
@@ -161,7 +162,7 @@ Status SetFromText(const KeySpec& key, const std::string& raw, Options* o) {
 Status SetFromTextValue(const KeySpec& key, const std::string& raw, Options* o) {
   const std::string text(Trim(raw));
   auto bad = [&](const std::string& what) {
-    return Status::InvalidArgument(fmt::format("{} = {}: {}", key.name, raw, what));
+    return Status::InvalidArgument(fmt::format("{} = {}: {}", key.name, Printable(raw), what));
   };
   // Text keys take the value as written, empty included ("" = off); their rule judges it.
   if (text.empty() && config::TypeOf(key) != config::KeyType::kString) return bad("empty value");
@@ -520,11 +521,14 @@ Status ApplyControlText(std::string_view text, const std::string& file, Options*
     const std::string source = fmt::format("{}:{}", file, line_no);
     const size_t eq = line.find('=');
     if (eq == std::string::npos) {
-      return Status::InvalidArgument(fmt::format("{}: \"{}\": expected key=value", source, line));
+      return Status::InvalidArgument(
+          fmt::format("{}: \"{}\": expected key=value", source, Printable(line)));
     }
     const std::string key(Trim(std::string_view(line).substr(0, eq)));
     const std::string value(Trim(std::string_view(line).substr(eq + 1)));
-    if (!IsKnownKey(key)) return Status::InvalidArgument(fmt::format("{}: unknown key \"{}\"", source, key));
+    if (!IsKnownKey(key)) {
+      return Status::InvalidArgument(fmt::format("{}: unknown key \"{}\"", source, Printable(key)));
+    }
     if (!IsLiveKey(key)) {
       return Status::InvalidArgument(
           fmt::format("{}: {} cannot change while mounted: needs a remount", source, key));

@@ -17,8 +17,10 @@
 
 namespace ccfs {
 
-Status ParseSize(const std::string& raw, uint64_t* bytes) {
-  const std::string text(Trim(raw));
+Status ParseSize(const std::string& given, uint64_t* bytes) {
+  const std::string text(Trim(given));
+  // What messages quote of the size given: escaped and cut (a control write's bytes are anyone's).
+  const std::string raw = Printable(given);
   if (text.empty()) return Status::InvalidArgument("empty size");
   if (text[0] == '-') return Status::InvalidArgument("size '" + raw + "' must not be negative");
   size_t pos = 0;
@@ -42,7 +44,7 @@ Status ParseSize(const std::string& raw, uint64_t* bytes) {
   while (pos < text.size() && text[pos] == ' ') ++pos;
   const std::string unit = text.substr(pos);
   if (!std::all_of(unit.begin(), unit.end(), [](char c) { return std::isalpha(static_cast<unsigned char>(c)); })) {
-    return Status::InvalidArgument("unexpected '" + unit + "' after the number in size '" + raw + "'");
+    return Status::InvalidArgument("unexpected '" + Printable(unit) + "' after the number in size '" + raw + "'");
   }
   // Binary units (K, KiB) are powers of 1024, decimal ones (KB) powers of 1000; case is ignored.
   static const struct { const char* name; uint64_t multiplier; } kUnits[] = {
@@ -58,7 +60,7 @@ Status ParseSize(const std::string& raw, uint64_t* bytes) {
     if (lower_unit == u.name) multiplier = u.multiplier;
   }
   if (!multiplier) {
-    return Status::InvalidArgument("unknown unit '" + unit + "' in size '" + raw +
+    return Status::InvalidArgument("unknown unit '" + Printable(unit) + "' in size '" + raw +
                                    "' (use B, K/KiB, M/MiB, G/GiB, T/TiB = powers of 1024 or KB, MB, GB, TB = "
                                    "powers of 1000)");
   }

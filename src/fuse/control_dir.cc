@@ -45,6 +45,22 @@ std::string OutcomeLine(const Status& s) {
   return line + "\n";
 }
 
+// `message` with every ASCII control byte as \xNN. The parser escapes and cuts the reader's bytes
+// it quotes (util/strings.h's Printable); this keeps a quote it missed from putting a newline or a
+// terminal escape into the log or the one-line reply.
+std::string WithoutControlBytes(const std::string& message) {
+  std::string out;
+  for (char c : message) {
+    const unsigned char u = static_cast<unsigned char>(c);
+    if (u < 0x20 || u == 0x7f) {
+      out += fmt::format("\\x{:02x}", u);
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 ControlDir::ControlDir(PageCache* cache, KernelCache* kernel, const ThreadCpuGroup* request_cpu,
@@ -76,7 +92,9 @@ Inode* ControlDir::Child(const char* name) {
   return nullptr;
 }
 
-void ControlDir::Stat(const Inode* v, struct stat* st) const {
+void ControlDir::Stat(const Inode* v, struct stat* st) const { Stat(v, nullptr, st); }
+
+void ControlDir::Stat(const Inode* v, const fuse_file_info* fi, struct stat* st) const {
   memset(st, 0, sizeof(*st));
   switch (v->kind) {
     case NodeKind::kReal:  // not ours (REQUIRES); reported as the empty directory below
@@ -87,13 +105,17 @@ void ControlDir::Stat(const Inode* v, struct stat* st) const {
     case NodeKind::kStatsFile:
       st->st_mode = S_IFREG | 0444;
       st->st_nlink = 1;
-      st->st_size = static_cast<off_t>(RenderStats().size());
+      st->st_size = static_cast<off_t>(
+          fi != nullptr ? OpenHandles<StatsDoc>::Of(fi->fh)->text.size() : StatsSize());
       break;
     case NodeKind::kControlFile:
       st->st_mode = S_IFREG | 0600;
       st->st_nlink = 1;
       break;
   }
+  // Every byte is data: a file with fewer blocks than its size looks sparse, and cp then walks it
+  // with SEEK_DATA instead of reading it.
+  st->st_blocks = (st->st_size + 511) / 512;
   st->st_ino = v->ino;
   st->st_uid = geteuid();
   st->st_gid = getegid();
@@ -114,6 +136,14 @@ void ControlDir::Entry(Inode* v, fuse_entry_param* e) const {
 
 size_t ControlDir::open_files() { return stats_docs_.size() + controls_.size(); }
 
+size_t ControlDir::StatsSize() const {
+  {
+    MutexLock lock(&stats_mu_);
+    if (!open_stats_sizes_.empty()) return open_stats_sizes_.rbegin()->second;
+  }
+  return RenderStats().size();
+}
+
 // ---- handlers -----------------------------------------------------------------------------------
 
 void ControlDir::Open(fuse_req_t req, Inode* v, fuse_file_info* fi) {
@@ -124,8 +154,15 @@ void ControlDir::Open(fuse_req_t req, Inode* v, fuse_file_info* fi) {
   fi->nonseekable = 0;
   if (v->kind == NodeKind::kStatsFile) {
     if (mode != O_RDONLY) return (void)fuse_reply_err(req, EACCES);
-    fi->fh = stats_docs_.Add(std::make_unique<std::string>(RenderStats()));
-    if (fuse_reply_open(req, fi) == -ENOENT) stats_docs_.Remove(fi->fh);
+    auto doc = std::make_unique<StatsDoc>();
+    doc->text = RenderStats();
+    {
+      MutexLock lock(&stats_mu_);
+      doc->seq = next_stats_seq_++;
+      open_stats_sizes_.emplace(doc->seq, doc->text.size());
+    }
+    fi->fh = stats_docs_.Add(std::move(doc));
+    if (fuse_reply_open(req, fi) == -ENOENT) CloseStats(fi->fh);
     return;
   }
   const fuse_ctx* ctx = fuse_req_ctx(req);
@@ -138,7 +175,7 @@ void ControlDir::Open(fuse_req_t req, Inode* v, fuse_file_info* fi) {
 
 void ControlDir::Read(fuse_req_t req, Inode* v, size_t size, off_t off, fuse_file_info* fi) {
   if (v->kind == NodeKind::kStatsFile) {
-    return ReplySlice(req, *OpenHandles<std::string>::Of(fi->fh), size, off);
+    return ReplySlice(req, OpenHandles<StatsDoc>::Of(fi->fh)->text, size, off);
   }
   if (v->kind != NodeKind::kControlFile) return (void)fuse_reply_buf(req, nullptr, 0);
   ControlHandle* h = OpenHandles<ControlHandle>::Of(fi->fh);
@@ -164,9 +201,54 @@ void ControlDir::Write(fuse_req_t req, Inode* v, const char* buf, size_t size,
 }
 
 void ControlDir::Release(fuse_req_t req, Inode* v, fuse_file_info* fi) {
-  if (v->kind == NodeKind::kStatsFile) stats_docs_.Remove(fi->fh);
+  if (v->kind == NodeKind::kStatsFile) CloseStats(fi->fh);
   if (v->kind == NodeKind::kControlFile) controls_.Remove(fi->fh);
   fuse_reply_err(req, 0);
+}
+
+void ControlDir::CloseStats(uint64_t fh) {
+  const uint64_t seq = OpenHandles<StatsDoc>::Of(fh)->seq;
+  stats_docs_.Remove(fh);
+  MutexLock lock(&stats_mu_);
+  open_stats_sizes_.erase(seq);
+}
+
+void ControlDir::Getattr(fuse_req_t req, Inode* v, fuse_file_info* fi) {
+  struct stat st;
+  Stat(v, v->kind == NodeKind::kStatsFile ? fi : nullptr, &st);
+  // No caching: stats.json's size is the newest open's (see the header), which any open changes.
+  fuse_reply_attr(req, &st, 0);
+}
+
+void ControlDir::Lseek(fuse_req_t req, Inode* v, off_t off, int whence, fuse_file_info* fi) {
+  if (v->kind == NodeKind::kControlDir) return (void)fuse_reply_err(req, EINVAL);
+  uint64_t size = 0;
+  if (v->kind == NodeKind::kStatsFile) {
+    size = OpenHandles<StatsDoc>::Of(fi->fh)->text.size();
+  } else {
+    ControlHandle* h = OpenHandles<ControlHandle>::Of(fi->fh);
+    MutexLock lock(&h->mu);
+    size = h->outcome.size();
+  }
+  // The whole file is data, as generic_file_llseek_size has it for a file with no holes; an
+  // offset at or past the end (or negative, taken as unsigned) has neither data nor a hole.
+  const uint64_t at = static_cast<uint64_t>(off);
+  switch (whence) {
+    case SEEK_SET:
+      if (off < 0) return (void)fuse_reply_err(req, EINVAL);
+      return (void)fuse_reply_lseek(req, off);
+    case SEEK_END:
+      if (off < -static_cast<off_t>(size)) return (void)fuse_reply_err(req, EINVAL);
+      return (void)fuse_reply_lseek(req, static_cast<off_t>(size) + off);
+    case SEEK_DATA:
+      if (at >= size) return (void)fuse_reply_err(req, ENXIO);
+      return (void)fuse_reply_lseek(req, off);
+    case SEEK_HOLE:
+      if (at >= size) return (void)fuse_reply_err(req, ENXIO);
+      return (void)fuse_reply_lseek(req, static_cast<off_t>(size));
+    default:
+      return (void)fuse_reply_err(req, EINVAL);
+  }
 }
 
 void ControlDir::Setattr(fuse_req_t req, Inode* v, int valid) {
@@ -208,7 +290,8 @@ void ControlDir::Readdir(fuse_req_t req, size_t size, off_t off, ino_t parent_in
 
 // ---- settings and stats -------------------------------------------------------------------------
 
-Status ControlDir::Refuse(const std::string& message) {
+Status ControlDir::Refuse(const std::string& text) {
+  const std::string message = WithoutControlBytes(text);
   LogWarning(message);
   return Status::InvalidArgument(message);
 }

@@ -6,6 +6,25 @@
 //               consistent snapshot. Reading it is not a cache read.
 //   control     mode 0600, writable by the daemon's user (and root): live settings.
 //
+// Both behave as regular files to the calls that copy files (cp, rsync, Python's shutil, dd):
+//   - Size. A GETATTR that names the open file (the kernel's own, for SEEK_END) gets the size of
+//     that open's snapshot. fstat(fd) cannot be told from stat(path): both come as a GETATTR
+//     without the open file, and get the size of the snapshot taken by the newest open still
+//     open, or a fresh rendering's size when none is. So a reader that opens, then fstats, sees
+//     its own snapshot's size (what cp, shutil and rsync's sender do), and the size the kernel
+//     keeps (which bounds copy_file_range) covers what its reads return. With two opens at once
+//     the older's fstat reports the newer's size; its reads still end at its own end of file.
+//     Attributes are given with no cache time, so every stat asks. st_blocks matches st_size:
+//     the files have no holes. control reports size 0 (what a read returns belongs to each
+//     open file, below).
+//   - lseek: SEEK_SET, SEEK_CUR and SEEK_END are the kernel's (SEEK_END against the size above);
+//     SEEK_DATA and SEEK_HOLE are answered against the open file's own bytes (stats.json's
+//     snapshot, control's outcome line): all data, no hole before the end.
+//   - copy_file_range: not implemented; the kernel falls back to reading (splice) within the
+//     mount, and the caller (cp) to read/write across file systems.
+//   Both are opened with direct_io: the kernel caches none of their bytes, so each read reaches
+//   the handle's own snapshot.
+//
 // The control protocol. A client opens control (O_WRONLY, or O_RDWR to read the outcome back) and
 // writes one or more "key=value" lines in one write(2). Blank lines and lines starting with '#'
 // are skipped; every line is checked before any is applied, so a write is applied whole or not at
@@ -31,8 +50,8 @@
 // must outlive it. Destroy it only once no handler can run.
 //
 // Thread-safety: every method may run on any number of request threads at once. settings_mu_
-// serializes settings changes (control writes and SIGHUP); it, each control handle's own mutex and
-// the handle registries' mutexes are each taken with no other lock held.
+// serializes settings changes (control writes and SIGHUP); it, stats_mu_, each control handle's own
+// mutex and the handle registries' mutexes are each taken with no other lock held.
 #ifndef CCFS_FUSE_CONTROL_DIR_H_
 #define CCFS_FUSE_CONTROL_DIR_H_
 
@@ -40,6 +59,8 @@
 
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
+#include <map>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -71,7 +92,8 @@ class ControlDir {
   Inode* dir() { return &dir_; }
   // The node `name` names inside .ccfs ("stats.json" or "control"), or null.
   Inode* Child(const char* name);
-  // Attributes of a virtual node (stats.json's size is the size of a fresh rendering).
+  // Attributes of a virtual node, as a GETATTR without an open file gets them (stats.json's size:
+  // see the file comment).
   void Stat(const Inode* v, struct stat* st) const;
   // The entry of a virtual node for a LOOKUP reply.
   void Entry(Inode* v, fuse_entry_param* e) const;
@@ -85,6 +107,10 @@ class ControlDir {
   void Read(fuse_req_t req, Inode* v, size_t size, off_t off, fuse_file_info* fi);
   void Write(fuse_req_t req, Inode* v, const char* buf, size_t size, fuse_file_info* fi);
   void Release(fuse_req_t req, Inode* v, fuse_file_info* fi);
+  // `fi` is the open file the kernel named, or null.
+  void Getattr(fuse_req_t req, Inode* v, fuse_file_info* fi);
+  // SEEK_DATA and SEEK_HOLE (and SEEK_SET, SEEK_END) against the open file's own bytes.
+  void Lseek(fuse_req_t req, Inode* v, off_t off, int whence, fuse_file_info* fi);
   // Only control may be "changed", and only by truncation and new times, which change nothing.
   void Setattr(fuse_req_t req, Inode* v, int valid);
   void Opendir(fuse_req_t req, Inode* v, fuse_file_info* fi);
@@ -112,6 +138,18 @@ class ControlDir {
   };
 
   Status Refuse(const std::string& message);
+  // One open stats.json: the document rendered at its OPEN, and the OPEN's place in order.
+  struct StatsDoc {
+    std::string text;
+    uint64_t seq = 0;
+  };
+
+  // As the public Stat; `fi`, when not null, is an open stats.json whose size is reported.
+  void Stat(const Inode* v, const fuse_file_info* fi, struct stat* st) const;
+  // stats.json's size for a GETATTR without an open file.
+  size_t StatsSize() const;
+  // Frees the stats.json handle `fh` names.
+  void CloseStats(uint64_t fh);
   // After the engine took new options: the kernel's share follows compressed_percent.
   void FollowBudget();
 
@@ -127,8 +165,14 @@ class ControlDir {
   Inode stats_file_;
   Inode control_file_;
 
-  OpenHandles<std::string> stats_docs_;  // stats.json as rendered at its OPEN
+  OpenHandles<StatsDoc> stats_docs_;
   OpenHandles<ControlHandle> controls_;
+
+  // The sizes of the open stats.json documents by StatsDoc::seq: the last is what a GETATTR
+  // without an open file reports (see the file comment).
+  mutable Mutex stats_mu_;
+  std::map<uint64_t, size_t> open_stats_sizes_ GUARDED_BY(stats_mu_);
+  uint64_t next_stats_seq_ GUARDED_BY(stats_mu_) = 0;
 
   Mutex settings_mu_;  // one settings change at a time (control writes, SIGHUP)
 };

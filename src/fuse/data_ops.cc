@@ -48,6 +48,7 @@ int AttachHandle(FsContext* fs, Inode* i, int fd, fuse_file_info* fi) {
   fi->direct_io = kernel_tier ? 0 : 1;
   fi->keep_cache = kernel_tier ? 1 : 0;
   fi->fh = fs->files.Add(std::move(h));
+  fs->inodes.HandleOpened(i, fd);
   return 0;
 }
 
@@ -62,8 +63,10 @@ void NoteSentToKernel(FsContext* fs, const fuse_file_info* fi, fuse_ino_t ino, u
 }
 
 void DetachHandle(FsContext* fs, fuse_file_info* fi) {
+  Inode* i = FileOf(fi)->inode;
   fs->files.Remove(fi->fh);
   fi->fh = 0;
+  fs->inodes.HandleClosed(i);  // after the handle's descriptors are closed
 }
 
 // openat(dirfd, name, flags, mode) for CREATE (`flags` has O_CREAT), telling in *created whether
@@ -261,7 +264,7 @@ void RetrieveReply(fuse_req_t req, void* cookie, fuse_ino_t /*ino*/, off_t offse
 
 void Lseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence, fuse_file_info* fi) {
   Inode* i = ContextOf(req)->inodes.Get(ino);
-  if (i->kind != NodeKind::kReal) return (void)ReplyErr(req, ESPIPE);
+  if (i->kind != NodeKind::kReal) return ContextOf(req)->control.Lseek(req, i, off, whence, fi);
   off_t res = lseek(FileOf(fi)->fd, off, whence);
   if (res < 0) return (void)ReplyErr(req, errno);
   fuse_reply_lseek(req, res);

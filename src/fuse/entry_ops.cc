@@ -123,12 +123,14 @@ void MakeNode(fuse_req_t req, fuse_ino_t parent, const char* name, bool as_calle
 }
 
 // A link to the file `st` describes is gone (unlink, or replaced by rename). When it was the last
-// one the file's pages can never be read again: drop them now rather than wait for CLOCK.
+// one the file's pages can never be read again: drop them now rather than wait for CLOCK, and
+// let the backing file go so its space comes back before the removal returns.
 void DroppedLink(FsContext* fs, const struct stat& st) {
   if (!S_ISREG(st.st_mode) || st.st_nlink > 1) return;
   uint64_t id = fs->inodes.FileIdOf(st);
   fs->cache->InvalidateFile(id);
   fs->inodes.ForgetSignature(id);
+  fs->inodes.LastLinkGone(st);
 }
 
 void RemoveEntry(fuse_req_t req, fuse_ino_t parent, const char* name, int flags) {
@@ -257,9 +259,11 @@ void ForgetMulti(fuse_req_t req, size_t count, fuse_forget_data* forgets) {
   fuse_reply_none(req);
 }
 
-void Getattr(fuse_req_t req, fuse_ino_t ino, fuse_file_info* /*fi*/) {
+void Getattr(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   FsContext* fs = ContextOf(req);
-  ReplyAttr(fs, req, fs->inodes.Get(ino));
+  Inode* i = fs->inodes.Get(ino);
+  if (i->kind != NodeKind::kReal) return fs->control.Getattr(req, i, fi);
+  ReplyAttr(fs, req, i);
 }
 
 void Setattr(fuse_req_t req, fuse_ino_t ino, struct stat* attr, int valid, fuse_file_info* fi) {

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 
 #include <fmt/format.h>
@@ -37,7 +38,23 @@ Inode::~Inode() {
 
 InodeTable::~InodeTable() {
   for (int fd : dead_root_fds_) close(fd);
+  if (stand_in_fd_ >= 0) close(stand_in_fd_);
 }
+
+namespace {
+
+// An O_PATH descriptor of an empty directory that no path names (made in the temporary directory,
+// then removed), or -1. Nothing done through it reaches a file anyone else can see.
+int MakeStandIn() {
+  const char* tmp = getenv("TMPDIR");
+  std::string dir = fmt::format("{}/ccfs-gone.XXXXXX", tmp != nullptr && *tmp ? tmp : "/tmp");
+  if (mkdtemp(dir.data()) == nullptr) return -1;
+  int fd = open(dir.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
+  rmdir(dir.c_str());
+  return fd;
+}
+
+}  // namespace
 
 Status InodeTable::Open(const std::string& dataset) {
   dataset_ = dataset;
@@ -51,6 +68,12 @@ Status InodeTable::Open(const std::string& dataset) {
   root_.file_id = st.st_ino;
   root_dev_.store(st.st_dev);
   root_ino_.store(st.st_ino);
+  stand_in_fd_ = MakeStandIn();
+  if (stand_in_fd_ < 0) {
+    LogWarning(fmt::format("no temporary directory ({}): space of a file removed through the "
+                           "mount comes back when the kernel forgets it, not at once",
+                           std::strerror(errno)));
+  }
   return Status::Ok();
 }
 
@@ -116,9 +139,13 @@ Inode* InodeTable::FindOrInsert(int fd, const struct stat& st) {
   auto key = std::make_pair(st.st_dev, st.st_ino);
   auto it = table_.find(key);
   if (it != table_.end()) {
+    Inode* i = it->second.get();
+    // Let go as removed, but found under a name again: it has a link after all.
+    if (i->released) RestoreLocked(i, fd);
+    i->unlinked = false;
     close(fd);
-    ++it->second->nlookup;
-    return it->second.get();
+    ++i->nlookup;
+    return i;
   }
   auto inode = std::make_unique<Inode>();
   inode->fd = fd;
@@ -151,6 +178,47 @@ bool InodeTable::Unref(Inode* i, uint64_t n, const std::function<void()>& before
   if (before_free) before_free();
   table_.erase(std::make_pair(i->dev, i->ino));
   return true;
+}
+
+void InodeTable::LastLinkGone(const struct stat& st) {
+  if (stand_in_fd_ < 0 || !S_ISREG(st.st_mode)) return;
+  MutexLock lock(&mu_);
+  auto it = table_.find(std::make_pair(st.st_dev, st.st_ino));
+  if (it == table_.end()) return;
+  Inode* i = it->second.get();
+  // The name removed may not have been the last: a link made since the caller's stat keeps it.
+  struct stat now;
+  if (i->released || fstatat(i->fd, "", &now, AT_EMPTY_PATH) != 0 || now.st_nlink > 0) return;
+  i->unlinked = true;
+  if (i->open_handles == 0) ReleaseLocked(i);
+}
+
+void InodeTable::HandleOpened(Inode* i, int fd) {
+  if (i->kind != NodeKind::kReal) return;
+  MutexLock lock(&mu_);
+  ++i->open_handles;
+  // Opened through the descriptor just before a removal let it go.
+  if (i->released) RestoreLocked(i, fd);
+}
+
+void InodeTable::HandleClosed(Inode* i) {
+  if (i->kind != NodeKind::kReal) return;
+  MutexLock lock(&mu_);
+  --i->open_handles;
+  if (i->open_handles == 0 && i->unlinked && !i->released && i != &root_) ReleaseLocked(i);
+}
+
+void InodeTable::ReleaseLocked(Inode* i) {
+  if (dup3(stand_in_fd_, i->fd, O_CLOEXEC) >= 0) i->released = true;
+}
+
+void InodeTable::RestoreLocked(Inode* i, int fd) {
+  struct stat st;
+  if (fstat(fd, &st) != 0 || st.st_dev != i->dev || st.st_ino != i->ino) return;
+  int path_fd = open(fmt::format("/proc/self/fd/{}", fd).c_str(), O_PATH | O_CLOEXEC);
+  if (path_fd < 0) return;
+  if (dup3(path_fd, i->fd, O_CLOEXEC) >= 0) i->released = false;
+  close(path_fd);
 }
 
 void InodeTable::ForgetSignature(uint64_t id) {

@@ -20,6 +20,18 @@
 // mixed in), so pages cached of the dead mount's files are never taken for the new mount's, which
 // may give the same inode numbers to other files.
 //
+// A regular file whose last link is removed through the mount (unlink, or rename over it) gives
+// its space back at once, not when the kernel's FORGET comes (some time after the removal
+// returned): LastLinkGone swaps the Inode's descriptor for a stand-in, a removed directory of the
+// table's own, unless a FileHandle has the file open; then the last HandleClosed does. A file
+// that is open is pinned by its handles' descriptors anyway, and getattr and the change detector
+// of an open file keep using Inode::fd, which stays the file's until the last close. The swap is
+// made with dup3 onto the same number, so a handler that read Inode::fd just before (a removal
+// racing a getattr, open or setattr of the same inode) acts on the stand-in, which refuses data
+// ops (EISDIR) and changes nothing of anyone's, never on a file that reused the number. A LOOKUP
+// that finds the file again under a name (linked meanwhile) and an OPEN that opened it first
+// give the Inode the file's descriptor back.
+//
 // The virtual nodes of the .ccfs directory are Inodes too (kind != kReal); ControlDir owns them
 // and the table never counts or frees them.
 //
@@ -80,6 +92,11 @@ struct Inode {
   mode_t type = 0;       // S_IFMT bits
   uint64_t file_id = 0;  // the engine's name for the file
   uint64_t nlookup = 0;  // guarded by the InodeTable's mutex
+  // Guarded by the InodeTable's mutex too: FileHandles open on the file; its last link gone; fd
+  // swapped for the stand-in.
+  int open_handles = 0;
+  bool unlinked = false;
+  bool released = false;
 
   // Last signature seen of the backing file (see ChangeDetector).
   Mutex sig_mu;  // after InodeTable::mu_ when both are held
@@ -125,12 +142,24 @@ class InodeTable {
   // The file `id` names is gone for good (its last link was removed): forget its kept signature.
   void ForgetSignature(uint64_t id);
 
+  // A link to the regular file `st` describes was removed and it may have been the last: if the
+  // table has an Inode of it and the file has no link left, the Inode's descriptor is let go now,
+  // or at the last HandleClosed while it is open.
+  void LastLinkGone(const struct stat& st);
+  // A FileHandle of `i` was opened (its descriptor `fd`), or closed.
+  void HandleOpened(Inode* i, int fd);
+  void HandleClosed(Inode* i);
+
   // The engine's name for the file `st` describes.
   uint64_t FileIdOf(const struct stat& st) const;
 
  private:
   // Takes `fd`: keeps it in a new Inode or closes it when the inode is already known.
   Inode* FindOrInsert(int fd, const struct stat& st);
+  // Swaps i->fd for the stand-in. REQUIRES: i is in table_.
+  void ReleaseLocked(Inode* i) REQUIRES(mu_);
+  // Makes i->fd name the file again, by a descriptor of it (`fd`, kept by the caller).
+  void RestoreLocked(Inode* i, int fd) REQUIRES(mu_);
 
   Inode root_;  // written by Open before any handler runs; its fd replaced by RecoverRoot
   std::string dataset_;
@@ -141,6 +170,10 @@ class InodeTable {
   // still gone: during an outage every root op fails, and each would otherwise queue on
   // recover_mu_ behind the open and stat of a store that may hang.
   std::atomic<int64_t> recover_after_ns_{0};
+
+  // O_PATH descriptor of an empty directory the table made and removed: what a let-go Inode's
+  // descriptor becomes. -1 when it could not be made: then descriptors wait for FORGET.
+  int stand_in_fd_ = -1;
 
   Mutex recover_mu_;  // one recovery at a time; before mu_
   std::vector<int> dead_root_fds_ GUARDED_BY(mu_);  // closed with the table

@@ -26,6 +26,30 @@ inline std::string Lower(std::string s) {
   return s;
 }
 
+// Bytes a reader gave, as a message may quote them: printable ASCII as it is, a backslash as
+// "\\", any other byte as "\xNN" (so no control byte, newline or terminal escape reaches a log
+// line or a reply). Only the first `limit` bytes are shown, followed by "…" when there were more:
+// a message names the bad input, it does not echo all of it.
+inline std::string Printable(std::string_view bytes, size_t limit = 64) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  const size_t shown = bytes.size() < limit ? bytes.size() : limit;
+  for (size_t k = 0; k < shown; ++k) {
+    const unsigned char c = static_cast<unsigned char>(bytes[k]);
+    if (c == '\\') {
+      out += "\\\\";
+    } else if (c >= 0x20 && c < 0x7f) {
+      out += static_cast<char>(c);
+    } else {
+      out += "\\x";
+      out += kHex[c >> 4];
+      out += kHex[c & 0xf];
+    }
+  }
+  if (bytes.size() > limit) out += "\u2026";
+  return out;
+}
+
 }  // namespace ccfs
 
 #endif  // CCFS_UTIL_STRINGS_H_
