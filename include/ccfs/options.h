@@ -137,11 +137,12 @@ struct Options {
   // The raw share of memory, wherever raw pages live.
   uint64_t raw_share() const { return memory - compressed_budget(); }
   // The daemon's raw tier: the whole raw share in daemon mode; in kernel mode only a staging tier
-  // (pages just read, on their way into the compressed tier): 1/64 of memory, at least 16 pages,
-  // at most the raw share.
+  // (pages just read, on their way into the compressed tier): 1/64 of memory, at least 64 pages
+  // (so that eviction can free frames in batches ahead of the misses; fewer make most misses wait
+  // for a compression), at most the raw share.
   uint64_t raw_budget() const {
     if (!kernel_raw_tier()) return raw_share();
-    const uint64_t staging = std::max<uint64_t>(memory / 64, 16ull * page_size);
+    const uint64_t staging = std::max<uint64_t>(memory / 64, 64ull * page_size);
     return std::min(staging, raw_share());
   }
   // Kernel mode: what the kernel's page cache may hold of the mount's files (the rest of the raw

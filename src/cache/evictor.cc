@@ -75,9 +75,9 @@ void Evictor::Stop() {
 
 void Evictor::Configure(const Options& o) {
   uint32_t frames = static_cast<uint32_t>(o.raw_budget() / page_size_);
-  // raw_tier = kernel: the raw tier is only a staging tier, a few hundred frames through which
-  // every miss passes; batches and a watermark of a few percent of it are a handful of frames, and
-  // misses then wait for the evictor (measured: 24k stalls per 59k misses at 2%, none at 10%).
+  // raw_tier = kernel: the raw tier is only a staging tier through which every miss passes;
+  // batches and a watermark of a few percent of it are a frame or two, and misses then wait for
+  // the evictor and a compression (PressureTest.KernelModeMissesDoNotWaitForTheStagingTier).
   const double floor_percent = o.kernel_raw_tier() ? kStagingMinPercent : 0;
   low_watermark_ = std::max<uint32_t>(
       1, static_cast<uint32_t>(frames * std::max(o.low_watermark_percent, floor_percent) / 100));

@@ -48,7 +48,7 @@ class VictimSample;  // split_tuner.h
 class Evictor {
  public:
   // raw_tier = kernel: the least batch and low watermark, percent of the (staging) raw frames.
-  static constexpr double kStagingMinPercent = 10;
+  static constexpr double kStagingMinPercent = 25;
 
   // The engine's parts the evictor works on (not owned).
   struct Parts {
