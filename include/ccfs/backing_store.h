@@ -2,9 +2,12 @@
 //
 // The engine reads whole pages at page-aligned offsets into page-aligned frames, so a POSIX
 // implementation can use O_DIRECT: misses are then real device reads, never answered by the
-// kernel's page cache. File systems that refuse O_DIRECT (tmpfs, some FUSE and network file
-// systems) are detected at open; the file falls back to buffered reads and says so through
-// direct() — callers report it, because such misses are not device reads.
+// kernel's page cache. A run of consecutive missing pages is one ReadPages call, one trip to the
+// store rather than one per page: the frames are not contiguous in memory, so the call takes one
+// buffer per page and the store fills them with one scattering read (preadv).
+// File systems that refuse O_DIRECT (tmpfs, some FUSE and network file systems) are detected at
+// open; the file falls back to buffered reads and says so through direct() — callers report it,
+// because such misses are not device reads.
 //
 // Thread-safety: a BackingFile may be used by many threads at once (pread/pwrite semantics).
 // Ownership: the caller owns what Open() returns; it must outlive every engine call that names it.
@@ -16,24 +19,38 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 
 #include "ccfs/status.h"
 
 namespace ccfs {
 
-// Buffers handed to BackingFile::ReadPage must be aligned to this many bytes.
+// Buffers handed to BackingFile::ReadPages and ReadPage must be aligned to this many bytes.
 inline constexpr size_t kIoAlignment = 4096;
+
+// The most buffers one ReadPages call may take (Linux's IOV_MAX).
+inline constexpr size_t kMaxReadBuffers = 1024;
 
 class BackingFile {
  public:
   virtual ~BackingFile() = default;
 
-  // Reads up to `len` bytes at `offset` into `buf`. REQUIRES: offset, len and buf aligned to
-  // kIoAlignment (len is a whole page). Sets *got to the bytes read: less than len only at end of
-  // file. Retries short reads and EINTR itself. A store whose file system lost its connection
-  // (ENOTCONN, ECONNABORTED: a dead FUSE or network client) fails with EIO, here and in Write.
-  virtual Status ReadPage(uint64_t offset, size_t len, void* buf, size_t* got) = 0;
+  // Reads up to bufs.size() * `len` bytes at `offset`, the first `len` into bufs[0], the next into
+  // bufs[1], and so on, as one read of the store where it can (one preadv for the POSIX store).
+  // REQUIRES: offset, len and every buffer aligned to kIoAlignment; 1 <= bufs.size() <=
+  // kMaxReadBuffers. Sets *got to the bytes read in all: less than bufs.size() * len only at end
+  // of file. Retries short reads and EINTR itself. A store whose file system lost its connection
+  // (ENOTCONN, ECONNABORTED: a dead FUSE or network client) fails with EIO, here and in Write; on
+  // an error the buffers' content is undefined.
+  virtual Status ReadPages(uint64_t offset, size_t len, std::span<char* const> bufs,
+                           size_t* got) = 0;
+
+  // ReadPages into one buffer of `len` bytes (len aligned, any multiple of kIoAlignment).
+  Status ReadPage(uint64_t offset, size_t len, void* buf, size_t* got) {
+    char* const one[] = {static_cast<char*>(buf)};
+    return ReadPages(offset, len, one, got);
+  }
 
   // Writes `len` bytes at `offset` (any alignment) through to the file before returning.
   virtual Status Write(uint64_t offset, const void* buf, size_t len) = 0;
@@ -44,7 +61,7 @@ class BackingFile {
   // Makes written data durable (fsync; fdatasync when datasync).
   virtual Status Sync(bool datasync) = 0;
 
-  // True if ReadPage bypasses the kernel page cache (O_DIRECT accepted by the file system).
+  // True if page reads bypass the kernel page cache (O_DIRECT accepted by the file system).
   virtual bool direct() const = 0;
 };
 
@@ -83,9 +100,10 @@ class MemBackingStore : public BackingStore {
   virtual void Put(const std::string& path, std::string data) = 0;
   // Returns the current content (empty if absent).
   virtual std::string Get(const std::string& path) = 0;
-  // Every ReadPage after this fails with EIO while `fail` is true.
+  // Every read after this fails with EIO while `fail` is true.
   virtual void FailReads(bool fail) = 0;
-  // Number of ReadPage calls served so far (all files).
+  // Number of read calls served so far (all files): one per ReadPages (or ReadPage), whatever
+  // its length, as the POSIX store makes one preadv.
   virtual uint64_t page_reads() const = 0;
 };
 std::unique_ptr<MemBackingStore> NewMemBackingStore();

@@ -99,6 +99,8 @@ class LatencyHistogram {
   X(misses, Outcome, "page reads served from the backing file")                                    \
   X(read_errors, Event, "misses whose backing read failed (not in misses)")                        \
   X(buffered_misses, Event, "misses served by a file that refused O_DIRECT")                       \
+  X(backing_reads, Event,                                                                          \
+    "reads of the backing files: one per run of consecutive missing pages (misses / run length)")  \
   X(page_writes, Event, "pages touched by writes through the engine")                              \
   X(invalidations, Event, "cached pages dropped by writes, truncates, changes underneath")         \
   X(evictions, Event, "raw pages taken by the raw CLOCK")                                          \

@@ -1,7 +1,7 @@
 // The in-memory backing store for tests.
 //
 // It mirrors the POSIX store's contract closely enough that engine bugs surface here rather than
-// only on a real disk: ReadPage insists on the same alignment (a misaligned call aborts with a
+// only on a real disk: ReadPages insists on the same alignment (a misaligned call aborts with a
 // message naming the file and offset, in every build type, because the real store would fail it
 // and an engine that does it is broken), reads stop at end of file, and open flags are honoured
 // (O_CREAT, O_EXCL, O_TRUNC, access mode), so a test can reproduce ENOENT, EEXIST and EBADF.
@@ -20,6 +20,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <string>
 
 #include "ccfs/backing_store.h"
@@ -42,7 +43,8 @@ class MemBackingFile final : public BackingFile {
                  int accmode)
       : store_(store), file_(std::move(file)), path_(std::move(path)), accmode_(accmode) {}
 
-  Status ReadPage(uint64_t offset, size_t len, void* buf, size_t* got) override;
+  Status ReadPages(uint64_t offset, size_t len, std::span<char* const> bufs,
+                   size_t* got) override;
   Status Write(uint64_t offset, const void* buf, size_t len) override;
 
   Status Size(uint64_t* size) override {
@@ -122,14 +124,18 @@ class MemBackingStoreImpl final : public MemBackingStore {
   std::atomic<uint64_t> page_reads_{0};
 };
 
-Status MemBackingFile::ReadPage(uint64_t offset, size_t len, void* buf, size_t* got) {
+Status MemBackingFile::ReadPages(uint64_t offset, size_t len, std::span<char* const> bufs,
+                                 size_t* got) {
   *got = 0;
-  if (offset % kIoAlignment != 0 || len % kIoAlignment != 0 ||
-      reinterpret_cast<uintptr_t>(buf) % kIoAlignment != 0) {
+  bool aligned = offset % kIoAlignment == 0 && len % kIoAlignment == 0 && len > 0 &&
+                 !bufs.empty() && bufs.size() <= kMaxReadBuffers;
+  for (char* b : bufs) aligned = aligned && reinterpret_cast<uintptr_t>(b) % kIoAlignment == 0;
+  if (!aligned) {
     std::fprintf(stderr,
-                 "MemBackingFile::ReadPage(%s): offset %llu, len %zu, buf %p not aligned to %zu; "
-                 "the POSIX store would fail this read\n",
-                 path_.c_str(), static_cast<unsigned long long>(offset), len, buf, kIoAlignment);
+                 "MemBackingFile::ReadPages(%s): offset %llu, %zu buffers of %zu bytes not aligned "
+                 "to %zu; the POSIX store would fail this read\n",
+                 path_.c_str(), static_cast<unsigned long long>(offset), bufs.size(), len,
+                 kIoAlignment);
     std::abort();
   }
   store_->CountPageRead();
@@ -140,10 +146,14 @@ Status MemBackingFile::ReadPage(uint64_t offset, size_t len, void* buf, size_t* 
   }
   MutexLock lock(&file_->mu);
   const uint64_t size = file_->data.size();
-  if (offset >= size) return Status::Ok();
-  size_t n = std::min<uint64_t>(len, size - offset);
-  std::memcpy(buf, file_->data.data() + offset, n);
-  *got = n;
+  for (char* buf : bufs) {
+    const uint64_t at = offset + *got;
+    if (at >= size) break;
+    const size_t n = std::min<uint64_t>(len, size - at);
+    std::memcpy(buf, file_->data.data() + at, n);
+    *got += n;
+    if (n < len) break;
+  }
   return Status::Ok();
 }
 

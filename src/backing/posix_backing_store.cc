@@ -1,5 +1,5 @@
-// The POSIX backing store: page reads through a second, O_DIRECT descriptor; writes, size and
-// sync through the descriptor the file was opened with.
+// The POSIX backing store: page reads through a second, O_DIRECT descriptor, one preadv per run
+// of pages; writes, size and sync through the descriptor the file was opened with.
 //
 // Why two descriptors: O_DIRECT is what makes a miss a real device read (the kernel's page cache
 // would otherwise answer repeats and the daemon's hit ratio would be measured against a second,
@@ -23,12 +23,14 @@
 // This file and mem_backing_store.cc are the only places where errno becomes a Status.
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <cerrno>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 
 #include "ccfs/backing_store.h"
@@ -61,25 +63,38 @@ class PosixBackingFile final : public BackingFile {
     close(fd_);
   }
 
-  Status ReadPage(uint64_t offset, size_t len, void* buf, size_t* got) override {
+  Status ReadPages(uint64_t offset, size_t len, std::span<char* const> bufs,
+                   size_t* got) override {
     *got = 0;
-    if (!IsAligned(offset) || !IsAligned(len) ||
-        !IsAligned(reinterpret_cast<uintptr_t>(buf))) {
-      return Status::InvalidArgument(name_ + ": page read at offset " + std::to_string(offset) +
-                                     " of " + std::to_string(len) +
-                                     " bytes is not aligned to " + std::to_string(kIoAlignment));
+    bool aligned = IsAligned(offset) && IsAligned(len) && len > 0 && !bufs.empty() &&
+                   bufs.size() <= kMaxReadBuffers;
+    for (char* b : bufs) aligned = aligned && IsAligned(reinterpret_cast<uintptr_t>(b));
+    if (!aligned) {
+      return Status::InvalidArgument(name_ + ": read of " + std::to_string(bufs.size()) +
+                                     " pages of " + std::to_string(len) + " bytes at offset " +
+                                     std::to_string(offset) + " is not aligned to " +
+                                     std::to_string(kIoAlignment));
     }
-    char* out = static_cast<char*>(buf);
+    const size_t total = len * bufs.size();
+    iovec iov[kMaxReadBuffers];
     size_t done = 0;
     bool asked_again = false;
-    while (done < len) {
+    while (done < total) {
+      // The buffers from byte `done` on: the one it falls in (from its middle after a short
+      // read), then the rest whole.
+      const size_t first = done / len;
+      int iovcnt = 0;
+      for (size_t i = first; i < bufs.size(); ++i, ++iovcnt) {
+        const size_t skip = i == first ? done % len : 0;
+        iov[iovcnt] = iovec{bufs[i] + skip, len - skip};
+      }
       // A short direct read can leave the next offset unaligned (a file whose size is not a
-      // multiple of the block); the rest of the page then continues buffered. At end of file that
+      // multiple of the block); the rest of the run then continues buffered. At end of file that
       // buffered read returns 0 at once, so it costs one cheap system call (and an fstat, below)
       // per file tail.
       bool direct = use_direct_.load(std::memory_order_relaxed) && IsAligned(offset + done);
       int fd = direct ? direct_fd_ : fd_;
-      ssize_t n = pread(fd, out + done, len - done, static_cast<off_t>(offset + done));
+      ssize_t n = preadv(fd, iov, iovcnt, static_cast<off_t>(offset + done));
       if (n < 0) {
         int err = errno;
         if (err == EINTR) continue;
@@ -88,8 +103,8 @@ class PosixBackingFile final : public BackingFile {
           use_direct_.store(false, std::memory_order_relaxed);
           continue;
         }
-        return DataError(err, name_ + ": read of " + std::to_string(len) + " bytes at offset " +
-                                  std::to_string(offset));
+        return DataError(err, name_ + ": read of " + std::to_string(total) +
+                                  " bytes at offset " + std::to_string(offset));
       }
       if (n == 0) {
         // End of file, unless the size says otherwise (or cannot be had): then the store may

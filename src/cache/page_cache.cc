@@ -7,8 +7,16 @@
 //                    -> kCompressed:   decompress; promote into a free frame if one is free now,
 //                                      otherwise serve from a scratch page  (compressed hit)
 //                    -> kLoading:      wait for the loader, then read again  (counted as a miss)
-//                    -> absent:        take a frame (waiting only if none is free: a stall),
-//                                      insert kLoading, read the backing file, publish kRaw (miss)
+//                    -> absent:        the first page of a run of misses (below)
+// A run of misses: the absent page and the pages after it that the request covers, up to the
+// first page found in the index (cached, or loading by another reader), the first for which no
+// frame is free at once, or kMaxRunBytes. Each page is claimed, in order, by inserting it kLoading
+// with a frame; one ReadPages call reads them all; each is then published kRaw (or abandoned
+// past end of file or on an error), waking its waiters. Only the run's first page may wait for a
+// frame (a stall), because it is the only time the reader holds no claimed page: a reader never
+// waits (for a frame or for another reader's load) while it holds pages in kLoading, so loads
+// never wait on each other in a cycle, and every claimed page is published or abandoned before
+// Read looks at the next page.
 // Every page read, whatever its path, is also recorded by the hit-ratio curve estimator (mrc.h),
 // after the latency is taken.
 // Eviction (evictor.h): a single evictor thread watches free frames; below the low watermark it
@@ -62,6 +70,10 @@ using Shard = EngineCounters::Shard;
 constexpr EngineCounters::Counter kPathCpu[] = {&Shard::cpu_raw_hit_ns, &Shard::cpu_decompress_ns,
                                                 &Shard::cpu_miss_ns};
 
+// The most one backing read asks for: the largest FUSE request (max_pages 256 of 4 KiB). A longer
+// request is read as several runs.
+constexpr uint64_t kMaxRunBytes = 1 << 20;
+
 // Decompression on reader threads: one codec per kind per thread, made on first use.
 Codec& ReaderCodec(uint8_t kind) {
   thread_local std::unique_ptr<Codec> codecs[2];
@@ -111,18 +123,26 @@ class PageCache::Impl {
  private:
   enum class Path { kRawHit, kCompressedHit, kMiss, kNone };
 
-  // Reads the part [in_page, in_page + want) of one page into dst; *copied is what the page had
-  // (less than want at end of file).
-  Status ReadPage(const PageKey& key, BackingFile* file, uint32_t in_page, uint32_t want,
-                  char* dst, uint32_t* copied, Path* path);
+  // Reads the part [in_page, in_page + want) of one page into dst from the tiers, waiting for it
+  // if another reader is loading it; *copied is what the page had (less than want at end of
+  // file). Sets *missing instead, with nothing copied, when the page is in neither tier.
+  Status ReadPage(const PageKey& key, uint32_t in_page, uint32_t want, char* dst,
+                  uint32_t* copied, Path* path, bool* missing);
   // Copies from a pinned raw entry and unpins it.
   uint32_t CopyPinned(PageEntry* e, uint32_t in_page, uint32_t want, char* dst);
   Status ReadCompressed(PageEntry* e, uint64_t s, uint32_t in_page, uint32_t want, char* dst,
                         uint32_t* copied, bool* retry);
-  // A miss: reads the page from `file` into a free frame and publishes it. *path is kMiss when a
-  // page was read, kNone at end of file or on error (nothing is counted then).
-  Status Load(const PageKey& key, BackingFile* file, uint32_t in_page, uint32_t want, char* dst,
-              uint32_t* copied, bool* retry, Path* path);
+  // A run of misses (see the top of this file) for the request [offset, offset + len), whose
+  // first page was just found missing: claims it and the missing pages after it, reads them with
+  // one backing read, publishes them and copies their part of the request to dst. *copied is the
+  // bytes copied: less than len when the run ended before the request did, or at end of file
+  // (then *eof). *retry, with nothing copied or claimed, when the first page was inserted by
+  // another reader meanwhile. Counts each page read as a miss, its latency the run's time
+  // (since `start`, the first page's lookup included) shared by its pages; `cpu` is the run's.
+  Status LoadRun(uint64_t file_id, BackingFile* file, uint64_t offset, size_t len, char* dst,
+                 const CpuSample& cpu, uint64_t start, size_t* copied, bool* eof, bool* retry);
+  // Counts one page read, served by `path` in `ns`.
+  void RecordRead(const PageKey& key, Path path, uint64_t ns);
 
   // Drops one entry, whatever its state (writes, truncates, changes underneath).
   // REQUIRES: RCU read-side.
@@ -244,34 +264,52 @@ Status PageCache::Impl::Read(uint64_t file_id, BackingFile* file, uint64_t offse
     uint64_t page_no = offset / page_size_;
     uint32_t in_page = static_cast<uint32_t>(offset % page_size_);
     uint32_t want = static_cast<uint32_t>(std::min<uint64_t>(len, page_size_ - in_page));
-    uint32_t copied = 0;
-    Path path = Path::kNone;
-    CpuSample cpu;  // about one page in 64 is timed on this thread's CPU clock (ccfs/stats.h)
+    CpuSample cpu;  // about one event in 64 is timed on this thread's CPU clock (ccfs/stats.h)
     uint64_t start = NowNs();
     const PageKey key{file_id, page_no};
-    Status st = ReadPage(key, file, in_page, want, out, &copied, &path);
-    // An error is the reader's, even after some pages: a short success would read as end of file
-    // (in raw_tier = kernel mode the kernel then zero-fills and keeps the rest of the page).
-    if (!st.ok()) return st;
-    if (path != Path::kNone) {
-      frequency_.Increment(key);
-      uint64_t ns = NowNs() - start;
-      const uint64_t cpu_ns = cpu.ScaledNs(ns);  // 0 unless sampled
-      latency_[static_cast<int>(path)].Record(ns);
-      if (estimate_) mrc_.Record(cache::HashPageKey(key));
-      Count(&Shard::reads);
-      Count(path == Path::kRawHit         ? &Shard::raw_hits
-            : path == Path::kCompressedHit ? &Shard::compressed_hits
-                                           : &Shard::misses);
-      if (cpu.sampled()) Count(kPathCpu[static_cast<int>(path)], cpu_ns);
+    // One page from the tiers, or a run of misses from its first page on. An error is the
+    // reader's, even after some pages: a short success would read as end of file (in raw_tier =
+    // kernel mode the kernel then zero-fills and keeps the rest of the page).
+    size_t copied = 0;
+    bool end_of_file = false;
+    for (;;) {
+      uint32_t page_copied = 0;
+      Path path = Path::kNone;
+      bool missing = false;
+      Status st = ReadPage(key, in_page, want, out, &page_copied, &path, &missing);
+      if (!st.ok()) return st;
+      if (!missing) {
+        const uint64_t ns = NowNs() - start;
+        if (path != Path::kNone) RecordRead(key, path, ns);
+        if (path != Path::kNone && cpu.sampled()) {
+          Count(kPathCpu[static_cast<int>(path)], cpu.ScaledNs(ns));
+        }
+        copied = page_copied;
+        end_of_file = page_copied < want;
+        break;
+      }
+      bool retry = false;
+      st = LoadRun(file_id, file, offset, len, out, cpu, start, &copied, &end_of_file, &retry);
+      if (!st.ok()) return st;
+      if (!retry) break;
     }
     *n += copied;
     out += copied;
     offset += copied;
     len -= copied;
-    if (copied < want) break;  // end of file
+    if (end_of_file) break;
   }
   return Status::Ok();
+}
+
+void PageCache::Impl::RecordRead(const PageKey& key, Path path, uint64_t ns) {
+  frequency_.Increment(key);
+  latency_[static_cast<int>(path)].Record(ns);
+  if (estimate_) mrc_.Record(cache::HashPageKey(key));
+  Count(&Shard::reads);
+  Count(path == Path::kRawHit         ? &Shard::raw_hits
+        : path == Path::kCompressedHit ? &Shard::compressed_hits
+                                       : &Shard::misses);
 }
 
 uint32_t PageCache::Impl::CopyPinned(PageEntry* e, uint32_t in_page, uint32_t want, char* dst) {
@@ -282,8 +320,9 @@ uint32_t PageCache::Impl::CopyPinned(PageEntry* e, uint32_t in_page, uint32_t wa
   return copied;
 }
 
-Status PageCache::Impl::ReadPage(const PageKey& key, BackingFile* file, uint32_t in_page,
-                                 uint32_t want, char* dst, uint32_t* copied, Path* path) {
+Status PageCache::Impl::ReadPage(const PageKey& key, uint32_t in_page, uint32_t want, char* dst,
+                                 uint32_t* copied, Path* path, bool* missing) {
+  *missing = false;
   bool waited_for_load = false;
   for (;;) {
     bool retry = false;
@@ -327,10 +366,8 @@ Status PageCache::Impl::ReadPage(const PageKey& key, BackingFile* file, uint32_t
       }
     }
     if (retry) continue;
-    bool lost_race = false;
-    Status st = Load(key, file, in_page, want, dst, copied, &lost_race, path);
-    if (lost_race) continue;
-    return st;
+    *missing = true;
+    return Status::Ok();
   }
 }
 
@@ -394,66 +431,134 @@ Status PageCache::Impl::ReadCompressed(PageEntry* e, uint64_t s, uint32_t in_pag
   return Status::Ok();
 }
 
-Status PageCache::Impl::Load(const PageKey& key, BackingFile* file, uint32_t in_page,
-                             uint32_t want, char* dst, uint32_t* copied, bool* retry, Path* path) {
-  *path = Path::kNone;
+Status PageCache::Impl::LoadRun(uint64_t file_id, BackingFile* file, uint64_t offset, size_t len,
+                                char* dst, const CpuSample& cpu, uint64_t start, size_t* copied,
+                                bool* eof, bool* retry) {
+  *copied = 0;
+  *eof = false;
+  *retry = false;
+  struct Claim {
+    PageEntry* e;
+    uint32_t frame;
+  };
+  // Per thread, so that a one-page miss allocates nothing but its entry.
+  thread_local std::vector<Claim> run;
+  thread_local std::vector<char*> bufs;
+  run.clear();
+  bufs.clear();
+  const uint64_t first = offset / page_size_;
+  const uint64_t wanted = (offset % page_size_ + len + page_size_ - 1) / page_size_;
+  const uint64_t max_pages = std::min<uint64_t>(
+      {wanted, std::max<uint64_t>(1, kMaxRunBytes / page_size_), kMaxReadBuffers});
+
+  // Claims page `page_no` in `frame`: false (the frame freed) if the page is in the index already.
+  auto claim = [&](uint64_t page_no, uint32_t frame) {
+    auto* e = new PageEntry;
+    e->key = PageKey{file_id, page_no};
+    e->frame.store(frame, std::memory_order_relaxed);
+    cache::InitLoading(e);
+    RcuReadLock rcu;
+    if (index_.InsertUnique(e) != e) {
+      delete e;  // never published
+      raw_.Free(frame);
+      return false;
+    }
+    run.push_back(Claim{e, frame});
+    bufs.push_back(raw_.data(frame));
+    return true;
+  };
+
+  // The first page may wait for a frame: no page is claimed yet (see the top of this file).
   uint64_t waited_ns = 0;
   uint32_t frame = raw_.Alloc(&waited_ns, [this] { KickEvictor(); });
   if (waited_ns > 0) {
     Count(&Shard::stalls);
     Count(&Shard::stall_ns, waited_ns);
   }
+  if (!claim(first, frame)) {
+    *retry = true;
+    return Status::Ok();
+  }
+  // The pages after it, while they are missing and a frame is free at once.
+  for (uint64_t p = first + 1; run.size() < max_pages; ++p) {
+    {
+      RcuReadLock rcu;
+      if (index_.Lookup(PageKey{file_id, p}) != nullptr) break;
+    }
+    if (!raw_.TryAlloc(&frame)) break;
+    if (!claim(p, frame)) break;
+  }
   if (raw_.free_count() < evictor_->low_watermark()) KickEvictor();
 
-  auto* e = new PageEntry;
-  e->key = key;
-  e->frame.store(frame, std::memory_order_relaxed);
-  cache::InitLoading(e);
-  {
-    RcuReadLock rcu;
-    if (index_.InsertUnique(e) != e) {
-      delete e;  // never published
-      raw_.Free(frame);
-      *retry = true;
-      return Status::Ok();
-    }
+  size_t got = 0;
+  Status st = file->ReadPages(first * page_size_, page_size_, bufs, &got);
+  Count(&Shard::backing_reads);
+  if (!st.ok()) {
+    got = 0;
+    Count(&Shard::read_errors, run.size());
   }
 
-  size_t got = 0;
-  Status st = file->ReadPage(key.page_no * page_size_, page_size_, raw_.data(frame), &got);
-  if (st.ok() && got > 0) {
-    *path = Path::kMiss;
-    if (!file->direct()) Count(&Shard::buffered_misses);
-    if (got < page_size_) std::memset(raw_.data(frame) + got, 0, page_size_ - got);
-    e->length.store(static_cast<uint32_t>(got), std::memory_order_relaxed);
-    *copied = in_page >= got ? 0 : std::min<uint32_t>(want, static_cast<uint32_t>(got) - in_page);
-    std::memcpy(dst, raw_.data(frame) + in_page, *copied);
-    raw_.owner(frame).store(e, std::memory_order_release);
-    // A page read often lately (though not cached) starts with credit on the raw CLOCK.
-    const uint64_t uses = frequency_.Estimate(key);
-    const uint64_t s = cache::FinishLoad(e, uses);
-    if (s & cache::kWaiterBit) e->state.notify_all();
-    if (!(s & cache::kStaleBit)) {
-      // A page not read at all lately (a one-off, by the sketch) is the first candidate for
-      // eviction, unless it is read again before the next sweep (raw_tier.h, Probation).
-      if (uses == 0 && probation_.load(std::memory_order_relaxed)) raw_.Probation(frame, e);
-      return Status::Ok();
+  // Publish (or abandon) every claimed page, in order, copying the request's part of each.
+  const bool buffered = !file->direct();
+  uint64_t pages_read = 0;
+  for (size_t i = 0; i < run.size(); ++i) {
+    PageEntry* e = run[i].e;
+    const uint32_t f = run[i].frame;
+    const uint64_t at = i * static_cast<uint64_t>(page_size_);
+    if (got > at) {
+      const auto length = static_cast<uint32_t>(std::min<uint64_t>(page_size_, got - at));
+      if (length < page_size_) std::memset(raw_.data(f) + length, 0, page_size_ - length);
+      e->length.store(length, std::memory_order_relaxed);
+      if (!*eof) {
+        // The request's part of this page: from `in_page` (the first page only) for `want`.
+        const uint32_t in_page = i == 0 ? static_cast<uint32_t>(offset % page_size_) : 0;
+        const auto want = static_cast<uint32_t>(std::min<uint64_t>(len - *copied,
+                                                                   page_size_ - in_page));
+        const uint32_t c = in_page >= length ? 0 : std::min(want, length - in_page);
+        std::memcpy(dst + *copied, raw_.data(f) + in_page, c);
+        *copied += c;
+        *eof = c < want;
+      }
+      ++pages_read;
+      raw_.owner(f).store(e, std::memory_order_release);
+      // A page read often lately (though not cached) starts with credit on the raw CLOCK.
+      const uint64_t uses = frequency_.Estimate(e->key);
+      const uint64_t s = cache::FinishLoad(e, uses);
+      if (s & cache::kWaiterBit) e->state.notify_all();
+      if (!(s & cache::kStaleBit)) {
+        // A page not read at all lately (a one-off, by the sketch) is the first candidate for
+        // eviction, unless it is read again before the next sweep (raw_tier.h, Probation).
+        if (uses == 0 && probation_.load(std::memory_order_relaxed)) raw_.Probation(f, e);
+        continue;
+      }
+      // Invalidated while loading: the caller still gets what it read (the read was concurrent
+      // with the change), but the page is not kept.
+      raw_.owner(f).store(nullptr, std::memory_order_relaxed);
+    } else {
+      // Past end of file, or the read failed: nothing to publish.
+      if (st.ok()) *eof = true;
+      const uint64_t s = cache::AbandonLoad(e);
+      if (s & cache::kWaiterBit) e->state.notify_all();
     }
-    // Invalidated while loading: the caller still gets what it read (the read was concurrent with
-    // the change), but the page is not kept.
-    raw_.owner(frame).store(nullptr, std::memory_order_relaxed);
-  } else {
+    {
+      RcuReadLock rcu;
+      index_.Remove(e);
+    }
+    raw_.Free(f);
+    cache::RetireEntry(e);
+  }
+  if (!st.ok()) {
     *copied = 0;
-    if (!st.ok()) Count(&Shard::read_errors);
-    const uint64_t s = cache::AbandonLoad(e);
-    if (s & cache::kWaiterBit) e->state.notify_all();
+    return st;
   }
-  {
-    RcuReadLock rcu;
-    index_.Remove(e);
+  if (pages_read == 0) return st;
+  // The run's time, shared by its pages; its CPU sample, if one, stands for the whole run.
+  const uint64_t ns = NowNs() - start;
+  for (uint64_t i = 0; i < pages_read; ++i) {
+    RecordRead(PageKey{file_id, first + i}, Path::kMiss, ns / pages_read);
+    if (buffered) Count(&Shard::buffered_misses);
   }
-  raw_.Free(frame);
-  cache::RetireEntry(e);
+  if (cpu.sampled()) Count(kPathCpu[static_cast<int>(Path::kMiss)], cpu.ScaledNs(ns));
   return st;
 }
 

@@ -71,7 +71,8 @@
 //
 //   transition            from -> to                            by (where)                  order
 //   --------------------  ------------------------------------  --------------------------  -------
-//   InitLoading           new entry -> Loading (+D if demoted)  missing reader (Load), or   relaxed
+//   InitLoading           new entry -> Loading (+D if demoted)  missing reader (LoadRun,    relaxed
+//                                                               each page of its run), or
 //                                                               demoter; before the index
 //                                                               insert that publishes it
 //   TryPin                Raw|Evicting -> same, pins+1, use+1   reader (ReadPage)           acquire
@@ -79,10 +80,12 @@
 //   Unpin                 any -> pins-1 (a pin of TryPin or     reader (CopyPinned)         release
 //                         TryPromote)
 //   TryMarkWaiter         Loading -> Loading +W                 reader (ReadPage)           acquire
-//   FinishLoad            Loading -> Raw, use = the sketch's    loader (Load), notifies if  acq_rel
-//                         count, -W; Loading +S -> Dead         W was set
-//   AbandonLoad           Loading -> Dead                       loader (Load: read error,   acq_rel
-//                                                               end of file), demoter
+//   FinishLoad            Loading -> Raw, use = the sketch's    loader (LoadRun, after the  acq_rel
+//                         count, -W; Loading +S -> Dead         run's read), notifies if W
+//                                                               was set
+//   AbandonLoad           Loading -> Dead                       loader (LoadRun: the run's  acq_rel
+//                                                               read failed, or end of
+//                                                               file), demoter
 //                                                               (stale)
 //   TryPublishDemoted     Loading +D, not S -> Compressed, -W   demoter (a pool worker),    acq_rel
 //                         -R -H (blob stored first)             under the tier's mu_

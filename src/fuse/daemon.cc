@@ -26,6 +26,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -41,6 +42,7 @@
 #include "fuse/log.h"
 #include "fuse/metrics_server.h"
 #include "fuse/mount_preflight.h"
+#include "fuse/mount_readahead.h"
 #include "fuse/request_loop.h"
 #include "fuse/session_io.h"
 #include "fuse/uring_transport.h"
@@ -207,6 +209,7 @@ class Daemon {
       return Fail(s);
     }
     fs_->StartKernelCache(session_);
+    if (options_.kernel_raw_tier()) WidenKernelReadahead();
     if (ready_fd_ >= 0) Detach();
     // Every thread of ours exists now and blocks these signals; take them here.
     pthread_sigmask(SIG_UNBLOCK, &signals, nullptr);
@@ -274,6 +277,22 @@ class Daemon {
     if (!fall_back) return Status::IOError(0, "transport = uring: " + s.message());
     LogInfo("transport = auto: serving /dev/fuse: " + s.message());
     return Status::Ok();
+  }
+
+  // raw_tier = kernel: a stream's read-ahead reaches the daemon as requests of up to max_pages
+  // (fuse/mount_readahead.h). Without it (not root, INIT not answered) the kernel's window stays.
+  void WidenKernelReadahead() {
+    InitResult init;
+    if (!WaitForInit(10000, &init) || init.error != 0) return;
+    const uint64_t max_request = init.max_pages != 0 ? init.max_pages * 4096ull : 128ull << 10;
+    const uint64_t bytes = std::min<uint64_t>(kKernelReadaheadBytes, max_request);
+    Status s = SetMountReadahead(mountpoint_, bytes);
+    if (!s.ok()) {
+      LogInfo("raw_tier = kernel: the kernel's read-ahead window is kept: " + s.ToString());
+      return;
+    }
+    LogInfo(fmt::format("raw_tier = kernel: read-ahead {} (max_pages {})", FormatSize(bytes),
+                        init.max_pages));
   }
 
   // The `metrics` key: the Prometheus endpoint, if set. Its errors name the key and address.

@@ -65,7 +65,7 @@ void Init(void* userdata, fuse_conn_info* conn) {
   // ... where the kernel must drop its pages of a file whose mtime or size it finds changed when
   // it refreshes the attributes (at most attr_timeout old): the bound on staleness for a change
   // made underneath (fuse/kernel_cache.h). Readahead stays the kernel's: a random read asks for
-  // just its own pages in one request, a sequential reader gets its pages ahead.
+  // just its own pages in one request, a sequential reader gets its pages ahead (below).
   if (static_cast<FsContext*>(userdata)->kernel != nullptr) {
     if (!(conn->capable & FUSE_CAP_AUTO_INVAL_DATA)) {
       LogWarning("the kernel does not offer auto_inval_data: with raw_tier = kernel, a file changed "
@@ -76,6 +76,13 @@ void Init(void* userdata, fuse_conn_info* conn) {
   }
   // O_TRUNC arrives with open() instead of as a separate SETATTR.
   if (conn->capable & FUSE_CAP_ATOMIC_O_TRUNC) conn->want |= FUSE_CAP_ATOMIC_O_TRUNC;
+  // Requests as large as the kernel allows, so conn->max_write is left as libfuse sets it: libfuse
+  // asks for max_pages = max_write / page size (FUSE_MAX_PAGES), and its default max_write is its
+  // buffer's, 1 MiB (256 pages, the kernel's limit). A read(2) of
+  // 1 MiB in daemon mode (direct_io) is then one READ, and in kernel mode the kernel's read-ahead
+  // can send up to 1 MiB at once (its window is widened after INIT: fuse/mount_readahead.h). The
+  // handlers' buffers grow to the largest request seen (data_ops.cc), and the io_uring transport
+  // sizes its payload buffers from max_write and max_pages (uring_transport.h).
 }
 
 // Every op ccfs serves; a slot left empty is answered by libfuse (ENOSYS, or its default).

@@ -225,11 +225,12 @@ class SlowFile final : public BackingFile {
  public:
   SlowFile(std::unique_ptr<BackingFile> inner, std::chrono::microseconds delay)
       : inner_(std::move(inner)), delay_(delay) {}
-  Status ReadPage(uint64_t offset, size_t len, void* buf, size_t* got) override {
-    const auto until = std::chrono::steady_clock::now() + delay_;
+  Status ReadPages(uint64_t offset, size_t len, std::span<char* const> bufs,
+                   size_t* got) override {
+    const auto until = std::chrono::steady_clock::now() + delay_ * bufs.size();
     while (std::chrono::steady_clock::now() < until) {
     }
-    return inner_->ReadPage(offset, len, buf, got);
+    return inner_->ReadPages(offset, len, bufs, got);
   }
   Status Write(uint64_t offset, const void* buf, size_t len) override {
     return inner_->Write(offset, buf, len);

@@ -78,7 +78,7 @@ TEST(StatsJsonTest, TopLevelKeysAndTheirOrderAreStable) {
       "hit_ratio", "reads", "raw_hits", "compressed_hits", "misses", "us_per_buffer",
       "cpu_us_per_buffer", "compression_ratio", "compressed_percent", "raw_tier", "kernel_evict",
       "memory_bytes", "raw_bytes", "compressed_bytes",
-      "read_errors", "buffered_misses", "page_writes", "invalidations", "evictions",
+      "read_errors", "buffered_misses", "backing_reads", "page_writes", "invalidations", "evictions",
       "evict_sweeps", "compressions", "compressed_stored", "rejects", "zero_pages",
       "admission_drops", "incompressible_skips", "pressure_drops", "compressed_evictions",
       "promotions", "wasted_compressions", "stalls", "stall_ns", "compress_ns", "decompress_ns",
