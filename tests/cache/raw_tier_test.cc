@@ -22,7 +22,12 @@ namespace {
 constexpr uint32_t kPage = 4096;
 
 // A raw page of `frame` with `uses` on the CLOCK, published as owner(frame).
+// Takes the next frame, as a miss does, which must be `frame` (frames are handed out lowest
+// first), and publishes `e` in it. The hand sweeps only frames that have been handed out.
 void Publish(RawTier* raw, PageEntry* e, uint32_t frame, uint64_t uses) {
+  uint32_t got = 0;
+  ASSERT_TRUE(raw->TryAlloc(&got));
+  ASSERT_EQ(got, frame);
   e->key = PageKey{1, frame};
   e->frame.store(frame);
   e->state.store(WithUses(kRaw, uses));
