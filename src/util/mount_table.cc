@@ -57,4 +57,17 @@ bool TopMountAt(const std::string& path, MountEntry* entry) {
   return found;
 }
 
+std::string MountDeviceAt(const std::string& path) {
+  // Each line: mount id, parent id, MAJ:MIN, root, mount point, then fields not needed here.
+  std::ifstream in("/proc/self/mountinfo");
+  std::string line, found;
+  while (std::getline(in, line)) {
+    std::istringstream fields(line);
+    std::string id, parent, dev, root, point;
+    if (!(fields >> id >> parent >> dev >> root >> point)) continue;
+    if (Unescape(point) == path) found = dev;
+  }
+  return found;
+}
+
 }  // namespace ccfs

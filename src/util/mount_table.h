@@ -32,6 +32,10 @@ bool ParseMountLine(const std::string& line, MountEntry* entry);
 // mounted at `path` or /proc/mounts cannot be read.
 bool TopMountAt(const std::string& path, MountEntry* entry);
 
+// The "MAJ:MIN" device number of the mount on top at `path` (a path as realpath(3) gives it), from
+// /proc/self/mountinfo; "" when none is listed there.
+std::string MountDeviceAt(const std::string& path);
+
 }  // namespace ccfs
 
 #endif  // CCFS_UTIL_MOUNT_TABLE_H_
