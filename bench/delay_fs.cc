@@ -1,16 +1,19 @@
 // delay_fs: an EMULATED backing store. A pass-through FUSE file system over a source directory
-// that waits a configurable time before every read, so that ccfs (or the page cache) can be put
-// in front of a "store" whose page reads cost any latency between a local disk's and a file
-// server's. Every table that shows a delay_fs figure must say it is an emulation: the wait is a
+// that waits a configurable time before every read, and can cap the rate its reads stream at, so
+// that ccfs (or the page cache) can be put in front of a "store" whose page reads cost any latency
+// between a local disk's and a file server's, and whose streams run at a network's or a cloud
+// volume's rate rather than the local disk's. Every table that shows a delay_fs figure must say it is an emulation: the wait is a
 // timer, not a network or a remote disk, and the CPU cost a real client pays per request (ssh
 // ciphers, GlusterFS translators) is not here.
 //
-//   delay_fs SOURCE MOUNTPOINT [--delay-us N] [--wait hybrid|sleep|spin] [--spin-us N]
-//            [--page-cache] [-o FUSE_OPTIONS]
+//   delay_fs SOURCE MOUNTPOINT [--delay-us N] [--mib-per-s R] [--wait hybrid|sleep|spin]
+//            [--spin-us N] [--page-cache] [-o FUSE_OPTIONS]
 //   delay_fs --measure-wait            how close each --wait comes to 50..2000 µs on this machine
 //
-// A read here costs: the FUSE round trip + N µs + an O_DIRECT pread of the source. So that the
-// store is the one answering:
+// A read here costs: the FUSE round trip + N µs + an O_DIRECT pread of the source, and with
+// --mib-per-s R, the time its bytes take to cross one link of R MiB/s that every read shares (a
+// read's bytes are queued behind the bytes of reads before it: 4 readers of a 100 MiB/s store get
+// 100 MiB/s between them, as on one network link). So that the store is the one answering:
 //   - the source is read with O_DIRECT (through an aligned bounce buffer: FUSE passes the caller's
 //     offset and size, which need not be aligned), so the local page cache does not answer;
 //   - every file is opened with direct_io, so the kernel does not cache delay_fs's own pages above
@@ -35,6 +38,7 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstdint>
 #include <cstdio>
@@ -59,8 +63,14 @@ struct Settings {
   WaitKind wait = WaitKind::kHybrid;
   int64_t spin_ns = 100000;  // kHybrid: the last part of each wait that is spun, not slept
   bool page_cache = false;   // --page-cache: let the kernel cache delay_fs's files (see main)
+  int64_t bytes_per_s = 0;   // --mib-per-s: the link's rate; 0 = no cap
 };
 Settings g;
+
+// The link (--mib-per-s): the CLOCK_MONOTONIC time in ns at which the bytes of every read so far
+// have crossed it. A read reserves its slot by moving it on, from now or from the end of the
+// reads before it, whichever is later.
+std::atomic<int64_t> g_link_free_at{0};
 
 // One open file: `fd` with the caller's flags (less O_DIRECT) for writes and metadata, and
 // `direct_fd`, O_RDONLY|O_DIRECT, for reads (-1 when the file was opened write-only).
@@ -107,6 +117,20 @@ void Wait(int64_t ns) {
 // libfuse starts its worker threads after Init; timer slack is per thread and inherited, so it
 // is set here (the loop thread) and in each read (cheap: one prctl) to be sure.
 void SetTimerSlack() { prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0); }
+
+// --mib-per-s: reserves the link for `bytes` and waits until they have crossed it.
+void CrossLink(size_t bytes) {
+  if (g.bytes_per_s <= 0 || bytes == 0) return;
+  const int64_t transfer =
+      static_cast<int64_t>(static_cast<double>(bytes) * 1e9 / static_cast<double>(g.bytes_per_s));
+  const int64_t now = NowNs();
+  int64_t free_at = g_link_free_at.load(std::memory_order_relaxed);
+  int64_t done;
+  do {
+    done = std::max(free_at, now) + transfer;
+  } while (!g_link_free_at.compare_exchange_weak(free_at, done, std::memory_order_relaxed));
+  Wait(done - NowNs());
+}
 
 void* Init(fuse_conn_info* conn, fuse_config* cfg) {
   cfg->use_ino = 1;
@@ -249,6 +273,7 @@ int Read(const char*, char* buf, size_t size, off_t off, fuse_file_info* fi) {
     const size_t n = got > head ? std::min(size, got - head) : 0;
     memcpy(buf, static_cast<char*>(bounce) + head, n);
     rc = static_cast<int>(n);
+    CrossLink(n);
   }
   free(bounce);
   return rc;
@@ -382,11 +407,15 @@ int main(int argc, char** argv) {
       "latency, not a real store."};
   std::string source, mountpoint, wait_name = "hybrid", fuse_opts;
   int64_t delay_us = 0, spin_us = 100;
+  double mib_per_s = 0;
   bool measure = false;
   app.add_option("source", source, "directory whose files are served");
   app.add_option("mountpoint", mountpoint, "where to mount");
   app.add_option("--delay-us", delay_us, "wait before each read, µs (default 0)")
       ->check(CLI::Range(int64_t{0}, int64_t{10000000}));
+  app.add_option("--mib-per-s", mib_per_s,
+                 "cap the rate reads stream at, MiB/s, shared by all reads (default 0: no cap)")
+      ->check(CLI::Range(0.0, 1e6));
   app.add_option("--wait", wait_name,
                  "hybrid (default: sleep, then spin the last --spin-us) | sleep | spin")
       ->check(CLI::IsMember({"hybrid", "sleep", "spin"}));
@@ -408,6 +437,7 @@ int main(int argc, char** argv) {
     return 1;
   }
   g.delay_ns = delay_us * 1000;
+  g.bytes_per_s = static_cast<int64_t>(mib_per_s * 1048576.0);
   g.source_fd = open(source.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (g.source_fd < 0) {
     fprintf(stderr, "delay_fs: source %s: %s\n", source.c_str(), strerror(errno));
@@ -462,9 +492,11 @@ int main(int argc, char** argv) {
   }
   fuse_set_signal_handlers(fuse_get_session(fs));
   fprintf(stderr,
-          "delay_fs: EMULATED store: %s at %s, +%lld us (%s) before each read, O_DIRECT source "
+          "delay_fs: EMULATED store: %s at %s, +%lld us (%s) before each read, %s, O_DIRECT source "
           "reads, %s\n",
           source.c_str(), mountpoint.c_str(), static_cast<long long>(delay_us), wait_name.c_str(),
+          mib_per_s > 0 ? ("streams capped at " + std::to_string(mib_per_s) + " MiB/s").c_str()
+                        : "no rate cap",
           g.page_cache ? "kernel page cache allowed (--page-cache)" : "direct_io files");
   fuse_loop_config* loop = fuse_loop_cfg_create();
   fuse_loop_cfg_set_max_threads(loop, 16);

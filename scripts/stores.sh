@@ -32,6 +32,8 @@
 # OPTIONS (each ignored by the kinds it does not concern):
 #   --source SRC     sshfs, delay: the directory served (kept at `down`; a default one is not)
 #   --delay-us N     delay: the wait before each read, µs (default 200)
+#   --mib-per-s R    delay: cap the rate reads stream at, MiB/s, shared by all reads (default 0:
+#                    no cap; e.g. 100 or 400 for a store behind a 1 GbE link or a cloud volume)
 #   --wait KIND      delay: hybrid (default) | sleep | spin (see `delay_fs --measure-wait`)
 #   --page-cache     let the kernel cache the store's files at DIR (sshfs auto_cache, glusterfs
 #                    direct-io-mode=disable + fopen-keep-cache, delay_fs without direct_io): for a
@@ -477,9 +479,10 @@ up_delay() {
   local bin
   bin=$(find_delay_fs)
   prepare_source
-  local args=("$source" "$dir" --delay-us "$delay_us" --wait "$wait_kind")
+  local args=("$source" "$dir" --delay-us "$delay_us" --mib-per-s "$mib_per_s" --wait "$wait_kind")
   [ $page_cache -eq 1 ] && args+=(--page-cache)
   info delay_us "$delay_us"
+  info mib_per_s "$mib_per_s"
   setsid "$bin" "${args[@]}" </dev/null >"$state/delay_fs.log" 2>&1 &
   local pid=$!
   record stop "$pid" delay_fs
@@ -500,11 +503,12 @@ cmd_up() {
   kind=$1 dir=$2
   shift 2
   check_kind "$kind"
-  source="" delay_us=200 wait_kind=hybrid page_cache=0 brick_dir="" remote_dio=0
+  source="" delay_us=200 mib_per_s=0 wait_kind=hybrid page_cache=0 brick_dir="" remote_dio=0
   while [ $# -gt 0 ]; do
     case $1 in
       --source) source=${2:?--source needs a directory}; shift ;;
       --delay-us) delay_us=${2:?--delay-us needs a number}; shift ;;
+      --mib-per-s) mib_per_s=${2:?--mib-per-s needs a number}; shift ;;
       --wait) wait_kind=${2:?--wait needs hybrid, sleep or spin}; shift ;;
       --page-cache) page_cache=1 ;;
       --brick-dir) brick_dir=${2:?--brick-dir needs a directory}; shift ;;
@@ -514,6 +518,7 @@ cmd_up() {
     shift
   done
   [[ $delay_us =~ ^[0-9]+$ ]] || die "--delay-us $delay_us: want a whole number of µs"
+  [[ $mib_per_s =~ ^[0-9]+(\.[0-9]+)?$ ]] || die "--mib-per-s $mib_per_s: want a number of MiB/s"
   [[ $dir == /* ]] || dir=$PWD/$dir
   dir=${dir%/}
   state=$state_root/$kind
