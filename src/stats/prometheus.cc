@@ -158,6 +158,9 @@ std::string RenderPrometheus(const CacheStats& s, const DaemonIdentity& daemon,
   w.Single("process_resident_memory_bytes", "gauge",
            "Resident memory of the daemon process (VmRSS): its tiers' pages and its own memory",
            daemon.rss_bytes);
+  w.Single("process_open_fds", "gauge", "Descriptors the daemon process has open", daemon.open_fds);
+  w.Single("process_start_time_seconds", "gauge",
+           "When the daemon started serving, seconds since the Unix epoch", daemon.start_time_s);
 
   w.Family("ccfs_reads_total", "counter",
            "Page reads by outcome: raw = raw hit, compressed = compressed hit, miss = read from "

@@ -1,9 +1,11 @@
 // Stats in Prometheus's text exposition format (version 0.0.4): what the daemon serves at
 // GET /metrics when the `metrics` key is set (src/fuse/metrics_server.h).
 //
-// Every metric is named ccfs_* but one, with a HELP and a TYPE line, in base units (seconds, bytes):
-//   process_resident_memory_bytes            gauge: the daemon's VmRSS (the process collector's
-//                                            conventional name)
+// Every metric is named ccfs_* but three, with a HELP and a TYPE line, in base units (seconds,
+// bytes); the three carry the names every Prometheus client's process collector uses:
+//   process_resident_memory_bytes            gauge: the daemon's VmRSS
+//   process_open_fds                         gauge: descriptors the daemon has open
+//   process_start_time_seconds               gauge: when it started serving, Unix time
 //   ccfs_build_info{version}                 gauge 1: the ccfs release serving the mount
 //   ccfs_mount_info{dataset,mountpoint}      gauge 1: which mount this endpoint describes
 //   ccfs_uptime_seconds                      gauge: since the daemon started serving

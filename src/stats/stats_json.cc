@@ -7,6 +7,7 @@
 
 #include <unistd.h>
 
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <string>
@@ -238,6 +239,10 @@ DaemonIdentity DaemonIdentity::Now(const std::string& dataset, const std::string
   d.mountpoint = mountpoint;
   d.uptime_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   d.rss_bytes = ProcStatusBytes(getpid(), "VmRSS:");
+  d.open_fds = OpenDescriptorCount();
+  d.start_time_s =
+      std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count() -
+      d.uptime_s;
   return d;
 }
 
@@ -249,6 +254,8 @@ std::string RenderMountStatsJson(const CacheStats& s, const DaemonIdentity& daem
   d["mountpoint"] = daemon.mountpoint;
   d["uptime_s"] = Round3(daemon.uptime_s);
   d["rss_bytes"] = daemon.rss_bytes;
+  d["open_fds"] = daemon.open_fds;
+  d["start_time_s"] = Round3(daemon.start_time_s);
   j[kStatsDaemonKey] = std::move(d);
   return j.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
 }

@@ -40,6 +40,8 @@ struct DaemonIdentity {
   // The process's resident memory (VmRSS): its tiers' pages, and what it holds beside them (code,
   // thread stacks, request buffers, the page index); 0 when unknown.
   uint64_t rss_bytes = 0;
+  uint64_t open_fds = 0;       // descriptors the process has open; 0 when unknown
+  double start_time_s = 0;     // when the daemon started serving, seconds since the Unix epoch
 
   // This process, serving `dataset` at `mountpoint` since `started`.
   static DaemonIdentity Now(const std::string& dataset, const std::string& mountpoint,
@@ -47,7 +49,8 @@ struct DaemonIdentity {
 };
 
 // The document MOUNTPOINT/.ccfs/stats.json serves: RenderStatsJson(s) with one more top-level key,
-// last, "daemon": {pid, dataset, mountpoint, uptime_s (3 decimals), rss_bytes}. Bytes of a path that are not
+// last, "daemon": {pid, dataset, mountpoint, uptime_s (3 decimals), rss_bytes, open_fds,
+// start_time_s}. Bytes of a path that are not
 // UTF-8 are shown as U+FFFD (JSON text is UTF-8). ParseStatsJson ignores "daemon".
 std::string RenderMountStatsJson(const CacheStats& s, const DaemonIdentity& daemon);
 

@@ -1,5 +1,7 @@
 #include "util/proc_status.h"
 
+#include <dirent.h>
+
 #include <fstream>
 
 namespace ccfs {
@@ -29,6 +31,17 @@ uint64_t ProcStatusBytes(pid_t pid, const std::string& key) {
 
 uint64_t ProcMeminfoBytes(const std::string& key, const std::string& path) {
   return KbLine(path, key);
+}
+
+uint64_t OpenDescriptorCount() {
+  DIR* dir = opendir("/proc/self/fd");
+  if (dir == nullptr) return 0;
+  uint64_t n = 0;
+  while (const dirent* e = readdir(dir)) {
+    if (e->d_name[0] != '.') ++n;
+  }
+  closedir(dir);
+  return n > 0 ? n - 1 : 0;  // less the descriptor of the listing itself
 }
 
 }  // namespace ccfs

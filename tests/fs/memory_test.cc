@@ -4,6 +4,7 @@
 #include <gmock/gmock.h>
 
 #include <algorithm>
+#include <ctime>
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -62,6 +63,20 @@ TEST_F(MountMemoryTest, ALargeBudgetOverASmallDataSetCostsLittle) {
       const uint64_t shown = stats["daemon"].value("rss_bytes", uint64_t{0});
       EXPECT_GT(shown, rss / 2) << memory;
       EXPECT_LT(shown, rss * 2) << memory;
+      // And its open descriptors and start time (process_open_fds, process_start_time_seconds).
+      size_t fds = 0;
+      for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator(
+               "/proc/" + std::to_string(ds_.pid()) + "/fd")) {
+        ++fds;
+      }
+      const uint64_t shown_fds = stats["daemon"].value("open_fds", uint64_t{0});
+      EXPECT_GT(shown_fds, 2u) << memory;
+      EXPECT_LE(shown_fds, fds + 8) << memory;
+      EXPECT_GE(shown_fds + 8, fds) << memory;
+      const double start = stats["daemon"].value("start_time_s", 0.0);
+      const double now = static_cast<double>(time(nullptr));
+      EXPECT_GT(start, now - 600) << memory;
+      EXPECT_LE(start, now + 1) << memory;
     }
     EXPECT_EQ(ds_.Unmount(), 0) << ds_.DaemonLog();
     return rss;

@@ -97,6 +97,8 @@ DaemonIdentity Daemon() {
   d.mountpoint = "/mnt/ccfs";
   d.uptime_s = 12.5;
   d.rss_bytes = 24 << 20;
+  d.open_fds = 37;
+  d.start_time_s = 1.7e9;
   return d;
 }
 
@@ -165,10 +167,13 @@ TEST(PrometheusTest, ConventionalNames) {
   EXPECT_EQ(Number(e, "ccfs_uptime_seconds"), 12.5);
   EXPECT_EQ(e.types.at("process_resident_memory_bytes"), "gauge");
   EXPECT_EQ(Number(e, "process_resident_memory_bytes"), 24 << 20);
+  EXPECT_EQ(e.types.at("process_open_fds"), "gauge");
+  EXPECT_EQ(Number(e, "process_open_fds"), 37);
+  EXPECT_EQ(Number(e, "process_start_time_seconds"), 1.7e9);
   // The names the table would spell in nanoseconds are exported in seconds only.
   for (const auto& [name, type] : e.types) {
     EXPECT_THAT(name, ::testing::Not(HasSubstr("_ns"))) << name;
-    if (name == "process_resident_memory_bytes") continue;  // the process collector's name
+    if (name.rfind("process_", 0) == 0) continue;  // the process collector's names
     EXPECT_THAT(name, ::testing::StartsWith("ccfs_"));
   }
 }
