@@ -112,6 +112,9 @@ struct Options {
   bool pin_threads = false;
   // Seconds the kernel may cache names and attributes.
   double attr_timeout = 1.0;
+  // Descriptors the daemon keeps of files and directories not in use (src/fuse/inode_table.h); 0 =
+  // half the descriptor limit the daemon runs with (it raises its soft limit to the hard one).
+  int max_open_files = 0;
   // How requests reach the daemon: "dev" (read from /dev/fuse), "uring" (FUSE over io_uring: per-CPU
   // queues, src/fuse/uring_transport.h; the mount fails if the kernel does not allow it) or "auto"
   // (uring when the kernel offers it, else dev). Checked against kTransportNames.

@@ -130,6 +130,9 @@ const std::vector<KeySpec>& AllKeys() {
        "Let other users reach the mount (FUSE allow_other)."},
       {"attr_timeout", "daemon", &Options::attr_timeout, Seconds(), kRemount,
        "Seconds the kernel may cache names and attributes, >= 0."},
+      {"max_open_files", "daemon", &Options::max_open_files, IntIn(0, 1 << 30), kRemount,
+       "Descriptors kept of files and directories not in use, 0..2^30; 0 = half the descriptor "
+       "limit (the daemon raises its soft limit to the hard one)."},
       {"transport", "daemon", &Options::transport, OneOf(kTransportNames), kRemount,
        "How requests reach the daemon: \"dev\" (/dev/fuse), \"uring\" (FUSE over io_uring, "
        "Linux 6.14+ with enable_uring on) or \"auto\" (uring when the kernel offers it)."},

@@ -54,14 +54,14 @@ void ChangeDetector::TruncatedByOpen(Inode* i, int fd) {
   RecordLocked(i, fd);
 }
 
-void ChangeDetector::RecordNewTimes(Inode* i, int fd) {
+void ChangeDetector::RecordNewTimes(Inode* i, int fd, int path_fd) {
   MutexLock lock(&i->sig_mu);
   if (fd >= 0) {
     RecordLocked(i, fd);
     return;
   }
   FileSignature now;
-  if (ReadSignature(i->fd, &now) && i->sig_known) i->sig = now;
+  if (ReadSignature(path_fd, &now) && i->sig_known) i->sig = now;
 }
 
 bool ChangeDetector::UpdateLocked(Inode* i, const FileSignature& now) {

@@ -75,9 +75,9 @@ class ChangeDetector {
   void TruncatedByOpen(Inode* i, int fd);
 
   // New times were set on `i` (setattr): a new mtime is our own change, not one made underneath.
-  // Records the signature through `fd`, or through the inode's own descriptor when fd < 0 (the
-  // latter only refreshes a signature that is already known).
-  void RecordNewTimes(Inode* i, int fd);
+  // Records the signature through `fd` (the open file's), or through `path_fd` (the inode's,
+  // InodeTable::Borrow) when fd < 0; the latter only refreshes a signature that is already known.
+  void RecordNewTimes(Inode* i, int fd, int path_fd);
 
   // A change to a regular file's contents made through the mount. Construction takes i->sig_mu and
   // first drops the cached pages if the file changed underneath (as CheckBeforeRead); the lock is

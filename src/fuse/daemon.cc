@@ -38,6 +38,7 @@
 #include "ccfs/page_cache.h"
 #include "config/listen_address.h"
 #include "config/memory_bound.h"
+#include "fuse/descriptor_limit.h"
 #include "fuse/filesystem.h"
 #include "fuse/log.h"
 #include "fuse/metrics_server.h"
@@ -163,6 +164,10 @@ class Daemon {
     fs_config.dataset = dataset_;
     fs_config.mountpoint = mountpoint_;
     fs_config.attr_timeout = options_.attr_timeout;
+    std::string descriptors;
+    s = ChooseDescriptorBound(options_.max_open_files, &fs_config.max_open_files, &descriptors);
+    if (!s.ok()) return Fail(s);
+    LogInfo(descriptors);
     s = Filesystem::Create(fs_config, cache_.get(), &fs_);
     if (!s.ok()) return Fail(s);
     // Before the mount, so an address the daemon cannot listen on leaves nothing mounted.

@@ -30,6 +30,16 @@ namespace ccfs::ops {
 
 namespace {
 
+// Runs `open_fn` (an open(2)-like call: a descriptor, or -1 with errno set); when it fails for want
+// of descriptors, the inode table closes its idle ones (and logs the shortage) and it runs once
+// more.
+template <typename OpenFn>
+int OpenShedding(FsContext* fs, OpenFn open_fn) {
+  int fd = open_fn();
+  if (fd < 0 && (errno == EMFILE || errno == ENFILE) && fs->inodes.Shed(errno)) fd = open_fn();
+  return fd;
+}
+
 // Wraps an open descriptor of a data file in a FileHandle, registered in fs->files and named by
 // fi->fh. Takes `fd` (closed on failure). Returns 0 or the errno.
 int AttachHandle(FsContext* fs, Inode* i, int fd, fuse_file_info* fi) {
@@ -37,7 +47,7 @@ int AttachHandle(FsContext* fs, Inode* i, int fd, fuse_file_info* fi) {
   h->inode = i;
   h->fd = fd;
   h->append = (fi->flags & O_APPEND) != 0;
-  int dup_fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+  int dup_fd = OpenShedding(fs, [fd] { return fcntl(fd, F_DUPFD_CLOEXEC, 0); });
   if (dup_fd < 0) return errno;  // h closes fd
   Status s = NewPosixBackingFile(dup_fd, &h->backing, BackingFileOptionsFor(fi->flags));
   if (!s.ok()) {
@@ -99,7 +109,12 @@ void Open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   if (i->type == S_IFDIR) return (void)ReplyErr(req, EISDIR);
   if (i->type != S_IFREG) return (void)ReplyErr(req, ELOOP);
   int flags = BackingOpenFlags(fi->flags) & ~(O_NOFOLLOW | O_CREAT | O_EXCL);
-  int fd = open(ProcPath(i->fd).c_str(), flags | O_CLOEXEC);
+  int fd = -1;
+  {
+    InodeFd path_fd = fs->inodes.Borrow(i);
+    if (!path_fd) return (void)ReplyErr(req, path_fd.error());
+    fd = OpenShedding(fs, [&] { return open(ProcPath(path_fd.get()).c_str(), flags | O_CLOEXEC); });
+  }
   if (fd < 0) return (void)ReplyErr(req, errno);
   if (OpenTruncMustClearSetId(flags, fuse_req_ctx(req)->uid)) ClearSetId(fd, req);
   if (flags & O_TRUNC) fs->changes.TruncatedByOpen(i, fd);
@@ -118,9 +133,14 @@ void Create(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode, fu
   int fd = -1;
   int err = 0;
   {
+    InodeFd dir = fs->inodes.Borrow(p);
     CallerIdentity caller(req);
-    err = caller.error();
-    if (err == 0) fd = OpenOrCreate(p->fd, name, flags | O_CLOEXEC, mode, &created);
+    err = dir ? caller.error() : dir.error();
+    if (err == 0) {
+      fd = OpenShedding(fs, [&] {
+        return OpenOrCreate(dir.get(), name, flags | O_CLOEXEC, mode, &created);
+      });
+    }
     if (err == 0 && fd < 0) err = errno;
   }
   if (err != 0) return (void)ReplyErr(req, err);

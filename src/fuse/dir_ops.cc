@@ -18,10 +18,20 @@ void Opendir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   FsContext* fs = ContextOf(req);
   Inode* i = fs->inodes.Get(ino);
   if (i->kind != NodeKind::kReal) return fs->control.Opendir(req, i, fi);
-  int fd = openat(i->fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0 && i == fs->inodes.root() && fs->inodes.RecoverRoot(errno)) {
-    fd = openat(i->fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  }
+  auto open_dir = [&]() -> int {
+    InodeFd path_fd = fs->inodes.Borrow(i);
+    if (!path_fd) {
+      errno = path_fd.error();
+      return -1;
+    }
+    int fd = openat(path_fd.get(), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0 && (errno == EMFILE || errno == ENFILE) && fs->inodes.Shed(errno)) {
+      fd = openat(path_fd.get(), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    }
+    return fd;
+  };
+  int fd = open_dir();
+  if (fd < 0 && i == fs->inodes.root() && fs->inodes.RecoverRoot(errno)) fd = open_dir();
   if (fd < 0) return (void)ReplyErr(req, errno);
   auto d = std::make_unique<DirHandle>();
   d->dp = fdopendir(fd);

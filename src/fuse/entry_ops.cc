@@ -28,11 +28,16 @@ int StatOf(FsContext* fs, Inode* i, struct stat* st) {
     return 0;
   }
   memset(st, 0, sizeof(*st));
-  if (fstatat(i->fd, "", st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) == 0) return 0;
+  {
+    InodeFd fd = fs->inodes.Borrow(i);
+    if (!fd) return fd.error();
+    if (fstatat(fd.get(), "", st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) == 0) return 0;
+  }
   const int err = errno;
   // The root's descriptor dead, the store back at DATASET's path: once more through the new root.
   if (i != fs->inodes.root() || !fs->inodes.RecoverRoot(err)) return err;
-  if (fstatat(i->fd, "", st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) != 0) return errno;
+  InodeFd fd = fs->inodes.Borrow(i);
+  if (fstatat(fd.get(), "", st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) != 0) return errno;
   return 0;
 }
 
@@ -110,27 +115,32 @@ void MakeNode(fuse_req_t req, fuse_ino_t parent, const char* name, bool as_calle
     return (void)ReplyErr(req, p->kind == NodeKind::kReal ? EEXIST : EACCES);
   }
   int err = 0;
-  if (as_caller) {
-    CallerIdentity caller(req);
-    err = caller.error();
-    if (err == 0 && make(p->fd) != 0) err = errno;
-  } else if (make(p->fd) != 0) {
-    err = errno;
+  {
+    InodeFd dir = fs->inodes.Borrow(p);
+    if (!dir) {
+      err = dir.error();
+    } else if (as_caller) {
+      CallerIdentity caller(req);
+      err = caller.error();
+      if (err == 0 && make(dir.get()) != 0) err = errno;
+    } else if (make(dir.get()) != 0) {
+      err = errno;
+    }
   }
   if (err != 0) return (void)ReplyErr(req, err);
   fuse_entry_param e;
   ReplyEntryOrErr(fs, req, LookupEntry(fs, p, name, &e), &e);
 }
 
-// A link to the file `st` describes is gone (unlink, or replaced by rename). When it was the last
-// one the file's pages can never be read again: drop them now rather than wait for CLOCK, and
-// let the backing file go so its space comes back before the removal returns.
-void DroppedLink(FsContext* fs, const struct stat& st) {
+// The link `name` in `parent` to the file `st` describes is gone (unlink, or replaced by rename).
+// When it was the last one the file's pages can never be read again: drop them now rather than
+// wait for CLOCK, and let the backing file go so its space comes back before the removal returns.
+void DroppedLink(FsContext* fs, Inode* parent, const char* name, const struct stat& st) {
+  fs->inodes.LinkRemoved(parent, name, st);
   if (!S_ISREG(st.st_mode) || st.st_nlink > 1) return;
   uint64_t id = fs->inodes.FileIdOf(st);
   fs->cache->InvalidateFile(id);
   fs->inodes.ForgetSignature(id);
-  fs->inodes.LastLinkGone(st);
 }
 
 void RemoveEntry(fuse_req_t req, fuse_ino_t parent, const char* name, int flags) {
@@ -138,33 +148,40 @@ void RemoveEntry(fuse_req_t req, fuse_ino_t parent, const char* name, int flags)
   Inode* p = fs->inodes.Get(parent);
   if (IsVirtualName(fs, p, name)) return (void)ReplyErr(req, EPERM);
   struct stat st;
-  bool known = fstatat(p->fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0;
-  if (unlinkat(p->fd, name, flags) != 0) return (void)ReplyErr(req, errno);
-  if (known) DroppedLink(fs, st);
+  {
+    InodeFd dir = fs->inodes.Borrow(p);
+    if (!dir) return (void)ReplyErr(req, dir.error());
+    bool known = fstatat(dir.get(), name, &st, AT_SYMLINK_NOFOLLOW) == 0;
+    if (unlinkat(dir.get(), name, flags) != 0) return (void)ReplyErr(req, errno);
+    if (known) DroppedLink(fs, p, name, st);
+  }
   ReplyErr(req, 0);
 }
 
 // ---- the steps of SETATTR, in the order they run; each returns 0 or the errno ------------------
 
-int SetMode(Inode* i, FileHandle* h, mode_t mode) {
+int SetMode(FileHandle* h, const InodeFd& path_fd, mode_t mode) {
   int res = h != nullptr ? fchmod(h->fd, mode)
-                         : fchmodat(AT_FDCWD, ProcPath(i->fd).c_str(), mode, 0);
+                         : fchmodat(AT_FDCWD, ProcPath(path_fd.get()).c_str(), mode, 0);
   return res == 0 ? 0 : errno;
 }
 
-int SetOwner(Inode* i, const struct stat* attr, int valid) {
+int SetOwner(const InodeFd& path_fd, const struct stat* attr, int valid) {
   uid_t uid = (valid & FUSE_SET_ATTR_UID) ? attr->st_uid : static_cast<uid_t>(-1);
   gid_t gid = (valid & FUSE_SET_ATTR_GID) ? attr->st_gid : static_cast<gid_t>(-1);
-  if (fchownat(i->fd, "", uid, gid, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) != 0) return errno;
+  if (fchownat(path_fd.get(), "", uid, gid, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) != 0) {
+    return errno;
+  }
   return 0;
 }
 
-int SetSize(fuse_req_t req, FsContext* fs, Inode* i, FileHandle* h, off_t size, int valid) {
+int SetSize(fuse_req_t req, FsContext* fs, Inode* i, FileHandle* h, const InodeFd& path_fd,
+            off_t size, int valid) {
   if (i->type != S_IFREG) return i->type == S_IFDIR ? EISDIR : EINVAL;
   int fd = h != nullptr ? h->fd : -1;
   int own_fd = -1;
   if (fd < 0) {
-    own_fd = open(ProcPath(i->fd).c_str(), O_WRONLY | O_CLOEXEC);
+    own_fd = open(ProcPath(path_fd.get()).c_str(), O_WRONLY | O_CLOEXEC);
     if (own_fd < 0) return errno;
     fd = own_fd;
   }
@@ -189,7 +206,8 @@ int SetSize(fuse_req_t req, FsContext* fs, Inode* i, FileHandle* h, off_t size, 
   return err;
 }
 
-int SetTimes(FsContext* fs, Inode* i, FileHandle* h, const struct stat* attr, int valid) {
+int SetTimes(FsContext* fs, Inode* i, FileHandle* h, const InodeFd& path_fd,
+             const struct stat* attr, int valid) {
   struct timespec tv[2];
   tv[0].tv_sec = tv[1].tv_sec = 0;
   tv[0].tv_nsec = tv[1].tv_nsec = UTIME_OMIT;
@@ -198,13 +216,15 @@ int SetTimes(FsContext* fs, Inode* i, FileHandle* h, const struct stat* attr, in
   if (valid & FUSE_SET_ATTR_MTIME_NOW) tv[1].tv_nsec = UTIME_NOW;
   else if (valid & FUSE_SET_ATTR_MTIME) tv[1] = attr->st_mtim;
   int res = h != nullptr ? futimens(h->fd, tv)
-                         : utimensat(i->fd, "", tv, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW);
+                         : utimensat(path_fd.get(), "", tv, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW);
   if (res != 0 && errno == EINVAL && i->type != S_IFLNK) {
     // Kernels without AT_EMPTY_PATH for utimensat: the /proc link names the inode itself.
-    res = utimensat(AT_FDCWD, ProcPath(i->fd).c_str(), tv, 0);
+    res = utimensat(AT_FDCWD, ProcPath(path_fd.get()).c_str(), tv, 0);
   }
   if (res != 0) return errno;
-  if (i->type == S_IFREG) fs->changes.RecordNewTimes(i, h != nullptr ? h->fd : -1);
+  if (i->type == S_IFREG) {
+    fs->changes.RecordNewTimes(i, h != nullptr ? h->fd : -1, path_fd.get());
+  }
   return 0;
 }
 
@@ -236,14 +256,10 @@ void Lookup(fuse_req_t req, fuse_ino_t parent, const char* name) {
 namespace {
 
 // The kernel gave back `nlookup` references to `ino`. When that was the last, the kernel has
-// evicted the inode, and its cached pages with it: the ledger forgets them before the Inode's
-// address can name a new ino (its entries, and runs asked back, would otherwise be taken for the
-// new file's).
+// evicted the inode, and its cached pages with it; the table tells the ledger when it frees the
+// Inode (Filesystem's before_free).
 void ForgetOne(FsContext* fs, fuse_ino_t ino, uint64_t nlookup) {
-  KernelCache* kernel = fs->kernel.get();
-  fs->inodes.Unref(fs->inodes.Get(ino), nlookup, [kernel, ino] {
-    if (kernel != nullptr) kernel->Forget(ino);
-  });
+  fs->inodes.Unref(fs->inodes.Get(ino), nlookup);
 }
 
 }  // namespace
@@ -272,21 +288,32 @@ void Setattr(fuse_req_t req, fuse_ino_t ino, struct stat* attr, int valid, fuse_
   if (i->kind != NodeKind::kReal) return fs->control.Setattr(req, i, valid);
   FileHandle* h = (fi != nullptr && i->type == S_IFREG) ? FileOf(fi) : nullptr;
   int err = 0;
-  if (err == 0 && (valid & FUSE_SET_ATTR_MODE)) err = SetMode(i, h, attr->st_mode);
-  if (err == 0 && (valid & (FUSE_SET_ATTR_UID | FUSE_SET_ATTR_GID))) err = SetOwner(i, attr, valid);
-  if (err == 0 && (valid & FUSE_SET_ATTR_SIZE)) err = SetSize(req, fs, i, h, attr->st_size, valid);
-  if (err == 0 && (valid & (FUSE_SET_ATTR_ATIME | FUSE_SET_ATTR_MTIME))) {
-    err = SetTimes(fs, i, h, attr, valid);
+  {
+    InodeFd fd = fs->inodes.Borrow(i);
+    if (!fd) err = fd.error();
+    if (err == 0 && (valid & FUSE_SET_ATTR_MODE)) err = SetMode(h, fd, attr->st_mode);
+    if (err == 0 && (valid & (FUSE_SET_ATTR_UID | FUSE_SET_ATTR_GID))) {
+      err = SetOwner(fd, attr, valid);
+    }
+    if (err == 0 && (valid & FUSE_SET_ATTR_SIZE)) {
+      err = SetSize(req, fs, i, h, fd, attr->st_size, valid);
+    }
+    if (err == 0 && (valid & (FUSE_SET_ATTR_ATIME | FUSE_SET_ATTR_MTIME))) {
+      err = SetTimes(fs, i, h, fd, attr, valid);
+    }
   }
   if (err != 0) return (void)ReplyErr(req, err);
   ReplyAttr(fs, req, i);
 }
 
 void Readlink(fuse_req_t req, fuse_ino_t ino) {
-  Inode* i = ContextOf(req)->inodes.Get(ino);
+  FsContext* fs = ContextOf(req);
+  Inode* i = fs->inodes.Get(ino);
   if (i->kind != NodeKind::kReal) return (void)ReplyErr(req, EINVAL);
+  InodeFd fd = fs->inodes.Borrow(i);
+  if (!fd) return (void)ReplyErr(req, fd.error());
   char buf[PATH_MAX + 1];
-  ssize_t n = readlinkat(i->fd, "", buf, sizeof(buf));
+  ssize_t n = readlinkat(fd.get(), "", buf, sizeof(buf));
   if (n < 0) return (void)ReplyErr(req, errno);
   if (n >= static_cast<ssize_t>(sizeof(buf))) return (void)ReplyErr(req, ENAMETOOLONG);
   buf[n] = '\0';
@@ -310,13 +337,16 @@ void Symlink(fuse_req_t req, const char* link, fuse_ino_t parent, const char* na
 }
 
 void Link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const char* newname) {
-  Inode* i = ContextOf(req)->inodes.Get(ino);
+  FsContext* fs = ContextOf(req);
+  Inode* i = fs->inodes.Get(ino);
   if (i->kind != NodeKind::kReal) return (void)ReplyErr(req, EPERM);
+  InodeFd fd = fs->inodes.Borrow(i);
+  if (!fd) return (void)ReplyErr(req, fd.error());
   MakeNode(req, newparent, newname, /*as_caller=*/false, [&](int dirfd) {
-    int res = linkat(i->fd, "", dirfd, newname, AT_EMPTY_PATH);
+    int res = linkat(fd.get(), "", dirfd, newname, AT_EMPTY_PATH);
     if (res != 0 && (errno == EPERM || errno == ENOENT) && i->type != S_IFLNK) {
       // AT_EMPTY_PATH needs CAP_DAC_READ_SEARCH; the /proc link works for everyone.
-      res = linkat(AT_FDCWD, ProcPath(i->fd).c_str(), dirfd, newname, AT_SYMLINK_FOLLOW);
+      res = linkat(AT_FDCWD, ProcPath(fd.get()).c_str(), dirfd, newname, AT_SYMLINK_FOLLOW);
     }
     return res;
   });
@@ -338,10 +368,24 @@ void Rename(fuse_req_t req, fuse_ino_t parent, const char* name, fuse_ino_t newp
   if (IsVirtualName(fs, p, name) || IsVirtualName(fs, np, newname)) {
     return (void)ReplyErr(req, EPERM);
   }
-  struct stat victim;
-  bool replaces = fstatat(np->fd, newname, &victim, AT_SYMLINK_NOFOLLOW) == 0;
-  if (renameat2(p->fd, name, np->fd, newname, flags) != 0) return (void)ReplyErr(req, errno);
-  if (replaces && !(flags & RENAME_EXCHANGE)) DroppedLink(fs, victim);
+  {
+    InodeFd from = fs->inodes.Borrow(p);
+    if (!from) return (void)ReplyErr(req, from.error());
+    InodeFd to = fs->inodes.Borrow(np);
+    if (!to) return (void)ReplyErr(req, to.error());
+    struct stat moved, victim;
+    bool known = fstatat(from.get(), name, &moved, AT_SYMLINK_NOFOLLOW) == 0;
+    bool replaces = fstatat(to.get(), newname, &victim, AT_SYMLINK_NOFOLLOW) == 0;
+    if (renameat2(from.get(), name, to.get(), newname, flags) != 0) {
+      return (void)ReplyErr(req, errno);
+    }
+    if (replaces && (flags & RENAME_EXCHANGE)) {
+      fs->inodes.Renamed(np, newname, p, name, victim);
+    } else if (replaces) {
+      DroppedLink(fs, np, newname, victim);
+    }
+    if (known) fs->inodes.Renamed(p, name, np, newname, moved);
+  }
   ReplyErr(req, 0);
 }
 
@@ -349,9 +393,9 @@ void Statfs(fuse_req_t req, fuse_ino_t ino) {
   FsContext* fs = ContextOf(req);
   Inode* i = fs->inodes.Get(ino);
   struct statvfs sv;
-  if (fstatvfs(i->kind == NodeKind::kReal ? i->fd : fs->inodes.root()->fd, &sv) != 0) {
-    return (void)ReplyErr(req, errno);
-  }
+  InodeFd fd = fs->inodes.Borrow(i->kind == NodeKind::kReal ? i : fs->inodes.root());
+  if (!fd) return (void)ReplyErr(req, fd.error());
+  if (fstatvfs(fd.get(), &sv) != 0) return (void)ReplyErr(req, errno);
   fuse_reply_statfs(req, &sv);
 }
 

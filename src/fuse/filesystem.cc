@@ -133,7 +133,12 @@ const fuse_lowlevel_ops kOpTable = [] {
 
 Status Filesystem::Create(const Config& config, PageCache* cache, std::unique_ptr<Filesystem>* fs) {
   auto context = std::make_unique<FsContext>(config, cache);
-  Status s = context->inodes.Open(config.dataset);
+  // The ledger forgets an Inode's pages before its address can name a new ino (its entries, and
+  // runs asked back, would otherwise be taken for the new file's).
+  KernelCache* kernel = context->kernel.get();
+  Status s = context->inodes.Open(config.dataset, config.max_open_files, [kernel](fuse_ino_t ino) {
+    if (kernel != nullptr) kernel->Forget(ino);
+  });
   if (!s.ok()) return s;
   fs->reset(new Filesystem(std::move(context)));
   return Status::Ok();

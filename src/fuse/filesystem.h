@@ -65,6 +65,8 @@ class Filesystem {
     std::string dataset;     // absolute path of the backing directory
     std::string mountpoint;  // absolute path, only reported in stats.json
     double attr_timeout = 1.0;
+    // Descriptors the inode table keeps of files not in use (inode_table.h), >= 1.
+    size_t max_open_files = 4096;
   };
 
   // Opens the dataset directory. `cache` is borrowed and must outlive the Filesystem.

@@ -1,13 +1,14 @@
-// The inode table: see inode_table.h for what an Inode pins and why lookups never follow links.
+// The inode table: see inode_table.h for how an Inode is found again by name, what the descriptor
+// cache keeps, and why lookups never follow links.
 #include "fuse/inode_table.h"
 
 #include <fcntl.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
-#include <cstdlib>
 #include <cstring>
 
 #include <fmt/format.h>
@@ -36,44 +37,102 @@ Inode::~Inode() {
   if (fd >= 0) close(fd);
 }
 
-InodeTable::~InodeTable() {
-  for (int fd : dead_root_fds_) close(fd);
-  if (stand_in_fd_ >= 0) close(stand_in_fd_);
+InodeFd& InodeFd::operator=(InodeFd&& other) noexcept {
+  if (this != &other) {
+    Reset();
+    table_ = std::exchange(other.table_, nullptr);
+    inode_ = std::exchange(other.inode_, nullptr);
+    fd_ = std::exchange(other.fd_, -1);
+    err_ = std::exchange(other.err_, 0);
+  }
+  return *this;
+}
+
+void InodeFd::Reset() {
+  if (table_ != nullptr) table_->Return(inode_);
+  table_ = nullptr;
+  inode_ = nullptr;
+  fd_ = -1;
 }
 
 namespace {
 
-// An O_PATH descriptor of an empty directory that no path names (made in the temporary directory,
-// then removed), or -1. Nothing done through it reaches a file anyone else can see.
-int MakeStandIn() {
-  const char* tmp = getenv("TMPDIR");
-  std::string dir = fmt::format("{}/ccfs-gone.XXXXXX", tmp != nullptr && *tmp ? tmp : "/tmp");
-  if (mkdtemp(dir.data()) == nullptr) return -1;
-  int fd = open(dir.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
-  rmdir(dir.c_str());
-  return fd;
+int64_t NowNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch()).count();
 }
+
+void CloseAll(const std::vector<int>& fds) {
+  for (int fd : fds) close(fd);
+}
+
+// statx of what `fd` names, never following a symlink. The full set a LOOKUP reply needs, and
+// the birth time where the store has one.
+int StatxOf(int fd, struct statx* stx) {
+  if (statx(fd, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW | AT_STATX_SYNC_AS_STAT,
+            STATX_BASIC_STATS | STATX_BTIME, stx) != 0) {
+    return errno;
+  }
+  return 0;
+}
+
+int64_t BirthNs(const struct statx& stx) {
+  if (!(stx.stx_mask & STATX_BTIME)) return 0;
+  return static_cast<int64_t>(stx.stx_btime.tv_sec) * 1000000000 + stx.stx_btime.tv_nsec;
+}
+
+struct timespec Timespec(const struct statx_timestamp& t) {
+  struct timespec ts;
+  ts.tv_sec = t.tv_sec;
+  ts.tv_nsec = t.tv_nsec;
+  return ts;
+}
+
+void StatFromStatx(const struct statx& stx, struct stat* st) {
+  memset(st, 0, sizeof(*st));
+  st->st_dev = makedev(stx.stx_dev_major, stx.stx_dev_minor);
+  st->st_ino = stx.stx_ino;
+  st->st_mode = stx.stx_mode;
+  st->st_nlink = stx.stx_nlink;
+  st->st_uid = stx.stx_uid;
+  st->st_gid = stx.stx_gid;
+  st->st_rdev = makedev(stx.stx_rdev_major, stx.stx_rdev_minor);
+  st->st_size = static_cast<off_t>(stx.stx_size);
+  st->st_blksize = static_cast<blksize_t>(stx.stx_blksize);
+  st->st_blocks = static_cast<blkcnt_t>(stx.stx_blocks);
+  st->st_atim = Timespec(stx.stx_atime);
+  st->st_mtim = Timespec(stx.stx_mtime);
+  st->st_ctim = Timespec(stx.stx_ctime);
+}
+
+bool OutOfDescriptors(int err) { return err == EMFILE || err == ENFILE; }
+
+// How often running out of descriptors is logged (with the count since the last line).
+constexpr int64_t kShortageLogNs = 10'000'000'000;
 
 }  // namespace
 
-Status InodeTable::Open(const std::string& dataset) {
+InodeTable::~InodeTable() {
+  for (int fd : dead_root_fds_) close(fd);
+  if (int fd = root_fd_.load(); fd >= 0) close(fd);
+}
+
+Status InodeTable::Open(const std::string& dataset, size_t max_open,
+                        std::function<void(fuse_ino_t)> before_free) {
   dataset_ = dataset;
-  root_.fd = open(dataset.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
-  if (root_.fd < 0) return Status::FromErrno(errno, "dataset " + dataset);
+  max_open_ = std::max<size_t>(max_open, 1);
+  before_free_ = std::move(before_free);
+  int fd = open(dataset.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return Status::FromErrno(errno, "dataset " + dataset);
+  root_fd_.store(fd);
   struct stat st;
-  if (fstatat(root_.fd, "", &st, AT_EMPTY_PATH) != 0) {
+  if (fstatat(fd, "", &st, AT_EMPTY_PATH) != 0) {
     return Status::FromErrno(errno, "dataset " + dataset);
   }
   root_.type = S_IFDIR;
   root_.file_id = st.st_ino;
   root_dev_.store(st.st_dev);
   root_ino_.store(st.st_ino);
-  stand_in_fd_ = MakeStandIn();
-  if (stand_in_fd_ < 0) {
-    LogWarning(fmt::format("no temporary directory ({}): space of a file removed through the "
-                           "mount comes back when the kernel forgets it, not at once",
-                           std::strerror(errno)));
-  }
   return Status::Ok();
 }
 
@@ -81,18 +140,14 @@ bool InodeTable::RecoverRoot(int err) {
   // What a store's client that has gone answers (ENOTCONN: FUSE clients such as sshfs and
   // GlusterFS's; ESTALE: NFS); any other error is the op's own.
   if (err != ENOTCONN && err != ECONNABORTED && err != ESTALE) return false;
-  auto now_ns = [] {
-    return std::chrono::duration_cast<std::chrono::nanoseconds>(
-               std::chrono::steady_clock::now().time_since_epoch()).count();
-  };
   // A store found still gone is tried again 100 ms later at the soonest: the ops meanwhile fail
   // at once (EIO) instead of queueing here.
   constexpr int64_t kRetryNs = 100'000'000;
-  if (now_ns() < recover_after_ns_.load(std::memory_order_relaxed)) return false;
+  if (NowNs() < recover_after_ns_.load(std::memory_order_relaxed)) return false;
   MutexLock recover(&recover_mu_);
   struct stat st;
-  if (fstatat(root_.fd, "", &st, AT_EMPTY_PATH) == 0) return true;  // alive (recovered meanwhile)
-  if (now_ns() < recover_after_ns_.load(std::memory_order_relaxed)) return false;  // tried meanwhile
+  if (fstatat(root_fd_.load(), "", &st, AT_EMPTY_PATH) == 0) return true;  // alive (recovered)
+  if (NowNs() < recover_after_ns_.load(std::memory_order_relaxed)) return false;  // tried meanwhile
   // An O_PATH open of a dead mount's root can succeed: the fstat says whether it is alive.
   int fd = open(dataset_.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
   if (fd >= 0 && (fstatat(fd, "", &st, AT_EMPTY_PATH) != 0 || !S_ISDIR(st.st_mode))) {
@@ -100,125 +155,393 @@ bool InodeTable::RecoverRoot(int err) {
     fd = -1;
   }
   if (fd < 0) {
-    recover_after_ns_.store(now_ns() + kRetryNs, std::memory_order_relaxed);
+    recover_after_ns_.store(NowNs() + kRetryNs, std::memory_order_relaxed);
     return false;
   }
-  MutexLock lock(&mu_);
-  generation_.fetch_add(1, std::memory_order_relaxed);
-  root_dev_.store(st.st_dev, std::memory_order_release);
-  root_ino_.store(st.st_ino, std::memory_order_release);
-  dead_root_fds_.push_back(root_.fd.exchange(fd));
-  // The dead mount's numbers may come back as other files: its kept signatures mean nothing now.
-  saved_signatures_.clear();
+  std::vector<int> to_close;
+  {
+    MutexLock lock(&mu_);
+    generation_.fetch_add(1, std::memory_order_relaxed);
+    root_dev_.store(st.st_dev, std::memory_order_release);
+    root_ino_.store(st.st_ino, std::memory_order_release);
+    dead_root_fds_.push_back(root_fd_.exchange(fd));
+    // The dead mount's numbers may come back as other files: its kept signatures mean nothing
+    // now, and its idle descriptors only answer ENOTCONN.
+    saved_signatures_.clear();
+    TrimLocked(0, &to_close);
+  }
+  CloseAll(to_close);
   LogWarning(fmt::format("dataset {}: the store's mount had gone ({}) and is back: its root opened "
                          "again; files open before keep failing until they are opened again",
                          dataset_, std::strerror(err)));
   return true;
 }
 
+InodeFd InodeTable::Borrow(Inode* i) { return BorrowAt(i, 0); }
+
+InodeFd InodeTable::BorrowAt(Inode* i, int depth) {
+  if (i == &root_) return InodeFd(nullptr, nullptr, root_fd_.load(std::memory_order_acquire));
+  {
+    MutexLock lock(&mu_);
+    if (i->fd >= 0) {
+      LruRemoveLocked(i);
+      ++i->borrowed;
+      return InodeFd(this, i, i->fd);
+    }
+  }
+  const int fd = Reopen(i, depth);
+  if (fd < 0) return InodeFd(-fd);
+  return InodeFd(this, i, fd);
+}
+
+int InodeTable::Reopen(Inode* i, int depth) {
+  // Deeper than any path can be: names changed underneath made the recorded parents a loop. The
+  // kernel's next lookups through the real path mend it.
+  constexpr int kMaxDepth = 4096;
+  if (depth > kMaxDepth) return -ESTALE;
+  Inode* parent = nullptr;
+  std::string name;
+  {
+    MutexLock lock(&mu_);
+    if (i->fd >= 0) {  // opened by another thread meanwhile
+      LruRemoveLocked(i);
+      ++i->borrowed;
+      return i->fd;
+    }
+    if (!i->named || i->unlinked || i->parent == nullptr) return -ESTALE;
+    parent = i->parent;
+    name = i->name;
+    ++parent->holds;  // kept while the walk passes through it, whatever renames do meanwhile
+  }
+  int fd = -1;
+  int err = 0;
+  {
+    InodeFd dir = BorrowAt(parent, depth + 1);
+    if (!dir) {
+      err = dir.error();
+    } else {
+      for (int tries = 0; fd < 0 && err == 0; ++tries) {
+        fd = openat(dir.get(), name.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0 && !(tries == 0 && OutOfDescriptors(errno) && Shed(errno))) err = errno;
+      }
+    }
+  }
+  if (fd >= 0) {
+    // The same file, or none (inode_table.h, 3).
+    struct statx stx;
+    err = StatxOf(fd, &stx);
+    const int64_t btime = BirthNs(stx);
+    if (err == 0 && (makedev(stx.stx_dev_major, stx.stx_dev_minor) != i->dev ||
+                     stx.stx_ino != i->ino || (stx.stx_mode & S_IFMT) != i->type ||
+                     (btime != 0 && i->btime_ns != 0 && btime != i->btime_ns))) {
+      err = ESTALE;
+    }
+    if (err != 0) {
+      close(fd);
+      fd = -1;
+    }
+  }
+  // A name that is gone, or names a directory no more: the file the kernel means is not there.
+  if (err == ENOENT || err == ENOTDIR) err = ESTALE;
+  std::vector<int> to_close;
+  int result;
+  {
+    MutexLock lock(&mu_);
+    --parent->holds;
+    MaybeFreeLocked(parent, &to_close);
+    if (err != 0) {
+      result = -err;
+    } else {
+      result = Adopt(i, fd, &to_close);
+      ++i->borrowed;
+      TrimLocked(max_open_, &to_close);
+    }
+  }
+  CloseAll(to_close);
+  return result;
+}
+
+void InodeTable::Return(Inode* i) {
+  std::vector<int> to_close;
+  {
+    MutexLock lock(&mu_);
+    --i->borrowed;
+    IdleLocked(i, &to_close);
+    MaybeFreeLocked(i, &to_close);
+    TrimLocked(max_open_, &to_close);
+  }
+  CloseAll(to_close);
+}
+
+int InodeTable::Adopt(Inode* i, int fd, std::vector<int>* to_close) {
+  if (i->fd >= 0) {
+    to_close->push_back(fd);
+  } else {
+    i->fd = fd;
+    ++fds_;
+  }
+  return i->fd;
+}
+
 int InodeTable::Lookup(Inode* parent, const char* name, struct stat* st, Inode** found) {
   if (parent == &root_ && strcmp(name, "..") == 0) name = ".";  // never above the dataset
-  int fd = openat(parent->fd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
-  if (fd < 0) return errno;
-  if (fstatat(fd, "", st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) != 0) {
-    int err = errno;
+  int fd = -1;
+  {
+    InodeFd dir = Borrow(parent);
+    if (!dir) return dir.error();
+    for (int tries = 0; fd < 0; ++tries) {
+      fd = openat(dir.get(), name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+      if (fd < 0 && !(tries == 0 && OutOfDescriptors(errno) && Shed(errno))) return errno;
+    }
+  }
+  struct statx stx;
+  if (int err = StatxOf(fd, &stx); err != 0) {
     close(fd);
     return err;
   }
-  *found = FindOrInsert(fd, *st);
+  StatFromStatx(stx, st);
+  *found = FindOrInsert(parent, name, fd, *st, BirthNs(stx));
   return 0;
 }
 
-Inode* InodeTable::FindOrInsert(int fd, const struct stat& st) {
-  MutexLock lock(&mu_);
-  if (st.st_dev == root_dev_.load(std::memory_order_acquire) &&
-      st.st_ino == root_ino_.load(std::memory_order_acquire)) {
-    close(fd);
-    return &root_;
-  }
-  auto key = std::make_pair(st.st_dev, st.st_ino);
-  auto it = table_.find(key);
-  if (it != table_.end()) {
-    Inode* i = it->second.get();
-    // Let go as removed, but found under a name again: it has a link after all.
-    if (i->released) RestoreLocked(i, fd);
-    i->unlinked = false;
-    close(fd);
-    ++i->nlookup;
-    return i;
-  }
-  auto inode = std::make_unique<Inode>();
-  inode->fd = fd;
-  inode->dev = st.st_dev;
-  inode->ino = st.st_ino;
-  inode->type = st.st_mode & S_IFMT;
-  inode->file_id = FileIdOf(st);
-  inode->nlookup = 1;
-  auto saved = saved_signatures_.find(inode->file_id);
-  if (saved != saved_signatures_.end()) {
-    MutexLock sig_lock(&inode->sig_mu);  // not yet shared: uncontended, taken for the analysis
-    inode->sig_known = true;
-    inode->sig = saved->second;
-    saved_signatures_.erase(saved);
-  }
-  Inode* raw = inode.get();
-  table_.emplace(key, std::move(inode));
-  return raw;
-}
-
-bool InodeTable::Unref(Inode* i, uint64_t n, const std::function<void()>& before_free) {
-  if (i->kind != NodeKind::kReal || i == &root_) return false;
-  MutexLock lock(&mu_);
-  i->nlookup -= std::min(n, i->nlookup);
-  if (i->nlookup > 0) return false;
+Inode* InodeTable::FindOrInsert(Inode* parent, const char* name, int fd, const struct stat& st,
+                                int64_t btime_ns) {
+  std::vector<int> to_close;
+  Inode* result;
   {
-    MutexLock sig_lock(&i->sig_mu);
-    if (i->sig_known) saved_signatures_[i->file_id] = i->sig;
+    MutexLock lock(&mu_);
+    if (st.st_dev == root_dev_.load(std::memory_order_acquire) &&
+        st.st_ino == root_ino_.load(std::memory_order_acquire)) {
+      to_close.push_back(fd);
+      result = &root_;
+    } else {
+      auto key = std::make_pair(st.st_dev, st.st_ino);
+      auto it = table_.find(key);
+      if (it != table_.end() && it->second->btime_ns != 0 && btime_ns != 0 &&
+          it->second->btime_ns != btime_ns) {
+        // The store gave the number of a file that is gone to a new one: the old Inode lives on,
+        // nameless, until the kernel forgets it; the new file gets an Inode of its own.
+        Inode* old = it->second.get();
+        old->named = false;
+        LruRemoveLocked(old);
+        orphans_.emplace(old, std::move(it->second));
+        table_.erase(it);
+        it = table_.end();
+      }
+      // "." and ".." are no names to open a file again by.
+      const bool real_name = strcmp(name, ".") != 0 && strcmp(name, "..") != 0;
+      if (it != table_.end()) {
+        result = it->second.get();
+        if (real_name) {
+          SetNameLocked(result, parent, name);
+          result->named = true;
+        }
+        result->unlinked = false;  // found under a name: it has a link after all
+        ++result->nlookup;
+        Adopt(result, fd, &to_close);
+      } else {
+        auto inode = std::make_unique<Inode>();
+        inode->dev = st.st_dev;
+        inode->ino = st.st_ino;
+        inode->type = st.st_mode & S_IFMT;
+        inode->btime_ns = btime_ns;
+        inode->file_id = FileIdOf(st);
+        inode->nlookup = 1;
+        auto saved = saved_signatures_.find(inode->file_id);
+        if (saved != saved_signatures_.end()) {
+          MutexLock sig_lock(&inode->sig_mu);  // not yet shared: uncontended, taken for analysis
+          inode->sig_known = true;
+          inode->sig = saved->second;
+          saved_signatures_.erase(saved);
+        }
+        result = inode.get();
+        table_.emplace(key, std::move(inode));
+        if (real_name) SetNameLocked(result, parent, name);
+        result->named = real_name;
+        Adopt(result, fd, &to_close);
+      }
+      IdleLocked(result, &to_close);
+      TrimLocked(max_open_, &to_close);
+    }
   }
-  if (before_free) before_free();
-  table_.erase(std::make_pair(i->dev, i->ino));
-  return true;
+  CloseAll(to_close);
+  return result;
 }
 
-void InodeTable::LastLinkGone(const struct stat& st) {
-  if (stand_in_fd_ < 0 || !S_ISREG(st.st_mode)) return;
+void InodeTable::SetNameLocked(Inode* i, Inode* parent, const std::string& name) {
+  if (i->parent != parent) {
+    ++parent->holds;
+    Inode* old = std::exchange(i->parent, parent);
+    if (old != nullptr) {
+      --old->holds;
+      // Its last hold may be gone; it is freed by the caller's next MaybeFreeLocked of it, or
+      // here: a directory holds no pages, so no ledger needs telling.
+      std::vector<int> to_close;
+      MaybeFreeLocked(old, &to_close);
+      for (int fd : to_close) close(fd);  // O_PATH descriptors: no I/O
+    }
+  }
+  i->name = name;
+}
+
+bool InodeTable::Unref(Inode* i, uint64_t n) {
+  if (i->kind != NodeKind::kReal || i == &root_) return false;
+  std::vector<int> to_close;
+  bool freed;
+  {
+    MutexLock lock(&mu_);
+    i->nlookup -= std::min(n, i->nlookup);
+    freed = MaybeFreeLocked(i, &to_close);
+  }
+  CloseAll(to_close);
+  return freed;
+}
+
+bool InodeTable::MaybeFreeLocked(Inode* i, std::vector<int>* to_close) {
+  bool freed_first = false;
+  for (bool first = true; i != nullptr; first = false) {
+    if (i == &root_ || i->kind != NodeKind::kReal || i->nlookup > 0 || i->holds > 0 ||
+        i->borrowed > 0 || i->open_handles > 0) {
+      break;
+    }
+    {
+      MutexLock sig_lock(&i->sig_mu);
+      if (i->sig_known) saved_signatures_[i->file_id] = i->sig;
+    }
+    if (before_free_) before_free_(InoOf(i));
+    LruRemoveLocked(i);
+    CloseFdLocked(i, to_close);
+    Inode* parent = std::exchange(i->parent, nullptr);
+    auto it = table_.find(std::make_pair(i->dev, i->ino));
+    if (it != table_.end() && it->second.get() == i) {
+      table_.erase(it);
+    } else {
+      orphans_.erase(i);
+    }
+    if (first) freed_first = true;
+    if (parent != nullptr) --parent->holds;
+    i = parent;
+  }
+  return freed_first;
+}
+
+void InodeTable::IdleLocked(Inode* i, std::vector<int>* to_close) {
+  if (i->borrowed > 0 || i->fd < 0) return;
+  if (i->unlinked && i->open_handles == 0) {
+    CloseFdLocked(i, to_close);
+  } else if (i->open_handles == 0 && i->named && !i->in_lru) {
+    lru_.push_front(i);
+    i->lru_pos = lru_.begin();
+    i->in_lru = true;
+  }
+}
+
+void InodeTable::LruRemoveLocked(Inode* i) {
+  if (!i->in_lru) return;
+  lru_.erase(i->lru_pos);
+  i->in_lru = false;
+}
+
+void InodeTable::CloseFdLocked(Inode* i, std::vector<int>* to_close) {
+  LruRemoveLocked(i);
+  if (i->fd < 0) return;
+  to_close->push_back(i->fd);
+  i->fd = -1;
+  --fds_;
+}
+
+void InodeTable::TrimLocked(size_t keep, std::vector<int>* to_close) {
+  while (fds_ > keep && !lru_.empty()) CloseFdLocked(lru_.back(), to_close);
+}
+
+void InodeTable::Renamed(Inode* parent, const std::string& name, Inode* new_parent,
+                         const std::string& new_name, const struct stat& st) {
   MutexLock lock(&mu_);
   auto it = table_.find(std::make_pair(st.st_dev, st.st_ino));
   if (it == table_.end()) return;
   Inode* i = it->second.get();
-  // The name removed may not have been the last: a link made since the caller's stat keeps it.
-  struct stat now;
-  if (i->released || fstatat(i->fd, "", &now, AT_EMPTY_PATH) != 0 || now.st_nlink > 0) return;
-  i->unlinked = true;
-  if (i->open_handles == 0) ReleaseLocked(i);
+  if (i->parent == parent && i->name == name) SetNameLocked(i, new_parent, new_name);
+}
+
+void InodeTable::LinkRemoved(Inode* parent, const std::string& name, const struct stat& st) {
+  std::vector<int> to_close;
+  {
+    MutexLock lock(&mu_);
+    auto it = table_.find(std::make_pair(st.st_dev, st.st_ino));
+    if (it == table_.end()) return;
+    Inode* i = it->second.get();
+    if (i->parent == parent && i->name == name) {
+      // No name to open it again by: its descriptor, if any, stays until a LOOKUP names it.
+      i->named = false;
+      LruRemoveLocked(i);
+    }
+    if (S_ISREG(st.st_mode)) {
+      // The name removed may not have been the last: a link made since the caller's stat keeps it.
+      struct stat now;
+      const bool gone = i->fd >= 0 ? (fstat(i->fd, &now) == 0 && now.st_nlink == 0)
+                                   : st.st_nlink <= 1;
+      if (gone) {
+        i->unlinked = true;
+        IdleLocked(i, &to_close);
+      }
+    }
+  }
+  CloseAll(to_close);
 }
 
 void InodeTable::HandleOpened(Inode* i, int fd) {
   if (i->kind != NodeKind::kReal) return;
   MutexLock lock(&mu_);
   ++i->open_handles;
-  // Opened through the descriptor just before a removal let it go.
-  if (i->released) RestoreLocked(i, fd);
+  LruRemoveLocked(i);  // kept while open: getattr and the change detector of an open file use it
+  if (i->fd < 0 && i != &root_) {
+    // Opened by a handler whose borrowed descriptor was let go meanwhile (a removal raced it).
+    int path_fd = open(fmt::format("/proc/self/fd/{}", fd).c_str(), O_PATH | O_CLOEXEC);
+    if (path_fd >= 0) {
+      i->fd = path_fd;
+      ++fds_;
+    }
+  }
 }
 
 void InodeTable::HandleClosed(Inode* i) {
   if (i->kind != NodeKind::kReal) return;
+  std::vector<int> to_close;
+  {
+    MutexLock lock(&mu_);
+    --i->open_handles;
+    IdleLocked(i, &to_close);
+    MaybeFreeLocked(i, &to_close);
+    TrimLocked(max_open_, &to_close);
+  }
+  CloseAll(to_close);
+}
+
+bool InodeTable::Shed(int err) {
+  std::vector<int> to_close;
+  std::string line;
+  {
+    MutexLock lock(&mu_);
+    ++shortages_;
+    TrimLocked(0, &to_close);
+    const int64_t now = NowNs();
+    if (now - shortage_logged_ns_ >= kShortageLogNs) {
+      line = fmt::format("out of descriptors ({}): {} open(s) refused since the last report; the "
+                         "inode table holds {} (max_open_files = {}), {} idle closed now; raise "
+                         "the limit (LimitNOFILE=) or lower max_open_files",
+                         std::strerror(err), shortages_, fds_, max_open_, to_close.size());
+      shortages_ = 0;
+      shortage_logged_ns_ = now;
+    }
+  }
+  CloseAll(to_close);
+  if (!line.empty()) LogWarning(line);
+  return !to_close.empty();
+}
+
+size_t InodeTable::open_descriptors() {
   MutexLock lock(&mu_);
-  --i->open_handles;
-  if (i->open_handles == 0 && i->unlinked && !i->released && i != &root_) ReleaseLocked(i);
-}
-
-void InodeTable::ReleaseLocked(Inode* i) {
-  if (dup3(stand_in_fd_, i->fd, O_CLOEXEC) >= 0) i->released = true;
-}
-
-void InodeTable::RestoreLocked(Inode* i, int fd) {
-  struct stat st;
-  if (fstat(fd, &st) != 0 || st.st_dev != i->dev || st.st_ino != i->ino) return;
-  int path_fd = open(fmt::format("/proc/self/fd/{}", fd).c_str(), O_PATH | O_CLOEXEC);
-  if (path_fd < 0) return;
-  if (dup3(path_fd, i->fd, O_CLOEXEC) >= 0) i->released = false;
-  close(path_fd);
+  return fds_;
 }
 
 void InodeTable::ForgetSignature(uint64_t id) {

@@ -1,47 +1,63 @@
-// InodeTable: the inodes the kernel may name, each pinned by a descriptor of its backing inode and
-// counted by lookups.
+// InodeTable: the inodes the kernel may name, each found again by its name under its parent, with
+// a bounded cache of descriptors; counted by lookups.
 //
-// A fuse_ino_t is the address of an Inode (FUSE_ROOT_ID names the dataset's root) that holds an
-// O_PATH descriptor of the backing inode, keyed by (st_dev, st_ino). Every LOOKUP that answers with
-// an Inode counts one reference; the kernel's FORGET gives them back (Unref) and the Inode goes
-// when none is left. Holding the descriptor pins the backing inode, so its number cannot be reused
-// while the kernel may still name it, and every op works relative to it: nothing is looked up by
-// path and the daemon never follows a symlink (lookups use O_NOFOLLOW; data files are reopened
-// through /proc/self/fd only once they are known to be regular files).
+// 1. Names, not descriptors. A fuse_ino_t is the address of an Inode (FUSE_ROOT_ID names the
+//    dataset's root), keyed by the backing (st_dev, st_ino). An Inode records where it was last
+//    found: its parent Inode and its name there. It holds a descriptor only while one is cached:
+//    a tree of any size can be named by the kernel while the daemon holds at most `max_open`
+//    descriptors of inodes not in use (plus those of files open and of handlers at work).
+//
+// 2. Borrowing. Every op works through a descriptor lent by Borrow (an InodeFd): the cached one,
+//    or one opened again by walking the names up to a cached ancestor or the root. A lent
+//    descriptor stays open until given back, whatever the cache does meanwhile. Nothing is ever
+//    looked up by a path from the root and the daemon never follows a symlink (lookups and
+//    re-opens use O_NOFOLLOW; data files are opened through /proc/self/fd only once known to be
+//    regular files).
+//
+// 3. The same file, or none. A name re-opened may name another file now (renamed, removed or
+//    replaced underneath). The descriptor is kept only if its (st_dev, st_ino), its type and, where
+//    the store gives one, its birth time match the Inode's; otherwise the op gets ESTALE, which
+//    makes the kernel look the path up afresh (a new Inode for the new file). A number reused by
+//    the store for a new file under the old name is caught by the birth time; on a store without
+//    birth times (sshfs, GlusterFS) the new file's signature (change_detector.h) differs, so no
+//    page of the old file is served for it.
+//
+// 4. The cache. Descriptors of Inodes not in use sit in an LRU list, closed oldest first beyond
+//    `max_open`. Never closed while lent, while the file is open (FileHandles; getattr and the
+//    change detector of an open file use it), or while the Inode has no name to be opened again
+//    by (its name was removed through the mount while it still has a link or is open). The
+//    kernel's lookups of a name already known give the Inode that name (a rename underneath, a
+//    second link). When an open fails for want of descriptors, Shed closes every idle one and the
+//    open is tried once more; failures are counted and logged once per interval.
+//
+// 5. Lifetimes. Every LOOKUP that answers with an Inode counts one reference; the kernel's FORGET
+//    gives them back (Unref). An Inode is also held by each Inode that names it as parent. It goes
+//    when neither is left, and lets go of its parent then.
 //
 // The table also keeps the signatures (change_detector.h) of the files whose Inodes the kernel
 // forgot, and gives each back to the next Inode of the same file id.
 //
 // A store whose client died and was mounted again at the same path (sshfs killed and restarted, a
-// GlusterFS client remounted) leaves every descriptor the table holds on the dead mount, answering
-// ENOTCONN. RecoverRoot opens DATASET's path again for the root; the kernel then looks every name
-// up afresh through it (once its entry timeout passes) and gets new Inodes, while Inodes of the
-// dead mount keep failing until the kernel forgets them. File ids change with it (a generation is
-// mixed in), so pages cached of the dead mount's files are never taken for the new mount's, which
-// may give the same inode numbers to other files.
+// GlusterFS client remounted) leaves every cached descriptor on the dead mount, answering ENOTCONN.
+// RecoverRoot opens DATASET's path again for the root and drops the idle cached descriptors;
+// Inodes of the dead mount fail (ESTALE: another device) until the kernel forgets them. File ids
+// change with it (a generation is mixed in), so pages cached of the dead mount's files are never
+// taken for the new mount's, which may give the same inode numbers to other files.
 //
 // A regular file whose last link is removed through the mount (unlink, or rename over it) gives
-// its space back at once, not when the kernel's FORGET comes (some time after the removal
-// returned): LastLinkGone swaps the Inode's descriptor for a stand-in, a removed directory of the
-// table's own, unless a FileHandle has the file open; then the last HandleClosed does. A file
-// that is open is pinned by its handles' descriptors anyway, and getattr and the change detector
-// of an open file keep using Inode::fd, which stays the file's until the last close. The swap is
-// made with dup3 onto the same number, so a handler that read Inode::fd just before (a removal
-// racing a getattr, open or setattr of the same inode) acts on the stand-in, which refuses data
-// ops (EISDIR) and changes nothing of anyone's, never on a file that reused the number. A LOOKUP
-// that finds the file again under a name (linked meanwhile) and an OPEN that opened it first
-// give the Inode the file's descriptor back.
+// its space back at once, not when the kernel's FORGET comes: LastLinkGone closes the Inode's
+// descriptor when nothing has it open or borrowed, else the last HandleClosed or return does.
 //
 // The virtual nodes of the .ccfs directory are Inodes too (kind != kReal); ControlDir owns them
 // and the table never counts or frees them.
 //
 // Ownership: the table owns the root Inode and every Inode it inserted, and with them their
-// descriptors. An Inode lives until its last reference is given back or the table is destroyed;
-// destroy the table only once no handler can run (Filesystem's contract).
+// descriptors. Destroy the table only once no handler can run (Filesystem's contract).
 //
 // Thread-safety: every method may run on any number of request threads at once. One mutex guards
-// the map, the lookup counts and the saved signatures. Lock order: the table's mutex, then an
-// Inode's sig_mu, never the reverse.
+// the map, the counts, names, cached descriptors and the saved signatures; no system call that
+// may reach the store is made under it. Lock order: the table's mutex, then an Inode's sig_mu,
+// never the reverse.
 #ifndef CCFS_FUSE_INODE_TABLE_H_
 #define CCFS_FUSE_INODE_TABLE_H_
 
@@ -51,6 +67,7 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <list>
 #include <map>
 #include <memory>
 #include <string>
@@ -84,24 +101,58 @@ struct Inode {
   ~Inode();
 
   NodeKind kind = NodeKind::kReal;
-  // O_PATH descriptor of the backing inode. Atomic for the root's alone, which RecoverRoot replaces
-  // while handlers read it (the descriptor replaced stays open until the table goes).
-  std::atomic<int> fd{-1};
   dev_t dev = 0;  // not set for the root: InodeTable keeps the root's (RootIno)
   ino_t ino = 0;
   mode_t type = 0;       // S_IFMT bits
+  int64_t btime_ns = 0;  // birth time, when the store gives one; 0 = unknown
   uint64_t file_id = 0;  // the engine's name for the file
-  uint64_t nlookup = 0;  // guarded by the InodeTable's mutex
-  // Guarded by the InodeTable's mutex too: FileHandles open on the file; its last link gone; fd
-  // swapped for the stand-in.
-  int open_handles = 0;
-  bool unlinked = false;
-  bool released = false;
+
+  // Guarded by the InodeTable's mutex (its thread-safety annotations cannot name it from here).
+  uint64_t nlookup = 0;
+  uint64_t holds = 0;        // Inodes naming this one as parent, and walks passing through
+  Inode* parent = nullptr;   // where `name` is; holds one `holds` of it. Null for the root
+  std::string name;
+  bool named = true;         // false: its name was removed through the mount
+  int fd = -1;               // the cached O_PATH descriptor, or -1
+  int borrowed = 0;          // InodeFds lent out of fd
+  int open_handles = 0;      // FileHandles open on the file
+  bool unlinked = false;     // its last link is gone: fd closes once nothing uses it
+  bool in_lru = false;
+  std::list<Inode*>::iterator lru_pos;
 
   // Last signature seen of the backing file (see ChangeDetector).
   Mutex sig_mu;  // after InodeTable::mu_ when both are held
   bool sig_known GUARDED_BY(sig_mu) = false;
   FileSignature sig GUARDED_BY(sig_mu);
+};
+
+class InodeTable;
+
+// A descriptor of an Inode's backing inode (O_PATH), lent for one handler's use: open until this
+// goes. Empty (get() == -1) with error() the errno when none could be had.
+class InodeFd {
+ public:
+  InodeFd() = default;
+  InodeFd(InodeFd&& other) noexcept { *this = std::move(other); }
+  InodeFd& operator=(InodeFd&& other) noexcept;
+  InodeFd(const InodeFd&) = delete;
+  InodeFd& operator=(const InodeFd&) = delete;
+  ~InodeFd() { Reset(); }
+
+  int get() const { return fd_; }
+  int error() const { return err_; }
+  explicit operator bool() const { return fd_ >= 0; }
+
+ private:
+  friend class InodeTable;
+  InodeFd(InodeTable* table, Inode* inode, int fd) : table_(table), inode_(inode), fd_(fd) {}
+  explicit InodeFd(int err) : err_(err) {}
+  void Reset();
+
+  InodeTable* table_ = nullptr;  // null: not counted (the root's, or empty)
+  Inode* inode_ = nullptr;
+  int fd_ = -1;
+  int err_ = 0;
 };
 
 class InodeTable {
@@ -111,8 +162,11 @@ class InodeTable {
   InodeTable(const InodeTable&) = delete;
   InodeTable& operator=(const InodeTable&) = delete;
 
-  // Opens the dataset directory as the root. Errors name the path.
-  Status Open(const std::string& dataset);
+  // Opens the dataset directory as the root; at most `max_open` descriptors of Inodes not in use
+  // are kept (>= 1). `before_free` (may be empty) is called with an Inode's ino when it is freed,
+  // while no LOOKUP can yet reuse its address as a new ino. Errors name the path.
+  Status Open(const std::string& dataset, size_t max_open,
+              std::function<void(fuse_ino_t)> before_free = nullptr);
 
   Inode* root() { return &root_; }
   // The backing inode number of the root in use.
@@ -129,40 +183,78 @@ class InodeTable {
     return i == &root_ ? FUSE_ROOT_ID : reinterpret_cast<fuse_ino_t>(i);
   }
 
+  // A descriptor of the real Inode `i` (see InodeFd): cached, or opened again by name. ESTALE when
+  // the name now names another file or none; EMFILE/ENFILE when descriptors ran out even after
+  // the idle ones were closed.
+  InodeFd Borrow(Inode* i);
+
   // Looks `name` up in the real directory `parent` without following a symlink, fills *st, and
-  // counts one kernel reference to the result, *found. ".." of the root is the root (never above
-  // the dataset). Returns 0 or the errno.
+  // counts one kernel reference to the result, *found, which now has that name. ".." of the root
+  // is the root (never above the dataset). Returns 0 or the errno.
   int Lookup(Inode* parent, const char* name, struct stat* st, Inode** found);
 
-  // Gives back `n` kernel references to `i`; the last one frees it (its signature is kept) and
-  // returns true, after calling `before_free` (if any) while no LOOKUP can yet reuse the Inode's
-  // address as a new ino. Virtual nodes and the root are never freed.
-  bool Unref(Inode* i, uint64_t n, const std::function<void()>& before_free = nullptr);
+  // Gives back `n` kernel references to `i`; when the last is gone and nothing else counts it
+  // (inode_table.h, 5), it is freed (its signature is kept) and true returned. Virtual nodes and
+  // the root are never freed.
+  bool Unref(Inode* i, uint64_t n);
 
   // The file `id` names is gone for good (its last link was removed): forget its kept signature.
   void ForgetSignature(uint64_t id);
 
-  // A link to the regular file `st` describes was removed and it may have been the last: if the
-  // table has an Inode of it and the file has no link left, the Inode's descriptor is let go now,
-  // or at the last HandleClosed while it is open.
-  void LastLinkGone(const struct stat& st);
+  // `name` in `parent` was renamed to `new_name` in `new_parent` through the mount; `st` is what
+  // the name named. The Inode of it, if known by that name, is known by the new one.
+  void Renamed(Inode* parent, const std::string& name, Inode* new_parent,
+               const std::string& new_name, const struct stat& st);
+  // A link `name` in `parent` to what `st` describes was removed through the mount. If it was the
+  // name its Inode is known by, the Inode keeps its descriptor (if cached) and has no name to be
+  // opened again by until a LOOKUP finds it. If the file is regular and has no link left, its
+  // descriptor is let go now, or when nothing has it open or borrowed any more.
+  void LinkRemoved(Inode* parent, const std::string& name, const struct stat& st);
   // A FileHandle of `i` was opened (its descriptor `fd`), or closed.
   void HandleOpened(Inode* i, int fd);
   void HandleClosed(Inode* i);
 
+  // Closes every cached descriptor not in use (after an open failed with EMFILE/ENFILE), counts
+  // the failure `err` and logs the count once per interval. Returns true if any was closed.
+  bool Shed(int err);
+
   // The engine's name for the file `st` describes.
   uint64_t FileIdOf(const struct stat& st) const;
 
- private:
-  // Takes `fd`: keeps it in a new Inode or closes it when the inode is already known.
-  Inode* FindOrInsert(int fd, const struct stat& st);
-  // Swaps i->fd for the stand-in. REQUIRES: i is in table_.
-  void ReleaseLocked(Inode* i) REQUIRES(mu_);
-  // Makes i->fd name the file again, by a descriptor of it (`fd`, kept by the caller).
-  void RestoreLocked(Inode* i, int fd) REQUIRES(mu_);
+  // Descriptors the table holds now (cached and in use), and its bound for the idle ones.
+  size_t open_descriptors();
+  size_t max_open() const { return max_open_; }
 
-  Inode root_;  // written by Open before any handler runs; its fd replaced by RecoverRoot
+ private:
+  friend class InodeFd;
+
+  // Called by ~InodeFd.
+  void Return(Inode* i);
+  // Keeps `fd` (O_PATH, of i's file) as i's descriptor, or queues it in *to_close if i has one.
+  // Returns the descriptor i has now.
+  int Adopt(Inode* i, int fd, std::vector<int>* to_close) REQUIRES(mu_);
+  InodeFd BorrowAt(Inode* i, int depth);
+  Inode* FindOrInsert(Inode* parent, const char* name, int fd, const struct stat& st,
+                      int64_t btime_ns);
+  void SetNameLocked(Inode* i, Inode* parent, const std::string& name) REQUIRES(mu_);
+  // Frees i if nothing counts it any more, and its parents that this leaves uncounted. Returns
+  // true if i was freed.
+  bool MaybeFreeLocked(Inode* i, std::vector<int>* to_close) REQUIRES(mu_);
+  // Puts i's descriptor in the LRU list, or closes it, as its state says.
+  void IdleLocked(Inode* i, std::vector<int>* to_close) REQUIRES(mu_);
+  void LruRemoveLocked(Inode* i) REQUIRES(mu_);
+  void CloseFdLocked(Inode* i, std::vector<int>* to_close) REQUIRES(mu_);
+  // Closes the oldest idle descriptors beyond `keep`.
+  void TrimLocked(size_t keep, std::vector<int>* to_close) REQUIRES(mu_);
+  // Opens `i` again through its parent (recursively; `depth` walks so far): the descriptor, lent,
+  // or -errno.
+  int Reopen(Inode* i, int depth);
+
+  Inode root_;  // written by Open before any handler runs
+  std::atomic<int> root_fd_{-1};  // replaced by RecoverRoot; those replaced close with the table
   std::string dataset_;
+  size_t max_open_ = 1;
+  std::function<void(fuse_ino_t)> before_free_;
   std::atomic<dev_t> root_dev_{0};
   std::atomic<ino_t> root_ino_{0};
   std::atomic<uint64_t> generation_{0};  // roots opened again
@@ -171,10 +263,6 @@ class InodeTable {
   // recover_mu_ behind the open and stat of a store that may hang.
   std::atomic<int64_t> recover_after_ns_{0};
 
-  // O_PATH descriptor of an empty directory the table made and removed: what a let-go Inode's
-  // descriptor becomes. -1 when it could not be made: then descriptors wait for FORGET.
-  int stand_in_fd_ = -1;
-
   Mutex recover_mu_;  // one recovery at a time; before mu_
   std::vector<int> dead_root_fds_ GUARDED_BY(mu_);  // closed with the table
 
@@ -182,7 +270,14 @@ class InodeTable {
   // takes (the kernel ledger's mutex).
   Mutex mu_;
   std::map<std::pair<dev_t, ino_t>, std::unique_ptr<Inode>> table_ GUARDED_BY(mu_);
+  // Inodes whose number the store gave to a new file while the kernel still names them.
+  std::unordered_map<Inode*, std::unique_ptr<Inode>> orphans_ GUARDED_BY(mu_);
   std::unordered_map<uint64_t, FileSignature> saved_signatures_ GUARDED_BY(mu_);
+  std::list<Inode*> lru_ GUARDED_BY(mu_);  // idle cached descriptors, newest first
+  size_t fds_ GUARDED_BY(mu_) = 0;         // descriptors the Inodes hold (idle or in use)
+  // Opens refused for want of descriptors since the last log line, and when that was.
+  uint64_t shortages_ GUARDED_BY(mu_) = 0;
+  int64_t shortage_logged_ns_ GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace ccfs

@@ -14,10 +14,14 @@ namespace ccfs::ops {
 
 namespace {
 
-// The path to reach `i`'s attributes by, or ENOTSUP.
-int XattrPath(Inode* i, std::string* path) {
+// The path to reach `i`'s attributes by, valid while *fd is held, or ENOTSUP.
+int XattrPath(fuse_req_t req, fuse_ino_t ino, InodeFd* fd, std::string* path) {
+  FsContext* fs = ContextOf(req);
+  Inode* i = fs->inodes.Get(ino);
   if (i->kind != NodeKind::kReal || i->type == S_IFLNK) return ENOTSUP;
-  *path = ProcPath(i->fd);
+  *fd = fs->inodes.Borrow(i);
+  if (!*fd) return fd->error();
+  *path = ProcPath(fd->get());
   return 0;
 }
 
@@ -25,16 +29,18 @@ int XattrPath(Inode* i, std::string* path) {
 
 void Setxattr(fuse_req_t req, fuse_ino_t ino, const char* name, const char* value, size_t size,
               int flags) {
+  InodeFd fd;
   std::string path;
-  int err = XattrPath(ContextOf(req)->inodes.Get(ino), &path);
+  int err = XattrPath(req, ino, &fd, &path);
   if (err != 0) return (void)ReplyErr(req, err);
   int res = setxattr(path.c_str(), name, value, size, flags);
   ReplyErr(req, res == 0 ? 0 : errno);
 }
 
 void Getxattr(fuse_req_t req, fuse_ino_t ino, const char* name, size_t size) {
+  InodeFd fd;
   std::string path;
-  int err = XattrPath(ContextOf(req)->inodes.Get(ino), &path);
+  int err = XattrPath(req, ino, &fd, &path);
   if (err != 0) return (void)ReplyErr(req, err == ENOTSUP ? ENODATA : err);
   if (size == 0) {
     ssize_t n = getxattr(path.c_str(), name, nullptr, 0);
@@ -48,8 +54,9 @@ void Getxattr(fuse_req_t req, fuse_ino_t ino, const char* name, size_t size) {
 }
 
 void Listxattr(fuse_req_t req, fuse_ino_t ino, size_t size) {
+  InodeFd fd;
   std::string path;
-  int err = XattrPath(ContextOf(req)->inodes.Get(ino), &path);
+  int err = XattrPath(req, ino, &fd, &path);
   if (err == ENOTSUP) {
     // Virtual nodes and symlinks have no attributes to list.
     return (void)(size == 0 ? fuse_reply_xattr(req, 0) : fuse_reply_buf(req, nullptr, 0));
@@ -67,8 +74,9 @@ void Listxattr(fuse_req_t req, fuse_ino_t ino, size_t size) {
 }
 
 void Removexattr(fuse_req_t req, fuse_ino_t ino, const char* name) {
+  InodeFd fd;
   std::string path;
-  int err = XattrPath(ContextOf(req)->inodes.Get(ino), &path);
+  int err = XattrPath(req, ino, &fd, &path);
   if (err != 0) return (void)ReplyErr(req, err);
   int res = removexattr(path.c_str(), name);
   ReplyErr(req, res == 0 ? 0 : errno);

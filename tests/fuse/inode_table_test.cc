@@ -1,0 +1,153 @@
+// The inode table without the kernel: Inodes hold no descriptor of their own beyond the cache's
+// bound, are opened again by name when borrowed, follow renames made through the mount, answer
+// ESTALE for a name that now names another file, and let a removed file's descriptor go.
+#include "fuse/inode_table.h"
+
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "testing/command.h"
+
+namespace ccfs {
+namespace {
+
+class InodeTableTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char dir[] = "/var/tmp/ccfs_inode_table.XXXXXX";
+    ASSERT_NE(mkdtemp(dir), nullptr);
+    dir_ = dir;
+    std::filesystem::create_directories(dir_ + "/a/b");
+    for (int k = 0; k < 20; ++k) testing::WriteWholeFile(Path(k), "file " + std::to_string(k));
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  std::string Path(int k) const { return dir_ + "/a/b/f" + std::to_string(k); }
+
+  // Looks a/b/NAME up as the kernel would, one component at a time.
+  Inode* LookupPath(InodeTable* t, const std::string& name, int* err = nullptr) {
+    struct stat st;
+    Inode *a = nullptr, *b = nullptr, *f = nullptr;
+    int e = t->Lookup(t->root(), "a", &st, &a);
+    if (e == 0) e = t->Lookup(a, "b", &st, &b);
+    if (e == 0) e = t->Lookup(b, name.c_str(), &st, &f);
+    if (err != nullptr) *err = e;
+    return f;
+  }
+
+  // What the borrowed descriptor of `i` reads (the file reopened through /proc).
+  static std::string ReadThrough(InodeTable* t, Inode* i) {
+    InodeFd fd = t->Borrow(i);
+    if (!fd) return "errno " + std::to_string(fd.error());
+    return testing::ReadWholeFile("/proc/self/fd/" + std::to_string(fd.get()));
+  }
+
+  std::string dir_;
+};
+
+TEST_F(InodeTableTest, DescriptorsStayWithinTheBoundAndInodesReopenByName) {
+  InodeTable t;
+  ASSERT_TRUE(t.Open(dir_, 4).ok());
+  std::vector<Inode*> files;
+  for (int k = 0; k < 20; ++k) {
+    files.push_back(LookupPath(&t, "f" + std::to_string(k)));
+    ASSERT_NE(files.back(), nullptr);
+    EXPECT_LE(t.open_descriptors(), 4u);
+  }
+  for (int k = 0; k < 20; ++k) {
+    EXPECT_EQ(ReadThrough(&t, files[k]), "file " + std::to_string(k));
+    EXPECT_LE(t.open_descriptors(), 4u);
+  }
+  // A descriptor lent out stays open beyond the bound, and is closed once given back.
+  std::vector<InodeFd> held;
+  for (int k = 0; k < 8; ++k) held.push_back(t.Borrow(files[k]));
+  EXPECT_GE(t.open_descriptors(), 8u);
+  for (const InodeFd& fd : held) EXPECT_TRUE(fd);
+  held.clear();
+  EXPECT_LE(t.open_descriptors(), 4u);
+}
+
+TEST_F(InodeTableTest, ARenameThroughTheMountMovesTheName) {
+  InodeTable t;
+  ASSERT_TRUE(t.Open(dir_, 1).ok());
+  Inode* f = LookupPath(&t, "f1");
+  Inode* b = nullptr;
+  struct stat st;
+  ASSERT_EQ(t.Lookup(t.root(), "a", &st, &b), 0);
+  ASSERT_EQ(t.Lookup(b, "b", &st, &b), 0);
+  ASSERT_EQ(lstat(Path(1).c_str(), &st), 0);
+  ASSERT_EQ(rename(Path(1).c_str(), (dir_ + "/moved").c_str()), 0);
+  t.Renamed(b, "f1", t.root(), "moved", st);
+  LookupPath(&t, "f2");  // evicts f1's descriptor (bound 1)
+  EXPECT_EQ(ReadThrough(&t, f), "file 1");
+}
+
+TEST_F(InodeTableTest, ANameThatNowNamesAnotherFileIsStale) {
+  InodeTable t;
+  ASSERT_TRUE(t.Open(dir_, 1).ok());
+  Inode* f = LookupPath(&t, "f3");
+  // Replaced underneath: a new file (a new inode) under the old name.
+  testing::WriteWholeFile(Path(3) + ".new", "another file");
+  ASSERT_EQ(rename((Path(3) + ".new").c_str(), Path(3).c_str()), 0);
+  LookupPath(&t, "f4");  // evicts f3's descriptor
+  InodeFd fd = t.Borrow(f);
+  EXPECT_FALSE(fd);
+  EXPECT_EQ(fd.error(), ESTALE);
+  // Removed underneath: the same.
+  Inode* g = LookupPath(&t, "f5");
+  LookupPath(&t, "f6");
+  ASSERT_EQ(unlink(Path(5).c_str()), 0);
+  EXPECT_EQ(t.Borrow(g).error(), ESTALE);
+  // The kernel looks the name up again and gets the new file.
+  Inode* again = LookupPath(&t, "f3");
+  EXPECT_NE(again, f);
+  EXPECT_EQ(ReadThrough(&t, again), "another file");
+}
+
+TEST_F(InodeTableTest, ALastLinkRemovedLetsTheDescriptorGo) {
+  InodeTable t;
+  ASSERT_TRUE(t.Open(dir_, 16).ok());
+  Inode* b = nullptr;
+  struct stat st;
+  ASSERT_EQ(t.Lookup(t.root(), "a", &st, &b), 0);
+  ASSERT_EQ(t.Lookup(b, "b", &st, &b), 0);
+  Inode* f = LookupPath(&t, "f7");
+  ASSERT_NE(f, nullptr);
+  const size_t before = t.open_descriptors();
+  ASSERT_EQ(lstat(Path(7).c_str(), &st), 0);
+  ASSERT_EQ(unlink(Path(7).c_str()), 0);
+  t.LinkRemoved(b, "f7", st);
+  EXPECT_EQ(t.open_descriptors(), before - 1);
+  EXPECT_EQ(t.Borrow(f).error(), ESTALE);
+  t.Unref(f, 1);
+}
+
+TEST_F(InodeTableTest, ForgottenInodesAreFreedWithTheirParents) {
+  InodeTable t;
+  std::vector<fuse_ino_t> freed;
+  ASSERT_TRUE(t.Open(dir_, 16, [&](fuse_ino_t ino) { freed.push_back(ino); }).ok());
+  struct stat st;
+  Inode *a = nullptr, *b = nullptr, *f = nullptr;
+  ASSERT_EQ(t.Lookup(t.root(), "a", &st, &a), 0);
+  ASSERT_EQ(t.Lookup(a, "b", &st, &b), 0);
+  ASSERT_EQ(t.Lookup(b, "f8", &st, &f), 0);
+  // The kernel forgets the directories first: they stay, named by f's path.
+  EXPECT_FALSE(t.Unref(a, 1));
+  EXPECT_FALSE(t.Unref(b, 1));
+  EXPECT_TRUE(freed.empty());
+  EXPECT_EQ(ReadThrough(&t, f), "file 8");
+  EXPECT_TRUE(t.Unref(f, 1));
+  EXPECT_EQ(freed.size(), 3u);
+  EXPECT_EQ(t.open_descriptors(), 0u);
+}
+
+}  // namespace
+}  // namespace ccfs
