@@ -18,7 +18,7 @@
 #include "cache/page_entry.h"
 #include "ccfs/backing_store.h"
 #include "trace/replay_target.h"
-#include "trace/rng.h"
+#include "util/rng.h"
 
 namespace ccfs {
 

@@ -24,7 +24,7 @@
 
 #include "ccfs/status.h"
 #include "trace/permutation.h"
-#include "trace/rng.h"
+#include "util/rng.h"
 
 namespace ccfs {
 

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "cache/blob.h"
-#include "trace/rng.h"
+#include "util/rng.h"
 
 namespace ccfs {
 namespace {

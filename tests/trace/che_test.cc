@@ -9,7 +9,7 @@
 #include <unordered_map>
 
 #include "testing/law.h"
-#include "trace/rng.h"
+#include "util/rng.h"
 
 namespace ccfs {
 namespace {

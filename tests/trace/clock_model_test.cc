@@ -15,7 +15,7 @@
 #include "cache/page_entry.h"
 #include "trace/che.h"
 #include "testing/law.h"
-#include "trace/rng.h"
+#include "util/rng.h"
 
 namespace ccfs {
 namespace {
