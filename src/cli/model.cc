@@ -1,4 +1,4 @@
-// `ccfs model`: the thesis's hit-ratio and µs-per-buffer model (trace/model.h), with the FUSE
+// `ccfs model`: the thesis's hit-ratio and µs-per-buffer model (model/cache_model.h), with the FUSE
 // trip of the raw-tier mode given, for given inputs, as a table over compressed_percent or for one
 // split.
 #include <cmath>
@@ -12,8 +12,8 @@
 
 #include "ccfs/config.h"
 #include "cli/command.h"
+#include "model/cache_model.h"
 #include "trace/dataset.h"
-#include "trace/model.h"
 
 namespace ccfs {
 namespace {

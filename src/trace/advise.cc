@@ -1,5 +1,5 @@
 // The prediction of `ccfs advise` (see advise.h): the workload's reuse, the data's
-// compressibility and the paths' costs, measured here and fed to trace/model.h.
+// compressibility and the paths' costs, measured here and fed to model/cache_model.h.
 #include "trace/advise.h"
 
 #include <fcntl.h>

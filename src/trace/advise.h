@@ -9,7 +9,7 @@
 //                          sample of the data set's pages, and its µs per page both ways;
 //   the paths' costs       a page copy (raw hit), O_DIRECT reads of the sampled pages (miss),
 //                          buffered re-reads (a kernel hit, raw_tier = kernel).
-// These feed the model of trace/model.h with its refinements (hot_share from the curve,
+// These feed the model of model/cache_model.h with its refinements (hot_share from the curve,
 // storable_fraction, compressions_per_read).
 //
 // The compression charge. The thesis charges one compression per miss and per compressed hit,
@@ -36,9 +36,9 @@
 
 #include "ccfs/codec.h"
 #include "ccfs/status.h"
+#include "model/cache_model.h"
+#include "model/distribution.h"
 #include "trace/dataset.h"
-#include "trace/distribution.h"
-#include "trace/model.h"
 #include "trace/op_source.h"
 #include "trace/stack_distance.h"
 

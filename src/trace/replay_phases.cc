@@ -13,10 +13,10 @@
 #include <vector>
 
 #include "ccfs/backing_store.h"
+#include "model/cache_model.h"
 #include "stats/counters.h"
 #include "stats/rapl.h"
 #include "trace/advise.h"
-#include "trace/model.h"
 #include "util/thread_cpu.h"
 
 namespace ccfs {

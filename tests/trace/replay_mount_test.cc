@@ -16,10 +16,10 @@
 #include <nlohmann/json.hpp>
 
 #include "datagen/mkdata.h"
+#include "model/cache_model.h"
 #include "testing/command.h"
 #include "testing/mount_fixture.h"
 #include "trace/memory_cgroup.h"
-#include "trace/model.h"
 #include "trace/replay.h"
 
 namespace ccfs {

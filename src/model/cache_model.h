@@ -49,8 +49,8 @@
 // predicted as measured rather than as the steady state.
 //
 // Thread-safety: pure functions.
-#ifndef CCFS_TRACE_MODEL_H_
-#define CCFS_TRACE_MODEL_H_
+#ifndef CCFS_MODEL_CACHE_MODEL_H_
+#define CCFS_MODEL_CACHE_MODEL_H_
 
 #include <cstdint>
 #include <functional>
@@ -58,8 +58,8 @@
 #include <vector>
 
 #include "ccfs/options.h"
-#include "trace/che.h"
-#include "trace/distribution.h"
+#include "model/che.h"
+#include "model/distribution.h"
 
 namespace ccfs {
 
@@ -164,4 +164,4 @@ ModelResult EvaluatePhasedModel(const ModelInputs& inputs, const std::vector<Dis
 
 }  // namespace ccfs
 
-#endif  // CCFS_TRACE_MODEL_H_
+#endif  // CCFS_MODEL_CACHE_MODEL_H_

@@ -1,11 +1,11 @@
-#include "trace/che.h"
+#include "model/che.h"
 
 #include <algorithm>
 #include <cmath>
 #include <functional>
 #include <vector>
 
-#include "trace/clock_model.h"
+#include "model/clock_model.h"
 
 namespace ccfs {
 

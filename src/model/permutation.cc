@@ -1,4 +1,4 @@
-#include "trace/permutation.h"
+#include "model/permutation.h"
 
 #include <bit>
 #include <utility>

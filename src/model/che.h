@@ -13,13 +13,13 @@
 // evaluation costs O(buckets x bisection steps) for any N.
 //
 // Thread-safety: pure functions.
-#ifndef CCFS_TRACE_CHE_H_
-#define CCFS_TRACE_CHE_H_
+#ifndef CCFS_MODEL_CHE_H_
+#define CCFS_MODEL_CHE_H_
 
 #include <string>
 #include <vector>
 
-#include "trace/distribution.h"
+#include "model/distribution.h"
 
 namespace ccfs {
 
@@ -66,4 +66,4 @@ double CacheHitRatio(const AccessDistribution& dist, double capacity, Replacemen
 
 }  // namespace ccfs
 
-#endif  // CCFS_TRACE_CHE_H_
+#endif  // CCFS_MODEL_CHE_H_

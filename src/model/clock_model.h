@@ -43,11 +43,11 @@
 // compressed).
 //
 // Thread-safety: pure functions.
-#ifndef CCFS_TRACE_CLOCK_MODEL_H_
-#define CCFS_TRACE_CLOCK_MODEL_H_
+#ifndef CCFS_MODEL_CLOCK_MODEL_H_
+#define CCFS_MODEL_CLOCK_MODEL_H_
 
-#include "trace/che.h"
-#include "trace/distribution.h"
+#include "model/che.h"
+#include "model/distribution.h"
 
 namespace ccfs {
 
@@ -69,4 +69,4 @@ ClockTierHits ClockTierHitRatios(const AccessDistribution& dist, const ClockTier
 
 }  // namespace ccfs
 
-#endif  // CCFS_TRACE_CLOCK_MODEL_H_
+#endif  // CCFS_MODEL_CLOCK_MODEL_H_

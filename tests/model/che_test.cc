@@ -1,5 +1,5 @@
 // Che's approximation against the oracle, exact cases, and a simulated LRU and FIFO cache.
-#include "trace/che.h"
+#include "model/che.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "trace/clock_model.h"
+#include "model/clock_model.h"
 
 #include <algorithm>
 #include <array>

@@ -2,7 +2,7 @@
 // with the sketch's credit (uses at most kUseMax; counts at most 15, halved every
 // kAgingReadsPerPage x memory pages reads), the compressed tier's hand and second-hit promotion,
 // and pages it cannot hold dropped.
-#include "trace/clock_model.h"
+#include "model/clock_model.h"
 
 #include <gtest/gtest.h>
 
@@ -13,7 +13,7 @@
 
 #include "cache/frequency.h"
 #include "cache/page_entry.h"
-#include "trace/che.h"
+#include "model/che.h"
 #include "testing/law.h"
 #include "util/rng.h"
 

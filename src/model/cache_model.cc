@@ -1,10 +1,10 @@
-#include "trace/model.h"
+#include "model/cache_model.h"
 
 #include <algorithm>
 #include <functional>
 #include <memory>
 
-#include "trace/clock_model.h"
+#include "model/clock_model.h"
 
 namespace ccfs {
 
