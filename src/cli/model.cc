@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "cache/model_facts.h"
 #include "ccfs/config.h"
 #include "cli/command.h"
 #include "model/cache_model.h"
@@ -119,6 +120,7 @@ int RunModel(const ModelArgs& args) {
                                  in.raw_replacement == Replacement::kGclock
                              ? Replacement::kLru
                              : in.raw_replacement;
+  in.clock = cache::EngineClockFacts();
   std::vector<int> percents = args.percents;
   if (percents.empty()) {
     for (int c = 0; c <= 90; c += 10) percents.push_back(c);

@@ -110,6 +110,8 @@ struct ModelInputs {
   // from the level below or from the store.
   Replacement cache_replacement = Replacement::kOracle;
   Replacement raw_replacement = Replacement::kOracle;
+  // The engine's CLOCK (engine_facts.h). REQUIRES: set when either replacement is kGclock.
+  ClockFacts clock;
   // Compressions charged per read. Negative: the thesis's charge (one per compressed hit and per
   // miss, when C > 0). A measured rate (a run's compressions / reads) replaces it: ccfs compresses
   // victims in the background and admits only some (admission.h), far fewer than one per miss.

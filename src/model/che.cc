@@ -70,13 +70,14 @@ bool ParseReplacement(const std::string& text, Replacement* r) {
 }
 
 double CacheHitRatio(const AccessDistribution& dist, double capacity, Replacement replacement,
-                     const ReadWindow& window) {
+                     const ReadWindow& window, const ClockFacts& clock) {
   const double n = static_cast<double>(dist.pages());
   const double k = std::clamp(capacity, 0.0, n);
   if (replacement == Replacement::kGclock) {
     ClockTiers cache;
     cache.raw_pages = k;
     cache.memory_pages = k;
+    cache.engine = clock;
     return ClockTierHitRatios(dist, cache, window).raw;
   }
   const bool cold = window.measured > 0;

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "model/distribution.h"
+#include "model/engine_facts.h"
 
 namespace ccfs {
 
@@ -61,8 +62,9 @@ std::vector<RankBucket> RankBuckets(const AccessDistribution& dist, double growt
 double UnreadShare(double p, double a, double b);
 
 // The hit ratio of a cache of `capacity` pages (clamped to [0, pages]) under `dist`, over `window`.
+// `clock`: the engine's CLOCK, for kGclock (REQUIRES: set there; engine_facts.h).
 double CacheHitRatio(const AccessDistribution& dist, double capacity, Replacement replacement,
-                     const ReadWindow& window = {});
+                     const ReadWindow& window = {}, const ClockFacts& clock = {});
 
 }  // namespace ccfs
 

@@ -14,8 +14,6 @@
 
 #include <fmt/format.h>
 
-#include "cache/blob.h"
-#include "cache/page_entry.h"
 #include "ccfs/backing_store.h"
 #include "trace/replay_target.h"
 #include "util/rng.h"
@@ -159,7 +157,7 @@ Status SamplePages(const Dataset& dataset, uint64_t count, uint64_t seed, PageSa
 }
 
 Status MeasureCodec(const PageSample& sample, CodecKind kind, int level, double min_savings_percent,
-                    double min_seconds, CodecProfile* profile) {
+                    double min_seconds, const TierCharges& charges, CodecProfile* profile) {
   *profile = CodecProfile();
   profile->codec = kind;
   profile->level = level;
@@ -193,7 +191,7 @@ Status MeasureCodec(const PageSample& sample, CodecKind kind, int level, double 
     const std::vector<char>& page = sample.data[i];
     if (zero[i]) {
       ++zeros;
-      charged += sizeof(cache::PageEntry);
+      charged += charges.zero_page;
     } else if (!blobs[i].empty()) {
       std::vector<char> back(page.size());
       Status s = codec->Decompress(blobs[i].data(), blobs[i].size(), back.data(), back.size());
@@ -201,7 +199,7 @@ Status MeasureCodec(const PageSample& sample, CodecKind kind, int level, double 
         return Status::Corruption(fmt::format("{} level {}: sampled page {} does not decode to its "
                                               "bytes", CodecName(kind), level, sample.pages[i]));
       }
-      charged += cache::BlobCharge(blobs[i].size());
+      charged += charges.blob(blobs[i].size());
     } else {
       continue;
     }

@@ -38,6 +38,7 @@
 #include "ccfs/status.h"
 #include "model/cache_model.h"
 #include "model/distribution.h"
+#include "model/engine_facts.h"
 #include "trace/dataset.h"
 #include "trace/op_source.h"
 #include "trace/stack_distance.h"
@@ -98,8 +99,8 @@ inline constexpr uint64_t kDefaultSamplePages = 1024;
 struct CodecProfile {
   CodecKind codec = CodecKind::kLz4;
   int level = 1;
-  // Logical bytes / bytes the compressed tier is charged, over the pages it keeps (cache/blob.h's
-  // allocator classes; an all-zero page costs its entry).
+  // Logical bytes / bytes the compressed tier is charged, over the pages it keeps (TierCharges:
+  // the allocator's classes; an all-zero page costs its entry).
   double ratio = 1.0;
   double storable_fraction = 0;  // pages kept: all-zero, or saving at least min_savings_percent
   double zero_fraction = 0;
@@ -109,8 +110,11 @@ struct CodecProfile {
 
 // Compresses and decompresses every sampled page with `codec` at `level`, repeating passes for at
 // least `min_seconds` per direction, and checks each page decodes to its bytes (Corruption if not).
+// `charges`: what the compressed tier is charged for a kept page (the engine's:
+// cache/model_facts.h EngineTierCharges).
 Status MeasureCodec(const PageSample& sample, CodecKind codec, int level,
-                    double min_savings_percent, double min_seconds, CodecProfile* profile);
+                    double min_savings_percent, double min_seconds, const TierCharges& charges,
+                    CodecProfile* profile);
 
 // Mean µs to copy one sampled page (what a raw hit costs beyond its lookup).
 double MeasureCopyUs(const PageSample& sample, double min_seconds);

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "cache/blob.h"
+#include "cache/model_facts.h"
 #include "util/rng.h"
 
 namespace ccfs {
@@ -132,7 +132,7 @@ TEST(MeasureCodec, RatioAndKeptShareFollowTheKindsOfPages) {
   for (CodecKind kind : AllCodecKinds()) {
     SCOPED_TRACE(CodecName(kind));
     CodecProfile p;
-    Status s = MeasureCodec(sample, kind, 1, 12.5, 0.001, &p);
+    Status s = MeasureCodec(sample, kind, 1, 12.5, 0.001, cache::EngineTierCharges(), &p);
     ASSERT_TRUE(s.ok()) << s.ToString();
     EXPECT_EQ(p.codec, kind);
     EXPECT_DOUBLE_EQ(p.storable_fraction, 2.0 / 3);

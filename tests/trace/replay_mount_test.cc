@@ -15,6 +15,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "cache/model_facts.h"
 #include "datagen/mkdata.h"
 #include "model/cache_model.h"
 #include "testing/command.h"
@@ -107,6 +108,7 @@ TEST_F(ReplayMountTest, TheTripIsMeasuredAndChargedOnEveryRead) {
   in.dist = options.dist;
   in.cache_replacement = Replacement::kLru;  // as replay reads the daemon's tiers
   in.raw_replacement = Replacement::kGclock;
+  in.clock = cache::EngineClockFacts();
   in.window.before = static_cast<double>(r.warmup_ops);
   in.window.measured = static_cast<double>(r.ops);
   in.costs = r.costs;
