@@ -40,7 +40,7 @@
 
 #include "cache/page_index.h"
 #include "cache/rcu.h"
-#include "trace/rng.h"
+#include "util/rng.h"
 
 using Clock = std::chrono::steady_clock;
 using ccfs::cache::PageEntry;

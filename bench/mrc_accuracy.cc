@@ -51,8 +51,8 @@
 #include "cache/mrc.h"
 #include "cache/page_entry.h"
 #include "ccfs/config.h"
+#include "model/distribution.h"
 #include "trace/dataset.h"
-#include "trace/distribution.h"
 #include "trace/op_source.h"
 
 namespace {

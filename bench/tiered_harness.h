@@ -33,9 +33,9 @@
 #include "ccfs/backing_store.h"
 #include "ccfs/config.h"
 #include "ccfs/page_cache.h"
+#include "model/distribution.h"
 #include "stats/counters.h"
 #include "trace/dataset.h"
-#include "trace/distribution.h"
 #include "trace/op_source.h"
 
 namespace tiered {

@@ -3,6 +3,7 @@
 # fusermount3), and the engine and pool tests again under ThreadSanitizer.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+scripts/check_includes.py  # the rooms' floors (docs/ARCHITECTURE.md); needs no build
 scripts/setup.sh
 jobs=$(nproc)
 

@@ -30,7 +30,7 @@ class FrequencySketch {
   FrequencySketch(uint64_t slots, uint64_t cache_pages);
 
   // A counter saturates here; all are halved every kAgingReadsPerPage x (pages the cache holds)
-  // reads (trace/clock_model.h models both).
+  // reads (model/clock_model.h models both).
   static constexpr uint8_t kMax = 15;
   static constexpr uint64_t kAgingReadsPerPage = 10;
 

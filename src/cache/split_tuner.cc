@@ -9,6 +9,7 @@
 
 #include <pthread.h>
 
+#include "cache/model_facts.h"
 #include "config/keys.h"
 
 namespace ccfs::cache {
@@ -271,10 +272,12 @@ void SplitTuner::Step() {
   for (size_t i = 0; i < pages.data.size(); ++i) pages.pages.push_back(i);
   if (pages.data.size() >= 16) {
     std::vector<CodecProfile> measured;
+    const TierCharges charges = EngineTierCharges();
     for (CodecKind kind : AllCodecKinds()) {
       if (!o.compressor_auto && kind != o.compressor) continue;
       CodecProfile p;
-      if (MeasureCodec(pages, kind, o.compression_level, o.min_savings_percent, 0, &p).ok()) {
+      if (MeasureCodec(pages, kind, o.compression_level, o.min_savings_percent, 0, charges, &p)
+              .ok()) {
         measured.push_back(p);
       }
     }

@@ -2,7 +2,8 @@
 // (compressed_percent) and codec, and with "auto" (compressed_percent = auto, compressor = auto)
 // moves the engine to the best one, slowly.
 //
-// The prediction is `ccfs advise`'s (trace/advise.h PredictSplits over trace/model.h), fed live:
+// The prediction is `ccfs advise`'s (model/split_prediction.h PredictSplits over
+// model/cache_model.h), fed live:
 //   the workload's reuse   the engine's miss-ratio curve (mrc.h: SHARDS sampling of the reads),
 //                          read as S(k), the hit ratio of an LRU cache of k pages; its miss ratio
 //                          then scaled so that the prediction at the split in force matches the
@@ -60,7 +61,8 @@
 #include "ccfs/page_cache.h"
 #include "ccfs/stats.h"
 #include "ccfs/status.h"
-#include "trace/advise.h"
+#include "model/codec_profile.h"
+#include "model/split_prediction.h"
 #include "util/mutex.h"
 
 namespace ccfs::cache {

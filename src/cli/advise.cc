@@ -16,6 +16,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "cache/model_facts.h"
 #include "ccfs/config.h"
 #include "cli/command.h"
 #include "cli/plot_script.h"
@@ -254,7 +255,8 @@ int RunAdvise(const AdviseArgs& args) {
   for (CodecKind kind : AllCodecKinds()) {
     const int level = kind == o.compressor ? o.compression_level : kDefaultCodecLevel;
     codecs.emplace_back();
-    s = MeasureCodec(sample, kind, level, o.min_savings_percent, kMeasureSeconds, &codecs.back());
+    s = MeasureCodec(sample, kind, level, o.min_savings_percent, kMeasureSeconds,
+                     cache::EngineTierCharges(), &codecs.back());
     if (!s.ok()) {
       fmt::print(stderr, "ccfs advise: {}\n", s.ToString());
       return 1;

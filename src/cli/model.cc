@@ -1,4 +1,4 @@
-// `ccfs model`: the thesis's hit-ratio and µs-per-buffer model (trace/model.h), with the FUSE
+// `ccfs model`: the thesis's hit-ratio and µs-per-buffer model (model/cache_model.h), with the FUSE
 // trip of the raw-tier mode given, for given inputs, as a table over compressed_percent or for one
 // split.
 #include <cmath>
@@ -10,10 +10,11 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "cache/model_facts.h"
 #include "ccfs/config.h"
 #include "cli/command.h"
+#include "model/cache_model.h"
 #include "trace/dataset.h"
-#include "trace/model.h"
 
 namespace ccfs {
 namespace {
@@ -119,6 +120,7 @@ int RunModel(const ModelArgs& args) {
                                  in.raw_replacement == Replacement::kGclock
                              ? Replacement::kLru
                              : in.raw_replacement;
+  in.clock = cache::EngineClockFacts();
   std::vector<int> percents = args.percents;
   if (percents.empty()) {
     for (int c = 0; c <= 90; c += 10) percents.push_back(c);

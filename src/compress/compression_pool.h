@@ -20,7 +20,6 @@
 #include <vector>
 
 #include "ccfs/codec.h"
-#include "ccfs/options.h"
 
 namespace ccfs {
 

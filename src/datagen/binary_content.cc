@@ -12,7 +12,7 @@
 #include <fmt/format.h>
 
 #include "datagen/content.h"
-#include "trace/rng.h"
+#include "util/rng.h"
 
 namespace ccfs {
 

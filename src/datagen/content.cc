@@ -7,7 +7,7 @@
 #include <cmath>
 #include <cstring>
 
-#include "trace/rng.h"
+#include "util/rng.h"
 
 namespace ccfs {
 

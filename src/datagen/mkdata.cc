@@ -21,7 +21,7 @@
 
 #include "ccfs/codec.h"
 #include "datagen/content.h"
-#include "trace/rng.h"
+#include "util/rng.h"
 
 namespace ccfs {
 

@@ -1,5 +1,5 @@
-// The prediction of `ccfs advise` (see advise.h): the workload's reuse, the data's
-// compressibility and the paths' costs, measured here and fed to trace/model.h.
+// The measurements of `ccfs advise` (see advise.h): the workload's reuse from a trace and the
+// paths' costs and sample pages of a data set, fed to model/split_prediction.h.
 #include "trace/advise.h"
 
 #include <fcntl.h>
@@ -8,17 +8,14 @@
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
-#include <cstring>
 #include <memory>
 #include <unordered_set>
 
 #include <fmt/format.h>
 
-#include "cache/blob.h"
-#include "cache/page_entry.h"
 #include "ccfs/backing_store.h"
 #include "trace/replay_target.h"
-#include "trace/rng.h"
+#include "util/rng.h"
 
 namespace ccfs {
 
@@ -28,24 +25,6 @@ using Clock = std::chrono::steady_clock;
 
 double SecondsSince(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
-}
-
-// Runs `pass` (which handles `per_pass` pages) until at least `min_seconds` have gone by, at least
-// once; returns the mean µs per page.
-template <typename Pass>
-double TimePerPage(size_t per_pass, double min_seconds, Pass pass) {
-  if (per_pass == 0) return 0;
-  const auto start = Clock::now();
-  uint64_t pages = 0;
-  do {
-    pass();
-    pages += per_pass;
-  } while (SecondsSince(start) < min_seconds);
-  return SecondsSince(start) * 1e6 / static_cast<double>(pages);
-}
-
-bool AllZero(const std::vector<char>& page) {
-  return std::find_if(page.begin(), page.end(), [](char c) { return c != 0; }) == page.end();
 }
 
 uint32_t Clamp32(uint64_t distance) {
@@ -158,88 +137,6 @@ Status SamplePages(const Dataset& dataset, uint64_t count, uint64_t seed, PageSa
   return Status::Ok();
 }
 
-Status MeasureCodec(const PageSample& sample, CodecKind kind, int level, double min_savings_percent,
-                    double min_seconds, CodecProfile* profile) {
-  *profile = CodecProfile();
-  profile->codec = kind;
-  profile->level = level;
-  if (sample.data.empty()) return Status::Ok();
-  std::unique_ptr<Codec> codec = NewCodec(kind, level);
-  const size_t n = sample.data.size();
-  std::vector<std::vector<char>> blobs(n);  // empty: not kept (zero pages are kept, with no blob)
-  std::vector<bool> zero(n);
-  std::vector<char> out;
-  // One pass as the evictor makes it (cache/evictor.cc CompressChunk): a zero page needs no blob;
-  // any other page is compressed into a cap below which it is kept.
-  auto compress_pass = [&](bool keep) {
-    for (size_t i = 0; i < n; ++i) {
-      const std::vector<char>& page = sample.data[i];
-      if (AllZero(page)) {
-        zero[i] = true;
-        continue;
-      }
-      const size_t cap = static_cast<size_t>(page.size() * (1.0 - min_savings_percent / 100.0));
-      if (out.size() < codec->Bound(page.size())) out.resize(codec->Bound(page.size()));
-      const size_t size = cap > 0 ? codec->Compress(page.data(), page.size(), out.data(), cap) : 0;
-      if (keep) blobs[i].assign(out.data(), out.data() + size);
-    }
-  };
-  compress_pass(true);
-  profile->compress_us = TimePerPage(n, min_seconds, [&] { compress_pass(false); });
-
-  double logical = 0, charged = 0;
-  uint64_t kept = 0, zeros = 0;
-  for (size_t i = 0; i < n; ++i) {
-    const std::vector<char>& page = sample.data[i];
-    if (zero[i]) {
-      ++zeros;
-      charged += sizeof(cache::PageEntry);
-    } else if (!blobs[i].empty()) {
-      std::vector<char> back(page.size());
-      Status s = codec->Decompress(blobs[i].data(), blobs[i].size(), back.data(), back.size());
-      if (!s.ok() || back != page) {
-        return Status::Corruption(fmt::format("{} level {}: sampled page {} does not decode to its "
-                                              "bytes", CodecName(kind), level, sample.pages[i]));
-      }
-      charged += cache::BlobCharge(blobs[i].size());
-    } else {
-      continue;
-    }
-    ++kept;
-    logical += page.size();
-  }
-  profile->storable_fraction = static_cast<double>(kept) / n;
-  profile->zero_fraction = static_cast<double>(zeros) / n;
-  profile->ratio = charged > 0 ? logical / charged : 1.0;
-  // A compressed hit decompresses a blob, or fills a zero page.
-  std::vector<char> back;
-  profile->decompress_us = TimePerPage(kept, min_seconds, [&] {
-    for (size_t i = 0; i < n; ++i) {
-      const std::vector<char>& page = sample.data[i];
-      if (back.size() < page.size()) back.resize(page.size());
-      if (zero[i]) {
-        std::memset(back.data(), 0, page.size());
-      } else if (!blobs[i].empty()) {
-        (void)codec->Decompress(blobs[i].data(), blobs[i].size(), back.data(), page.size());
-      }
-    }
-  });
-  return Status::Ok();
-}
-
-double MeasureCopyUs(const PageSample& sample, double min_seconds) {
-  if (sample.data.empty()) return 0;
-  std::vector<char> to(sample.data[0].size());
-  return TimePerPage(sample.data.size(), min_seconds, [&] {
-    for (const std::vector<char>& page : sample.data) {
-      if (to.size() < page.size()) to.resize(page.size());
-      std::memcpy(to.data(), page.data(), page.size());
-      // Keep the copy from being optimised away.
-      asm volatile("" : : "r"(to.data()) : "memory");
-    }
-  });
-}
-
 Status MeasureKernelHitUs(const Dataset& dataset, const PageSample& sample, double* us) {
   *us = 0;
   DescriptorFiles files;
@@ -276,80 +173,6 @@ void UseReuseProfile(const ReuseProfile& reuse, bool exact, AdviseInputs* in) {
   in->admitted_per_read = [&reuse, promote, filter](double raw, double reach, double ghost) {
     return reuse.AdmittedPerRead(raw, reach, ghost, promote, filter);
   };
-}
-
-std::vector<AdviseRow> PredictSplits(const AdviseInputs& in) {
-  std::vector<AdviseRow> rows;
-  for (int percent : in.percents) {
-    for (const CodecProfile& codec : in.codecs) {
-      ModelInputs m;
-      m.memory_bytes = in.memory_bytes;
-      m.page_size = in.page_size;
-      m.dataset_pages = in.dataset_pages;
-      m.compressed_fraction = percent / 100.0;
-      m.ratio = codec.ratio;
-      m.storable_fraction = codec.storable_fraction;
-      m.dist = in.dist;
-      m.raw_tier = in.raw_tier;
-      m.costs = in.costs;
-      m.costs.compress_us = codec.compress_us;
-      m.costs.decompress_us = codec.decompress_us + in.costs.hit_us;
-      m.hot_share = in.hot_share;
-      // First the capacities, then the compressions the admission filter lets through at them.
-      m.compressions_per_read = 0;
-      ModelResult capacities = EvaluateModel(m);
-      const double budget_pages = static_cast<double>(in.memory_bytes) * percent / 100.0 / in.page_size;
-      const double ghost_pages = std::max(1024.0, 2 * budget_pages);  // cache/evictor.cc's ghost set
-      m.compressions_per_read = in.admitted_per_read(capacities.raw_capacity_pages,
-                                                     capacities.reach_pages, ghost_pages);
-      AdviseRow row;
-      row.percent = percent;
-      row.codec = codec.codec;
-      row.model = EvaluateModel(m);
-      rows.push_back(row);
-    }
-  }
-  // Speed-up against C = 0 (the same for every codec).
-  double base = 0;
-  for (const AdviseRow& r : rows) {
-    if (r.percent == 0) base = r.model.us_per_buffer;
-  }
-  for (AdviseRow& r : rows) r.speedup = r.model.us_per_buffer > 0 ? base / r.model.us_per_buffer : 1;
-  return rows;
-}
-
-Advice ChooseSplit(const std::vector<AdviseRow>& rows) {
-  Advice advice;
-  const AdviseRow* best = nullptr;
-  for (const AdviseRow& r : rows) {
-    if (best == nullptr || r.model.us_per_buffer < best->model.us_per_buffer) best = &r;
-  }
-  if (best == nullptr) return advice;
-  advice.best = *best;
-  advice.compress = best->percent > 0 && best->speedup >= kWorthwhileSpeedup;
-  if (advice.compress) {
-    advice.text = fmt::format("use C={}%, {}: predicted {:.2f}x faster than C=0", best->percent,
-                              CodecName(best->codec), best->speedup);
-  } else if (best->percent > 0) {
-    advice.text = fmt::format("keep C=0: compression does not pay here, best C={}% ({}) predicted "
-                              "{:.2f}x (less than {:.2f}x is within the model's error)",
-                              best->percent, CodecName(best->codec), best->speedup,
-                              kWorthwhileSpeedup);
-  } else {
-    // C = 0 itself is the best: say how far the best compressed split falls behind.
-    const AdviseRow* next = nullptr;
-    for (const AdviseRow& r : rows) {
-      if (r.percent > 0 && (next == nullptr || r.model.us_per_buffer < next->model.us_per_buffer)) {
-        next = &r;
-      }
-    }
-    advice.text = next == nullptr
-                      ? "keep C=0: no compressed split was evaluated"
-                      : fmt::format("keep C=0: compression does not pay here, best C={}% ({}) "
-                                    "predicted {:.2f}x",
-                                    next->percent, CodecName(next->codec), next->speedup);
-  }
-  return advice;
 }
 
 }  // namespace ccfs

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <utility>
 
-#include "trace/rng.h"
+#include "util/rng.h"
 
 namespace ccfs {
 

@@ -19,8 +19,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "model/distribution.h"
 #include "trace/dataset.h"
-#include "trace/distribution.h"
 #include "trace/trace_file.h"
 
 namespace ccfs {

@@ -46,10 +46,10 @@
 #include "ccfs/options.h"
 #include "ccfs/stats.h"
 #include "ccfs/status.h"
+#include "model/cache_model.h"
+#include "model/distribution.h"
 #include "stats/counters.h"
 #include "stats/rapl.h"
-#include "trace/distribution.h"
-#include "trace/model.h"
 #include "trace/trace_file.h"
 
 namespace ccfs {

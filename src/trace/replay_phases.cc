@@ -12,11 +12,12 @@
 #include <thread>
 #include <vector>
 
+#include "cache/model_facts.h"
 #include "ccfs/backing_store.h"
+#include "model/cache_model.h"
 #include "stats/counters.h"
 #include "stats/rapl.h"
 #include "trace/advise.h"
-#include "trace/model.h"
 #include "util/thread_cpu.h"
 
 namespace ccfs {
@@ -431,6 +432,7 @@ void Report(const ReplayOptions& options, const Dataset& dataset, const OpRunner
   model.raw_replacement = !r->kernel_raw_tier ? Replacement::kGclock
                           : r->kernel_evict   ? Replacement::kFifo
                                               : Replacement::kLru;
+  model.clock = cache::EngineClockFacts();
   // raw_tier = kernel: the raw level is what the kernel held, not the raw share (model.h raw_pages).
   // Under a memory cgroup the kernel keeps what the daemon and the reader leave: at twice memory,
   // zstd C = 75, the kernel answered 0.756 of the Pareto reads where the raw share gives 0.663,
@@ -467,7 +469,8 @@ void Report(const ReplayOptions& options, const Dataset& dataset, const OpRunner
                            options.seed + chunk, &sample).ok() &&
                !sample.pages.empty() &&
                MeasureCodec(sample, kind, options.engine.compression_level,
-                            options.engine.min_savings_percent, 0, &profile).ok();
+                            options.engine.min_savings_percent, 0, cache::EngineTierCharges(),
+                            &profile).ok();
         if (read) {
           kept += profile.storable_fraction * static_cast<double>(sample.pages.size());
           sampled += sample.pages.size();

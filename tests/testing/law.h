@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <memory>
 
-#include "trace/distribution.h"
+#include "model/distribution.h"
 
 namespace ccfs::testing {
 

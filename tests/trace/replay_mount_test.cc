@@ -15,11 +15,12 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "cache/model_facts.h"
 #include "datagen/mkdata.h"
+#include "model/cache_model.h"
 #include "testing/command.h"
 #include "testing/mount_fixture.h"
 #include "trace/memory_cgroup.h"
-#include "trace/model.h"
 #include "trace/replay.h"
 
 namespace ccfs {
@@ -107,6 +108,7 @@ TEST_F(ReplayMountTest, TheTripIsMeasuredAndChargedOnEveryRead) {
   in.dist = options.dist;
   in.cache_replacement = Replacement::kLru;  // as replay reads the daemon's tiers
   in.raw_replacement = Replacement::kGclock;
+  in.clock = cache::EngineClockFacts();
   in.window.before = static_cast<double>(r.warmup_ops);
   in.window.measured = static_cast<double>(r.ops);
   in.costs = r.costs;

@@ -9,7 +9,7 @@
 
 #include <gtest/gtest.h>
 
-#include "trace/rng.h"
+#include "util/rng.h"
 
 namespace ccfs {
 namespace {

@@ -1,6 +1,6 @@
 // PagePermutation must be a true bijection of [0, N) for every N, or some pages would never be
 // read and others read twice as often as the law says.
-#include "trace/permutation.h"
+#include "model/permutation.h"
 
 #include <vector>
 

@@ -9,8 +9,8 @@
 // average. Round keys come from the seed: the same (N, seed) gives the same permutation anywhere.
 //
 // Thread-safety: immutable after construction; Forward/Inverse may be called from any thread.
-#ifndef CCFS_TRACE_PERMUTATION_H_
-#define CCFS_TRACE_PERMUTATION_H_
+#ifndef CCFS_MODEL_PERMUTATION_H_
+#define CCFS_MODEL_PERMUTATION_H_
 
 #include <array>
 #include <cstdint>
@@ -42,4 +42,4 @@ class PagePermutation {
 
 }  // namespace ccfs
 
-#endif  // CCFS_TRACE_PERMUTATION_H_
+#endif  // CCFS_MODEL_PERMUTATION_H_

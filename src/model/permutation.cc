@@ -1,9 +1,9 @@
-#include "trace/permutation.h"
+#include "model/permutation.h"
 
 #include <bit>
 #include <utility>
 
-#include "trace/rng.h"
+#include "util/rng.h"
 
 namespace ccfs {
 

@@ -49,8 +49,8 @@
 // predicted as measured rather than as the steady state.
 //
 // Thread-safety: pure functions.
-#ifndef CCFS_TRACE_MODEL_H_
-#define CCFS_TRACE_MODEL_H_
+#ifndef CCFS_MODEL_CACHE_MODEL_H_
+#define CCFS_MODEL_CACHE_MODEL_H_
 
 #include <cstdint>
 #include <functional>
@@ -58,8 +58,8 @@
 #include <vector>
 
 #include "ccfs/options.h"
-#include "trace/che.h"
-#include "trace/distribution.h"
+#include "model/che.h"
+#include "model/distribution.h"
 
 namespace ccfs {
 
@@ -110,6 +110,8 @@ struct ModelInputs {
   // from the level below or from the store.
   Replacement cache_replacement = Replacement::kOracle;
   Replacement raw_replacement = Replacement::kOracle;
+  // The engine's CLOCK (engine_facts.h). REQUIRES: set when either replacement is kGclock.
+  ClockFacts clock;
   // Compressions charged per read. Negative: the thesis's charge (one per compressed hit and per
   // miss, when C > 0). A measured rate (a run's compressions / reads) replaces it: ccfs compresses
   // victims in the background and admits only some (admission.h), far fewer than one per miss.
@@ -164,4 +166,4 @@ ModelResult EvaluatePhasedModel(const ModelInputs& inputs, const std::vector<Dis
 
 }  // namespace ccfs
 
-#endif  // CCFS_TRACE_MODEL_H_
+#endif  // CCFS_MODEL_CACHE_MODEL_H_

@@ -15,16 +15,16 @@
 //
 // Thread-safety: a distribution is immutable; Next() takes the caller's Rng, so one distribution
 // may serve many threads, each with its own Rng.
-#ifndef CCFS_TRACE_DISTRIBUTION_H_
-#define CCFS_TRACE_DISTRIBUTION_H_
+#ifndef CCFS_MODEL_DISTRIBUTION_H_
+#define CCFS_MODEL_DISTRIBUTION_H_
 
 #include <cstdint>
 #include <memory>
 #include <string>
 
 #include "ccfs/status.h"
-#include "trace/permutation.h"
-#include "trace/rng.h"
+#include "model/permutation.h"
+#include "util/rng.h"
 
 namespace ccfs {
 
@@ -74,4 +74,4 @@ Status NewAccessDistribution(const DistSpec& spec, uint64_t pages, uint64_t seed
 
 }  // namespace ccfs
 
-#endif  // CCFS_TRACE_DISTRIBUTION_H_
+#endif  // CCFS_MODEL_DISTRIBUTION_H_

@@ -3,9 +3,9 @@
 //
 // Che's LRU (che.h) reads every level as one recency order. ccfs's raw tier is not one: a page a
 // miss loads starts on the CLOCK with the sketch's count of its recent reads as uses (at most
-// cache::kUseMax), a page promoted from the compressed tier with cache::kPromotedUses, a hit adds
-// a use and each pass of the hand takes one, the hand evicting at zero (page_cache.cc Load,
-// page_entry.h). A raw victim that compresses goes to the compressed tier, whose own hand gives a
+// ClockFacts::use_max), a page promoted from the compressed tier with ClockFacts::promoted_uses, a
+// hit adds a use and each pass of the hand takes one, the hand evicting at zero (the engine's
+// cache/page_entry.h). A raw victim that compresses goes to the compressed tier, whose own hand gives a
 // referenced page one more turn and whose second hit on a page promotes it; one that does not is
 // dropped. Once the compressed tier holds every storable page, the misses are the pages it cannot
 // hold, each loaded with the credit of a page read often; promoted pages start with one use. So
@@ -19,11 +19,11 @@
 // next read, a miss. With one period P (reads) for a turn of the raw hand and one period Q for the
 // compressed hand, as Che takes one characteristic time for every page:
 //   - R(u): a Markov chain over the uses at each pass (hits Poisson(p P) per period, at most
-//     kUseMax), solved for the expected reads until the hand finds the page at zero; a page read
+//     use_max), solved for the expected reads until the hand finds the page at zero; a page read
 //     faster than the hand turns stays.
 //   - the credit at a load: the sketch's count of the page at a random moment (halved every
-//     kAgingReadsPerPage x memory pages reads: between aging p and 2 aging p, Poisson with the
-//     mean 1.5 aging p), at most kUseMax. The count of a page just evicted is lower (a chain of
+//     aging_reads_per_page x memory pages reads: between aging p and 2 aging p, Poisson with
+//     the mean 1.5 aging p), at most use_max. The count of a page just evicted is lower (a chain of
 //     the count from one load to the next, with its halvings, gave 0.79 at rank 8000 of Pareto
 //     over twice memory against this 1.93; a simulation of the policy 0.68), but that chain gave
 //     the same hit ratios to 0.003 on every daemon-mode configuration of the emulated sweep: the
@@ -42,12 +42,15 @@
 // within 0.8 of) and the admission filter's ghosts (every storable victim is taken to be
 // compressed).
 //
+// The engine's own figures (its use counts, the sketch's aging) are handed in (engine_facts.h).
+//
 // Thread-safety: pure functions.
-#ifndef CCFS_TRACE_CLOCK_MODEL_H_
-#define CCFS_TRACE_CLOCK_MODEL_H_
+#ifndef CCFS_MODEL_CLOCK_MODEL_H_
+#define CCFS_MODEL_CLOCK_MODEL_H_
 
-#include "trace/che.h"
-#include "trace/distribution.h"
+#include "model/che.h"
+#include "model/distribution.h"
+#include "model/engine_facts.h"
 
 namespace ccfs {
 
@@ -56,7 +59,8 @@ struct ClockTiers {
   double compressed_pages = 0;  // pages the compressed tier holds (0: none; victims are dropped)
   double storable = 1.0;        // the share of pages the compressed tier can hold at all
   double memory_pages = 0;      // the cache's memory in pages: the frequency sketch halves its
-                                // counts every kAgingReadsPerPage times as many reads
+                                // counts every engine.aging_reads_per_page times as many reads
+  ClockFacts engine;            // REQUIRES: set (engine_facts.h); no hits otherwise
 };
 
 struct ClockTierHits {
@@ -69,4 +73,4 @@ ClockTierHits ClockTierHitRatios(const AccessDistribution& dist, const ClockTier
 
 }  // namespace ccfs
 
-#endif  // CCFS_TRACE_CLOCK_MODEL_H_
+#endif  // CCFS_MODEL_CLOCK_MODEL_H_

@@ -2,7 +2,7 @@
 // with the sketch's credit (uses at most kUseMax; counts at most 15, halved every
 // kAgingReadsPerPage x memory pages reads), the compressed tier's hand and second-hit promotion,
 // and pages it cannot hold dropped.
-#include "trace/clock_model.h"
+#include "model/clock_model.h"
 
 #include <gtest/gtest.h>
 
@@ -12,10 +12,11 @@
 #include <vector>
 
 #include "cache/frequency.h"
+#include "cache/model_facts.h"
 #include "cache/page_entry.h"
-#include "trace/che.h"
+#include "model/che.h"
 #include "testing/law.h"
-#include "trace/rng.h"
+#include "util/rng.h"
 
 namespace ccfs {
 namespace {
@@ -154,6 +155,7 @@ Both SimulateAndModel(const AccessDistribution& dist, size_t memory_pages, size_
   tiers.compressed_pages = static_cast<double>(compressed_pages);
   tiers.storable = unstorable_every > 0 ? 1.0 - 1.0 / static_cast<double>(unstorable_every) : 1.0;
   tiers.memory_pages = static_cast<double>(memory_pages);
+  tiers.engine = cache::EngineClockFacts();
   out.model =
       ClockTierHitRatios(dist, tiers, {static_cast<double>(warmup), static_cast<double>(ops)});
   return out;
@@ -169,8 +171,9 @@ TEST(ClockModel, OneTierMatchesTheSimulatedPolicyAndUniformAccessHitsTheCachedFr
   // Under uniform access any policy that fills the cache hits the cached fraction; the one-tier
   // form is che.h's Replacement::kGclock.
   auto uniform = Law("uniform", 10000);
-  EXPECT_NEAR(CacheHitRatio(*uniform, 2500, Replacement::kGclock), 0.25, 1e-3);
-  EXPECT_NEAR(CacheHitRatio(*uniform, 20000, Replacement::kGclock), 1.0, 1e-9);
+  const ClockFacts engine = cache::EngineClockFacts();
+  EXPECT_NEAR(CacheHitRatio(*uniform, 2500, Replacement::kGclock, {}, engine), 0.25, 1e-3);
+  EXPECT_NEAR(CacheHitRatio(*uniform, 20000, Replacement::kGclock, {}, engine), 1.0, 1e-9);
 }
 
 TEST(ClockModel, TheRawTierKeepsThePagesTheCompressedTierCannotHold) {

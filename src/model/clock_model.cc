@@ -1,23 +1,18 @@
-#include "trace/clock_model.h"
+#include "model/clock_model.h"
 
 #include <algorithm>
-#include <array>
 #include <cmath>
 #include <vector>
-
-#include "cache/frequency.h"
-#include "cache/page_entry.h"
 
 namespace ccfs {
 
 namespace {
 
-constexpr int kUses = static_cast<int>(cache::kUseMax);
-constexpr int kPromoted = static_cast<int>(cache::kPromotedUses);
 constexpr double kStays = 1e30;    // a residence with no end
 constexpr double kNoPeriod = 1e14; // the hand never turns: the tier does not fill
 
-using Uses = std::array<double, kUses + 1>;
+// A figure for each count of uses, 0..use_max.
+using Uses = std::vector<double>;
 
 // Poisson(m): out[k] for k < n, and out[n] = P(>= n).
 void Poisson(double m, int n, double* out) {
@@ -57,25 +52,24 @@ bool Solve(std::vector<double>& a, std::vector<double>& b, int n) {
 
 // R(u): the expected reads from a page's entry with u uses until the hand evicts it, the hand
 // passing it every `period` reads (the first pass a period after the load: the frame was freed just
-// behind the hand), a hit adding a use (at most kUses) and a pass taking one or evicting at zero.
-Uses Residence(double p, double period) {
-  Uses stays;
-  stays.fill(kStays);
+// behind the hand), a hit adding a use (at most use_max) and a pass taking one or evicting at zero.
+Uses Residence(double p, double period, int use_max) {
+  const Uses stays(use_max + 1, kStays);
   const double hits_per_turn = p * period;
   if (period >= kNoPeriod || hits_per_turn > 30) return stays;
-  double hits[kUses + 2];
-  Poisson(hits_per_turn, kUses + 1, hits);
-  constexpr int n = kUses + 1;
+  std::vector<double> hits(use_max + 2);
+  Poisson(hits_per_turn, use_max + 1, hits.data());
+  const int n = use_max + 1;
   std::vector<double> a(n * n, 0.0), b(n, period);
   for (int u = 0; u < n; ++u) {
     a[u * n + u] += 1;
-    for (int k = 0; k <= kUses + 1; ++k) {
-      const int next = std::min(kUses, u + k);
+    for (int k = 0; k <= use_max + 1; ++k) {
+      const int next = std::min(use_max, u + k);
       if (next > 0) a[u * n + next - 1] -= hits[k];
     }
   }
   if (!Solve(a, b, n)) return stays;
-  Uses out;
+  Uses out(n);
   for (int u = 0; u < n; ++u) {
     if (!(b[u] >= 0)) return stays;
     out[u] = std::min(b[u], kStays);
@@ -85,12 +79,10 @@ Uses Residence(double p, double period) {
 
 // The uses a page loaded by a miss starts with: the sketch's count of it at a random moment,
 // Poisson with the mean of a count halved every `aging` reads (aging p after a halving, 2 aging p
-// before the next), at most kUseMax.
-Uses CreditAtLoad(double p, double aging) {
-  double counts[kUses + 1];
-  Poisson(1.5 * aging * p, kUses, counts);
-  Uses credit;
-  std::copy(counts, counts + kUses + 1, credit.begin());
+// before the next), at most use_max.
+Uses CreditAtLoad(double p, double aging, int use_max) {
+  Uses credit(use_max + 1);
+  Poisson(1.5 * aging * p, use_max, credit.data());
   return credit;
 }
 
@@ -103,13 +95,13 @@ struct Shares {
 };
 
 Shares PageShares(double p, double period, double compressed_period, double aging,
-                  bool compressed_tier) {
+                  bool compressed_tier, const ClockFacts& engine) {
   Shares out;
-  const Uses residence = Residence(p, period);
-  if (residence[kPromoted] >= kStays) return out;
-  const Uses credit = CreditAtLoad(p, aging);
+  const Uses residence = Residence(p, period, engine.use_max);
+  if (residence[engine.promoted_uses] >= kStays) return out;
+  const Uses credit = CreditAtLoad(p, aging, engine.use_max);
   double loaded = 0;  // the residence of a page a miss loaded
-  for (int u = 0; u <= kUses; ++u) loaded += credit[u] * residence[u];
+  for (int u = 0; u <= engine.use_max; ++u) loaded += credit[u] * residence[u];
   out.raw_unstorable = loaded / (loaded + 1.0 / p);
   out.raw_storable = out.raw_unstorable;
   if (!compressed_tier) return out;
@@ -123,7 +115,7 @@ Shares PageShares(double p, double period, double compressed_period, double agin
     promoted = (1.0 - none - one) + one * read_in_next;
     stay = 2.0 * (1.0 - none) / p - compressed_period * none + one * read_in_next / p;
   }
-  const double raw = promoted * residence[kPromoted] + (1.0 - promoted) * loaded;
+  const double raw = promoted * residence[engine.promoted_uses] + (1.0 - promoted) * loaded;
   const double total = raw + stay + (1.0 - promoted) / p;
   out.raw_storable = raw / total;
   out.compressed = stay / total;
@@ -148,7 +140,11 @@ double SolvePeriod(Filled filled, double target) {
 ClockTierHits ClockTierHitRatios(const AccessDistribution& dist, const ClockTiers& tiers,
                                  const ReadWindow& window) {
   ClockTierHits out;
-  if (dist.pages() == 0 || tiers.raw_pages <= 0) return out;
+  const ClockFacts& engine = tiers.engine;
+  if (dist.pages() == 0 || tiers.raw_pages <= 0 || engine.use_max < 1 ||
+      engine.promoted_uses < 0 || engine.promoted_uses > engine.use_max) {
+    return out;
+  }
   // Buckets 5% wide (the figures change slowly with p), those of equal p merged (uniform: one).
   std::vector<RankBucket> buckets;
   for (const RankBucket& b : RankBuckets(dist, 0.05)) {
@@ -161,12 +157,11 @@ ClockTierHits ClockTierHitRatios(const AccessDistribution& dist, const ClockTier
   }
   const bool compressed_tier = tiers.compressed_pages > 0 && tiers.storable > 0;
   const double s = compressed_tier ? std::clamp(tiers.storable, 0.0, 1.0) : 0.0;
-  const double aging =
-      static_cast<double>(cache::FrequencySketch::kAgingReadsPerPage) * tiers.memory_pages;
+  const double aging = engine.aging_reads_per_page * tiers.memory_pages;
   auto occupancy = [&](double period, double compressed_period, bool compressed) {
     double pages = 0;
     for (const RankBucket& b : buckets) {
-      const Shares sh = PageShares(b.p, period, compressed_period, aging, compressed_tier);
+      const Shares sh = PageShares(b.p, period, compressed_period, aging, compressed_tier, engine);
       pages += b.pages * (compressed ? s * sh.compressed
                                      : (1 - s) * sh.raw_unstorable + s * sh.raw_storable);
     }
@@ -193,7 +188,7 @@ ClockTierHits ClockTierHitRatios(const AccessDistribution& dist, const ClockTier
       out.raw += reads * (1 - first);
       continue;
     }
-    const Shares sh = PageShares(b.p, period, compressed_period, aging, compressed_tier);
+    const Shares sh = PageShares(b.p, period, compressed_period, aging, compressed_tier, engine);
     out.raw += reads * ((1 - s) * sh.raw_unstorable + s * sh.raw_storable);
     out.compressed += reads * s *
                       (compressed_period >= kNoPeriod ? std::max(0.0, 1 - first - sh.raw_storable)

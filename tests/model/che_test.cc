@@ -1,5 +1,5 @@
 // Che's approximation against the oracle, exact cases, and a simulated LRU and FIFO cache.
-#include "trace/che.h"
+#include "model/che.h"
 
 #include <gtest/gtest.h>
 
@@ -9,7 +9,7 @@
 #include <unordered_map>
 
 #include "testing/law.h"
-#include "trace/rng.h"
+#include "util/rng.h"
 
 namespace ccfs {
 namespace {

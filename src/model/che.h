@@ -13,13 +13,14 @@
 // evaluation costs O(buckets x bisection steps) for any N.
 //
 // Thread-safety: pure functions.
-#ifndef CCFS_TRACE_CHE_H_
-#define CCFS_TRACE_CHE_H_
+#ifndef CCFS_MODEL_CHE_H_
+#define CCFS_MODEL_CHE_H_
 
 #include <string>
 #include <vector>
 
-#include "trace/distribution.h"
+#include "model/distribution.h"
+#include "model/engine_facts.h"
 
 namespace ccfs {
 
@@ -61,9 +62,10 @@ std::vector<RankBucket> RankBuckets(const AccessDistribution& dist, double growt
 double UnreadShare(double p, double a, double b);
 
 // The hit ratio of a cache of `capacity` pages (clamped to [0, pages]) under `dist`, over `window`.
+// `clock`: the engine's CLOCK, for kGclock (REQUIRES: set there; engine_facts.h).
 double CacheHitRatio(const AccessDistribution& dist, double capacity, Replacement replacement,
-                     const ReadWindow& window = {});
+                     const ReadWindow& window = {}, const ClockFacts& clock = {});
 
 }  // namespace ccfs
 
-#endif  // CCFS_TRACE_CHE_H_
+#endif  // CCFS_MODEL_CHE_H_

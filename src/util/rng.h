@@ -5,8 +5,8 @@
 // statistically strong enough for workload generation; not for cryptography.
 //
 // Thread-safety: none; give each thread its own Rng (e.g. Rng(seed).Fork(thread_index)).
-#ifndef CCFS_TRACE_RNG_H_
-#define CCFS_TRACE_RNG_H_
+#ifndef CCFS_UTIL_RNG_H_
+#define CCFS_UTIL_RNG_H_
 
 #include <cstdint>
 
@@ -70,4 +70,4 @@ class Rng {
 
 }  // namespace ccfs
 
-#endif  // CCFS_TRACE_RNG_H_
+#endif  // CCFS_UTIL_RNG_H_

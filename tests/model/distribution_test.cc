@@ -1,6 +1,6 @@
 // Access distributions: the laws the replay promises (80/20 exact, flat, Zipf), scattering of hot
 // pages over the whole data set, and exact repeatability by seed.
-#include "trace/distribution.h"
+#include "model/distribution.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,11 +1,11 @@
-#include "trace/che.h"
+#include "model/che.h"
 
 #include <algorithm>
 #include <cmath>
 #include <functional>
 #include <vector>
 
-#include "trace/clock_model.h"
+#include "model/clock_model.h"
 
 namespace ccfs {
 
@@ -70,13 +70,14 @@ bool ParseReplacement(const std::string& text, Replacement* r) {
 }
 
 double CacheHitRatio(const AccessDistribution& dist, double capacity, Replacement replacement,
-                     const ReadWindow& window) {
+                     const ReadWindow& window, const ClockFacts& clock) {
   const double n = static_cast<double>(dist.pages());
   const double k = std::clamp(capacity, 0.0, n);
   if (replacement == Replacement::kGclock) {
     ClockTiers cache;
     cache.raw_pages = k;
     cache.memory_pages = k;
+    cache.engine = clock;
     return ClockTierHitRatios(dist, cache, window).raw;
   }
   const bool cold = window.measured > 0;

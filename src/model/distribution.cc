@@ -1,4 +1,4 @@
-#include "trace/distribution.h"
+#include "model/distribution.h"
 
 #include <cmath>
 #include <cstdlib>

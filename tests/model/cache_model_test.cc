@@ -1,6 +1,6 @@
 // The model: the thesis's formulas and its oracles, checked on numbers worked by hand; the FUSE
 // trip charged per path as each raw-tier mode routes reads; `ccfs model`'s transport flags.
-#include "trace/model.h"
+#include "model/cache_model.h"
 
 #include <cmath>
 #include <string>

@@ -1,10 +1,10 @@
-#include "trace/model.h"
+#include "model/cache_model.h"
 
 #include <algorithm>
 #include <functional>
 #include <memory>
 
-#include "trace/clock_model.h"
+#include "model/clock_model.h"
 
 namespace ccfs {
 
@@ -56,7 +56,7 @@ ModelResult EvaluateModel(const ModelInputs& in) {
   const bool law = !in.hot_share && NewAccessDistribution(in.dist, in.dataset_pages, 0, &dist).ok();
   auto share = [&](double pages, Replacement replacement) {
     if (in.hot_share) return in.hot_share(pages);
-    if (law) return CacheHitRatio(*dist, pages, replacement, in.window);
+    if (law) return CacheHitRatio(*dist, pages, replacement, in.window, in.clock);
     return pages / n;
   };
   const bool kernel = in.raw_tier == RawTierMode::kKernel;
@@ -67,6 +67,7 @@ ModelResult EvaluateModel(const ModelInputs& in) {
     tiers.compressed_pages = out.compressed_capacity_pages;
     tiers.storable = storable;
     tiers.memory_pages = pages_of_memory;
+    tiers.engine = in.clock;
     const ClockTierHits hits = ClockTierHitRatios(*dist, tiers, in.window);
     out.raw_hit_ratio = hits.raw;
     out.compressed_hit_ratio = hits.compressed;
