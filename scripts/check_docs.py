@@ -18,7 +18,7 @@ import subprocess
 import sys
 
 # Example names the docs use for a RESULTS_DIR of one's own, not sets in the tree.
-EXAMPLE_RESULTS = {"crossover-DATE", "bench-DATE", "x", "x-local", "x-delay1", "x-*", "mine",
+EXAMPLE_RESULTS = {"NAME", "crossover-DATE", "bench-DATE", "x", "x-local", "x-delay1", "x-*", "mine",
                    "crossover-", "bench-"}
 
 
