@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The benchmark of issue 6, in one command (about 17 minutes on a 2-core VM):
+# The benchmark suite, in one command (about 17 minutes on a 2-core VM):
 #
 #   scripts/bench.sh [RESULTS_DIR]
 #
@@ -21,7 +21,7 @@
 # of each step, and PNG plots (µs per buffer and hit ratio vs C%, with page-cache and RocksDB
 # lines). Nothing is left behind: mounts are unmounted, the daemons and cgroups it made are gone.
 #
-# And the two levels (raw_tier = kernel, issue 13): the page cache alone, ccfs with raw pages in the
+# And the two levels (raw_tier = kernel): the page cache alone, ccfs with raw pages in the
 # daemon and ccfs with raw pages in the kernel's page cache, at C = 0 and at each codec's best C,
 # interleaved rounds, equal RAM held by the kernel (the page cache alone in a memory cgroup of
 # BENCH_MEMORY; the replaying reader and the daemon together in one of the same size), on the data

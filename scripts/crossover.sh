@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Where a compressed cache pays (issue 15): the crossover curves, in one command.
+# Where a compressed cache pays: the crossover curves, in one command.
 #
 #   scripts/crossover.sh [--quick] [RESULTS_DIR]
 #

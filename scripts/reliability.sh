@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The longer reliability suite (issue 5). CI (scripts/test.sh) runs a short version of everything;
+# The longer reliability suite. CI (scripts/test.sh) runs a short version of everything;
 # this runs the same tests longer and harder, with a bounded run time:
 #   - integrity under load, crash cycles, changes underneath, memory pressure, paths, bad input
 #     (tests/reliability) and the POSIX conformance suite (tests/posix), at CCFS_RELIABILITY_SCALE

@@ -605,7 +605,7 @@ cmd_server_pids() {
   esac
 }
 
-# A store outage and its end, for tests of what the client in front of it does (issue 15 part 2).
+# A store outage and its end, for tests of what the client in front of it does.
 # sshfs: sshd and its sftp sessions killed (the sshfs client, mounted with `reconnect`, keeps
 # its mount and fails each request until it can connect again); started again from the same
 # config. gluster: the volume's brick processes killed; `volume start force` starts them again.

@@ -5,6 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/check_includes.py  # the rooms' floors (docs/ARCHITECTURE.md); needs no build
 scripts/setup.sh
+echo "== docs: the README's Layout against the tree, references, versions"; scripts/check_docs.py
 jobs=$(nproc)
 
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
@@ -46,7 +47,7 @@ cmake --build build-tsa -j"$jobs" --target ccfs_core ccfs_fuse
 echo "== shared store (sshfs, GlusterFS): another client's changes and store outages, ~2 min"; tests/stores/shared_store_test.sh
 echo "== all tests passed"
 
-# ==== reliability (issue 5): ASan+UBSan, TSan over the mount, fuzz smoke ========================
+# ==== reliability: ASan+UBSan, TSan over the mount, fuzz smoke ==================================
 # The whole unit, mount, POSIX-conformance and short reliability suite under ASan+UBSan; the mount
 # and POSIX tests again under TSan (daemon built with TSan too); each libFuzzer target for a
 # bounded time from its seed corpus (clang, build-fuzz). Longer runs: scripts/reliability.sh.

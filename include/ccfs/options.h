@@ -98,8 +98,8 @@ struct Options {
   // auto: the most compressed_percent moves in one decision, percentage points. 90: one decision
   // may reach any split; the rate is bounded by the decisions themselves (a change needs two
   // running that agree, and the window after it is skipped). Settled by a same-run comparison
-  // (README "Auto": a phase-change trace 0.66x the best fixed split at 90, 0.90x at 50, 1.35x at
-  // 20; the stationary laws alike within noise).
+  // (docs/MEASUREMENTS.md, auto: a phase-change trace 0.66x the best fixed split at 90, 0.90x
+  // at 50, 1.35x at 20; the stationary laws alike within noise).
   int auto_max_step = 90;
 
   // --- daemon -----------------------------------------------------------------------------------

@@ -325,7 +325,7 @@ void SplitTuner::Step() {
   };
   // Anchor the curve at the split in force: its predicted miss ratio is scaled to the measured one
   // (the engine's policy misses a share of what LRU would, across sizes, more nearly than it hits
-  // a fixed number of points more: build/mrc_accuracy, README "Auto").
+  // a fixed number of points more: build/mrc_accuracy, docs/MODEL.md "Auto").
   std::vector<AdviseRow> rows = PredictLive(in);
   if (const AdviseRow* cur = at_current(rows); cur != nullptr && cur->model.hit_ratio < 1.0) {
     in.curve_miss_scale = std::clamp((1.0 - w.hit_ratio) / (1.0 - cur->model.hit_ratio), 0.25, 4.0);

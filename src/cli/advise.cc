@@ -29,8 +29,8 @@ namespace ccfs {
 namespace {
 
 // The FUSE trip assumed unless --trip-us is given: the null-FUSE round trip bench/fuse_rtt
-// measures on this project's 2-vCPU development VM, 16-20 µs unpinned (docs: DESIGN.md, README
-// "Latest run": 18.4). Runs through a mount measure more (their costs_us.trip): the reader's
+// measures on a 2-vCPU VM, 16-20 µs unpinned (docs/MEASUREMENTS.md, "The benchmark suite":
+// 18.4). Runs through a mount measure more (their costs_us.trip): the reader's
 // request also waits for a CPU the daemon's threads share.
 constexpr double kAssumedTripUs = 18.0;
 // The most memory advise accepts: far beyond any machine's RAM, so a value above it is a typo.

@@ -82,9 +82,9 @@ Status LoadOptions(const DaemonArgs& args, Options* options, std::vector<std::st
 }
 
 // INIT flags libfuse 3.14 cannot ask for (src/fuse/session_io.h): shared mappings of direct_io
-// files (read-only ones are what programs need; the README says what writable ones do), and the
-// kernel telling, per write, truncate and O_TRUNC, whether the caller may keep set-user-ID and
-// set-group-ID bits (src/fuse/kill_priv.h).
+// files (read-only ones are what programs need; docs/OPERATING.md says what writable ones do),
+// and the kernel telling, per write, truncate and O_TRUNC, whether the caller may keep
+// set-user-ID and set-group-ID bits (src/fuse/kill_priv.h).
 constexpr uint64_t kExtraInitFlags = kInitDirectIoAllowMmap | kInitHandleKillprivV2;
 
 // fstab-only words that mean nothing to FUSE (mount(8) may hand them on).

@@ -8,7 +8,7 @@
 //   - N threads blocked in read(2) on the session fd need no bookkeeping at all: the kernel wakes
 //     exactly one waiter per request, that thread runs the handler and replies itself. At queue
 //     depth 1 this behaves like the single loop; with two readers both CPUs serve.
-// Measured figures are recorded in the project README next to the benchmark command.
+// Measured figures are in docs/MEASUREMENTS.md ("Which transport"), next to the command.
 #include "fuse/request_loop.h"
 
 #include "util/cpus.h"

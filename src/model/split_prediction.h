@@ -55,7 +55,7 @@ struct AdviseRow {
 std::vector<AdviseRow> PredictSplits(const AdviseInputs& inputs);
 
 // A split pays when it is predicted at least this much faster than C = 0 (below, the difference
-// is within the model's error: README "Measuring").
+// is within the model's error: docs/MEASUREMENTS.md, "How close does `ccfs advise` come?").
 inline constexpr double kWorthwhileSpeedup = 1.02;
 
 struct Advice {

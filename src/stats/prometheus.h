@@ -28,7 +28,8 @@
 // The counters come from the counter table (stats/counters.h), so a counter added to
 // CCFS_CACHE_COUNTERS appears here with no code; its HELP is the table's help line. stats.json's
 // since-start averages (hit_ratio, us_per_buffer) are not exported: Prometheus computes them over
-// any window from ccfs_reads_total and ccfs_read_seconds (README "Operating ccfs" has the queries).
+// any window from ccfs_reads_total and ccfs_read_seconds (docs/OPERATING.md "Metrics" has the
+// queries).
 //
 // Histogram buckets: the engine keeps a log-linear histogram with 128 buckets per power of two
 // (ccfs/stats.h); it is exported with the fixed bounds of kReadSecondsBounds (250ns .. 10s, 1-2.5-5

@@ -4,7 +4,9 @@
 # checks its control fields and declared dependencies (dpkg-deb -f), its files (dpkg-deb -c), and,
 # unpacked into a temporary root (dpkg-deb -x: nothing is installed on this machine), that its
 # ccfs runs and prints the project's version, that `man ccfs` and `man ccfs.toml` find and render
-# its pages without a warning, and that the example mount unit it ships verifies.
+# its pages without a warning, that the example mount unit it ships verifies, that its changelog
+# parses and names that version, and that the plot scripts its commands run are where the
+# binary looks for them.
 #
 # Usage: tests/packaging/deb_test.sh [BUILD_DIR]      (default: build)
 set -euo pipefail
@@ -33,6 +35,8 @@ field() { dpkg-deb -f "$deb" "$1"; }
 [[ "$(field Maintainer)" =~ ^.+\ \<.+@.+\>$ ]] || fail "Maintainer: $(field Maintainer)"
 [[ "$(field Description)" == *"FUSE file system"* ]] || fail "Description: $(field Description)"
 depends=$(field Depends)
+[[ "$(field Recommends)" == *python3-matplotlib* ]] ||
+  fail "Recommends: '$(field Recommends)' lacks python3-matplotlib (the plot scripts need it)"
 # Depends must name the package of every library the binary links itself (its NEEDED entries,
 # resolved by ldd), and fuse3 (fusermount3). Libraries those load in turn (libcpp-httplib's
 # OpenSSL, zlib, brotli) come with their own packages' Depends, as dpkg-shlibdeps expects.
@@ -58,12 +62,15 @@ done
 # --- files -----------------------------------------------------------------------------------
 dpkg-deb -c "$deb" | awk '{print $NF}' >"$work/files"
 for f in ./usr/bin/ccfs ./usr/share/man/man1/ccfs.1.gz ./usr/share/man/man5/ccfs.toml.5.gz \
+         ./usr/share/doc/ccfs/copyright ./usr/share/doc/ccfs/changelog.gz \
+         ./usr/share/doc/ccfs/README.md ./usr/share/doc/ccfs/docs/OPERATING.md \
          ./usr/share/doc/ccfs/examples/ccfs.toml ./usr/share/doc/ccfs/examples/srv-data.mount \
-         ./usr/share/doc/ccfs/examples/fstab.example; do
+         ./usr/share/doc/ccfs/examples/fstab.example \
+         ./usr/share/ccfs/plot_sweep.py ./usr/share/ccfs/plot_advise.py; do
   grep -qx -- "$f" "$work/files" || fail "the package lacks $f"
 done
 unexpected=$(grep -v -e '/$' -e '^\./usr/bin/ccfs$' -e '^\./usr/share/man/' -e '^\./usr/share/doc/ccfs/' \
-             "$work/files" || true)
+             -e '^\./usr/share/ccfs/' "$work/files" || true)
 [ -z "$unexpected" ] || fail "files the package should not hold: $unexpected"
 
 # --- unpacked: the binary, the man pages, the unit -------------------------------------------
@@ -85,6 +92,20 @@ for page in ccfs ccfs.toml; do
 done
 grep -q 'ccfs mount' "$work/ccfs.txt" || fail "ccfs.1 does not show ccfs mount"
 grep -q 'compressed_percent' "$work/ccfs.toml.txt" || fail "ccfs.toml.5 lacks compressed_percent"
+# The changelog: Debian's format, its newest entry the package's version; the copyright: the
+# machine-readable format, with the license's text.
+zcat "$root/usr/share/doc/ccfs/changelog.gz" >"$work/changelog"
+logged=$(dpkg-parsechangelog -l "$work/changelog" -S Version) ||
+  fail "dpkg-parsechangelog cannot read usr/share/doc/ccfs/changelog.gz"
+[ "$logged" = "$version" ] || fail "the changelog's newest entry is $logged, the package is $version"
+dep5='^Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/$'
+head -n1 "$root/usr/share/doc/ccfs/copyright" | grep -q "$dep5" ||
+  fail "usr/share/doc/ccfs/copyright is not in the machine-readable format"
+grep -q '^License: Expat$' "$root/usr/share/doc/ccfs/copyright" || fail "copyright: no License: Expat"
+# The plot scripts are where the unpacked binary looks (../share/ccfs beside it) and executable.
+for script in plot_sweep.py plot_advise.py; do
+  [ -x "$root/usr/share/ccfs/$script" ] || fail "usr/share/ccfs/$script is missing or not executable"
+done
 if command -v systemd-analyze >/dev/null; then
   # Checks the unit's syntax, its name against Where=, and its Documentation= man pages (found
   # through MANPATH in the package).

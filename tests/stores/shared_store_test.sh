@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# ccfs in front of a shared store while another client changes it, and while the store goes away
-# (issue 15 part 2). For each store, each raw tier mode:
+# ccfs in front of a shared store while another client changes it, and while the store goes away.
+# For each store, each raw tier mode:
 #   1. `stores.sh up`; for sshfs the "other client" writes straight into the directory its sshd
 #      serves, for GlusterFS it is a second client mount of the same volume (stores.sh up gluster
 #      with STORES_GLUSTER_VOLUME and a state directory of its own);
