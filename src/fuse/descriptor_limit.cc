@@ -1,34 +1,17 @@
 // The descriptor limit: see descriptor_limit.h.
 #include "fuse/descriptor_limit.h"
 
-#include <sys/resource.h>
-
 #include <algorithm>
-#include <cerrno>
-#include <cstring>
 
 #include <fmt/format.h>
+
+#include "util/descriptor_limit.h"
 
 namespace ccfs {
 
 Status ChooseDescriptorBound(int configured, size_t* bound, std::string* report) {
-  struct rlimit lim;
-  if (getrlimit(RLIMIT_NOFILE, &lim) != 0) return Status::FromErrno(errno, "getrlimit(NOFILE)");
-  const rlim_t was = lim.rlim_cur;
   std::string raised;
-  if (lim.rlim_cur < lim.rlim_max) {
-    struct rlimit want = lim;
-    want.rlim_cur = lim.rlim_max;
-    if (setrlimit(RLIMIT_NOFILE, &want) == 0) {
-      lim = want;
-      raised = fmt::format(" (raised from {})", was);
-    } else {
-      raised = fmt::format(" (could not raise it to the hard limit {}: {})", lim.rlim_max,
-                           std::strerror(errno));
-    }
-  }
-  // RLIM_INFINITY is not given for NOFILE by Linux; treat anything huge as the kernel's nr_open.
-  const size_t limit = static_cast<size_t>(std::min<rlim_t>(lim.rlim_cur, 1u << 30));
+  const size_t limit = RaiseDescriptorLimit(&raised);
   if (limit <= kDescriptorReserve) {
     return Status::InvalidArgument(fmt::format(
         "the daemon's descriptor limit is {}: at least {} are needed (raise LimitNOFILE= or "

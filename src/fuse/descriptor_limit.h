@@ -5,8 +5,7 @@
 // per file the kernel holds open (the caller's flags, a duplicate for the engine, the O_DIRECT one
 // for page reads) plus the inode's own while open, one per open directory, and a few of the
 // daemon's own (/dev/fuse, the rings, the metrics socket, logs). The daemon raises its soft
-// RLIMIT_NOFILE to the hard limit at start (as systemd recommends for programs that need many),
-// so that the limit an administrator set (LimitNOFILE=, limits.conf) is the one that counts.
+// RLIMIT_NOFILE to the hard limit at start (util/descriptor_limit.h).
 #ifndef CCFS_FUSE_DESCRIPTOR_LIMIT_H_
 #define CCFS_FUSE_DESCRIPTOR_LIMIT_H_
 

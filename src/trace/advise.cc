@@ -107,7 +107,10 @@ Status SamplePages(const Dataset& dataset, uint64_t count, uint64_t seed, PageSa
     }
   }
   std::unique_ptr<BackingStore> store = NewPosixBackingStore(dataset.root());
-  std::vector<std::unique_ptr<BackingFile>> files(dataset.files().size());
+  // The file of the page read last stays open: pages are sampled at random, so another page of it
+  // comes next only by chance, and a tree of more files than descriptors must not keep them all.
+  std::unique_ptr<BackingFile> file;
+  uint32_t file_no = UINT32_MAX;
   const uint32_t page_size = dataset.page_size();
   const size_t frame = (page_size + kIoAlignment - 1) / kIoAlignment * kIoAlignment;
   std::unique_ptr<char, decltype(&std::free)> buf(
@@ -115,10 +118,11 @@ Status SamplePages(const Dataset& dataset, uint64_t count, uint64_t seed, PageSa
   double total_us = 0;
   for (uint64_t page : sample->pages) {
     const Dataset::PageRef ref = dataset.Locate(page);
-    std::unique_ptr<BackingFile>& file = files[ref.file];
-    if (!file) {
+    if (ref.file != file_no) {
+      file.reset();
       Status s = store->Open(dataset.files()[ref.file].path, O_RDONLY, 0, &file);
       if (!s.ok()) return s;
+      file_no = ref.file;
     }
     size_t got = 0;
     const auto start = Clock::now();

@@ -32,13 +32,12 @@ class DirectoryTarget final : public ReplayTarget {
  public:
   Status Open(const Dataset& dataset, bool writable, uint64_t cgroup_memory) {
     page_size_ = dataset.page_size();
-    Status s = files_.Open(dataset, writable);
-    if (!s.ok()) return s;
-    for (int fd : files_.fds()) {
+    Status s = files_.Open(dataset, writable, [](int fd, bool first) {
       // Cold start, and no read-ahead: a miss reads the page asked for, as the cache would.
-      ::posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+      if (first) ::posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
       ::posix_fadvise(fd, 0, 0, POSIX_FADV_RANDOM);
-    }
+    });
+    if (!s.ok()) return s;
     if (cgroup_memory > 0) {
       s = MemoryCgroup::Create(cgroup_memory, &cgroup_);
       if (s.ok()) s = cgroup_->AddProcess(::getpid());

@@ -45,16 +45,17 @@ class MountTarget final : public ReplayTarget {
   Status Open(const Dataset& dataset, bool writable, const CacheStats& daemon) {
     mountpoint_ = dataset.root();
     kernel_raw_tier_ = daemon.kernel_raw_tier;
-    Status s = files_.Open(dataset, writable);
-    if (!s.ok() || !daemon.kernel_raw_tier) return s;
-    for (int fd : files_.fds()) {
+    const bool kernel_tier = daemon.kernel_raw_tier;
+    Status s = files_.Open(dataset, writable, [kernel_tier](int fd, bool first) {
+      if (!kernel_tier) return;
       // Clean pages go without a request to the daemon (whose ledger then over-counts, harmlessly).
-      ::posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+      if (first) ::posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
       // As the page cache baseline's reader does (directory_target.cc): the trace's reads are its
       // own; the kernel's readahead would otherwise take cached neighbours for a stream and fill
       // the cache with pages nobody asked for.
       ::posix_fadvise(fd, 0, 0, POSIX_FADV_RANDOM);
-    }
+    });
+    if (!s.ok() || !daemon.kernel_raw_tier) return s;
     const pid_t daemon_pid = ReadDaemonPid(mountpoint_, std::chrono::milliseconds(2000));
     if (daemon_pid <= 0) {
       return Status::IOError(0, mountpoint_ + ": cannot read the daemon's pid from stats.json");

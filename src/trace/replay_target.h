@@ -17,6 +17,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <utility>
@@ -25,6 +26,7 @@
 #include "ccfs/options.h"
 #include "ccfs/stats.h"
 #include "ccfs/status.h"
+#include "trace/bounded_files.h"
 #include "trace/dataset.h"
 
 namespace ccfs {
@@ -90,17 +92,41 @@ Status OpenTargetAs(std::unique_ptr<ReplayTarget>* target, Args&&... args) {
   return Status::Ok();
 }
 
-// The data set's files opened as plain descriptors, for the mount and directory targets.
+// A descriptor that closes itself.
+class OwnedFd {
+ public:
+  OwnedFd() = default;
+  explicit OwnedFd(int fd) : fd_(fd) {}
+  OwnedFd(OwnedFd&& o) noexcept : fd_(std::exchange(o.fd_, -1)) {}
+  OwnedFd& operator=(OwnedFd&& o) noexcept {
+    if (this != &o) {
+      Reset();
+      fd_ = std::exchange(o.fd_, -1);
+    }
+    return *this;
+  }
+  ~OwnedFd() { Reset(); }
+  int get() const { return fd_; }
+
+ private:
+  void Reset();
+  int fd_ = -1;
+};
+
+// The data set's files opened as plain descriptors, for the mount and directory targets and
+// advise's measurement: all up front while they fit in half the descriptor limit, else on demand
+// (trace/bounded_files.h).
 class DescriptorFiles {
  public:
   DescriptorFiles() = default;
-  ~DescriptorFiles();
   DescriptorFiles(const DescriptorFiles&) = delete;
   DescriptorFiles& operator=(const DescriptorFiles&) = delete;
 
-  Status Open(const Dataset& dataset, bool writable);
-  int fd(uint32_t file) const { return fds_[file]; }
-  const std::vector<int>& fds() const { return fds_; }
+  // `on_open` (may be empty) runs on each descriptor when it is opened (posix_fadvise hints);
+  // `first` is true the first time its file is opened (a file opened again on demand, in a tree
+  // beyond the bound, keeps what the kernel cached of it).
+  Status Open(const Dataset& dataset, bool writable,
+              std::function<void(int fd, bool first)> on_open = nullptr);
 
   // pread/pwrite until `len` bytes are done (a read stops early at end of file).
   Status Read(uint32_t file, uint64_t offset, size_t len, char* buf);
@@ -113,7 +139,8 @@ class DescriptorFiles {
   int64_t CachedBytes();
 
  private:
-  std::vector<int> fds_;
+  BoundedFiles<OwnedFd> files_;
+  std::unique_ptr<std::atomic<bool>[]> opened_;  // per file: opened before
   std::atomic<bool> cachestat_works_{true};
 };
 
