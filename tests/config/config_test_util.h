@@ -40,6 +40,7 @@ inline Options AllNonDefault() {
   o.pin_threads = true;
   o.allow_other = true;
   o.attr_timeout = 2.5;
+  o.max_open_files = 1000;
   o.transport = "uring";
   o.metrics = "127.0.0.1:9567";
   return o;
