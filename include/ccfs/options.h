@@ -110,8 +110,13 @@ struct Options {
   // Keep the request threads on the first CPUs and the compression workers on the last ones (see
   // src/util/cpus.h); run the application on the request CPUs for same-CPU round trips.
   bool pin_threads = false;
-  // Seconds the kernel may cache names and attributes.
+  // Seconds the kernel may cache attributes (and the pages they vouch for, raw_tier = kernel).
   double attr_timeout = 1.0;
+  // Seconds the kernel may keep a name it looked up, and a name's absence (0: asks again each time).
+  double entry_timeout = 1.0;
+  double negative_timeout = 0.0;
+  // Listings carry each entry's attributes (READDIRPLUS), so the kernel need not look names up.
+  bool readdirplus = true;
   // Descriptors the daemon keeps of files and directories not in use (src/fuse/inode_table.h); 0 =
   // half the descriptor limit the daemon runs with (it raises its soft limit to the hard one).
   int max_open_files = 0;

@@ -270,7 +270,7 @@ void ControlDir::Opendir(fuse_req_t req, Inode* v, fuse_file_info* fi) {
   fuse_reply_open(req, fi);
 }
 
-void ControlDir::Readdir(fuse_req_t req, size_t size, off_t off, ino_t parent_ino) {
+void ControlDir::Readdir(fuse_req_t req, size_t size, off_t off, ino_t parent_ino, bool plus) {
   std::vector<char> buf(size);
   size_t used = 0;
   struct stat st;
@@ -281,7 +281,14 @@ void ControlDir::Readdir(fuse_req_t req, size_t size, off_t off, ino_t parent_in
   for (off_t k = off; k < 4; ++k) {
     st.st_ino = inos[k];
     st.st_mode = types[k];
-    size_t need = fuse_add_direntry(req, buf.data() + used, size - used, names[k], &st, k + 1);
+    // READDIRPLUS entries with no node (ino 0): the kernel lists them and looks them up itself.
+    fuse_entry_param e;
+    memset(&e, 0, sizeof(e));
+    e.attr = st;
+    size_t need = plus ? fuse_add_direntry_plus(req, buf.data() + used, size - used, names[k], &e,
+                                                k + 1)
+                       : fuse_add_direntry(req, buf.data() + used, size - used, names[k], &st,
+                                           k + 1);
     if (need > size - used) break;
     used += need;
   }

@@ -114,8 +114,9 @@ class ControlDir {
   // Only control may be "changed", and only by truncation and new times, which change nothing.
   void Setattr(fuse_req_t req, Inode* v, int valid);
   void Opendir(fuse_req_t req, Inode* v, fuse_file_info* fi);
-  // Lists .ccfs; `parent_ino` is what ".." reports (the root's inode number).
-  void Readdir(fuse_req_t req, size_t size, off_t off, ino_t parent_ino);
+  // Lists .ccfs; `parent_ino` is what ".." reports (the root's inode number). `plus`: as
+  // READDIRPLUS entries.
+  void Readdir(fuse_req_t req, size_t size, off_t off, ino_t parent_ino, bool plus = false);
 
   // ---- settings and stats -----------------------------------------------------------------------
   // Filesystem's methods of the same names forward here; their contracts are in filesystem.h. A

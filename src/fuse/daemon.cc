@@ -164,6 +164,9 @@ class Daemon {
     fs_config.dataset = dataset_;
     fs_config.mountpoint = mountpoint_;
     fs_config.attr_timeout = options_.attr_timeout;
+    fs_config.entry_timeout = options_.entry_timeout;
+    fs_config.negative_timeout = options_.negative_timeout;
+    fs_config.readdirplus = options_.readdirplus;
     std::string descriptors;
     s = ChooseDescriptorBound(options_.max_open_files, &fs_config.max_open_files, &descriptors);
     if (!s.ok()) return Fail(s);

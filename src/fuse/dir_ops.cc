@@ -44,16 +44,22 @@ void Opendir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   if (fuse_reply_open(req, fi) != 0) fs->dirs.Remove(fi->fh);
 }
 
-void Readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info* fi) {
+namespace {
+
+// READDIR, or READDIRPLUS when `plus`. A plus entry counts one lookup reference to its Inode
+// (LookupEntry), given back if the entry does not fit in the reply; "." and ".." go without a node
+// (ino 0: the kernel resolves them itself). An entry whose lookup fails (removed since it was
+// read) is left out.
+void ReadEntries(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info* fi,
+                 bool plus) {
   FsContext* fs = ContextOf(req);
   Inode* i = fs->inodes.Get(ino);
   if (i->kind == NodeKind::kControlDir) {
-    return fs->control.Readdir(req, size, off, fs->inodes.RootIno());
+    return fs->control.Readdir(req, size, off, fs->inodes.RootIno(), plus);
   }
   std::vector<char> buf(size);
   size_t used = 0;
-  struct stat st;
-  memset(&st, 0, sizeof(st));
+  std::vector<fuse_ino_t> counted;  // plus: the lookup references the reply carries
   DirHandle* d = OpenHandles<DirHandle>::Of(fi->fh);
   if (off != d->offset) {
     seekdir(d->dp, off);
@@ -72,19 +78,48 @@ void Readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_i
     }
     const char* name = d->entry->d_name;
     if (!(i == fs->inodes.root() && strcmp(name, kControlDirName) == 0)) {
-      st.st_ino = d->entry->d_ino;
-      st.st_mode = static_cast<mode_t>(d->entry->d_type) << 12;
-      size_t need =
-          fuse_add_direntry(req, buf.data() + used, size - used, name, &st, d->entry->d_off);
+      fuse_entry_param e;
+      memset(&e, 0, sizeof(e));
+      e.attr.st_ino = d->entry->d_ino;
+      e.attr.st_mode = static_cast<mode_t>(d->entry->d_type) << 12;
+      bool listed = true;
+      size_t need;
+      if (!plus) {
+        need = fuse_add_direntry(req, buf.data() + used, size - used, name, &e.attr,
+                                 d->entry->d_off);
+      } else {
+        const bool dots = strcmp(name, ".") == 0 || strcmp(name, "..") == 0;
+        if (!dots && LookupEntry(fs, i, name, &e) != 0) {
+          listed = false;  // gone since readdir saw it: the next listing will not show it either
+          need = 0;
+        } else {
+          need = fuse_add_direntry_plus(req, buf.data() + used, size - used, name, &e,
+                                        d->entry->d_off);
+          if (need > size - used && e.ino != 0) fs->inodes.Unref(fs->inodes.Get(e.ino), 1);
+          if (need <= size - used && e.ino != 0) counted.push_back(e.ino);
+        }
+      }
       if (need > size - used) break;  // keep the entry for the next call
-      used += need;
+      if (listed) used += need;
     }
     d->offset = d->entry->d_off;
     d->entry = nullptr;
   }
   // An error after some entries is reported by the next call (it starts at the failed one).
   if (err != 0 && used == 0) return (void)ReplyErr(req, err);
-  fuse_reply_buf(req, buf.data(), used);
+  if (fuse_reply_buf(req, buf.data(), used) == -ENOENT) {
+    for (fuse_ino_t e : counted) fs->inodes.Unref(fs->inodes.Get(e), 1);  // the caller was interrupted
+  }
+}
+
+}  // namespace
+
+void Readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info* fi) {
+  ReadEntries(req, ino, size, off, fi, /*plus=*/false);
+}
+
+void Readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info* fi) {
+  ReadEntries(req, ino, size, off, fi, /*plus=*/true);
 }
 
 void Releasedir(fuse_req_t req, fuse_ino_t /*ino*/, fuse_file_info* fi) {

@@ -73,7 +73,7 @@ void CheckAttributes(FsContext* fs, Inode* i, const struct stat& st) {
 int LookupEntry(FsContext* fs, Inode* parent, const char* name, fuse_entry_param* e) {
   memset(e, 0, sizeof(*e));
   e->attr_timeout = fs->config.attr_timeout;
-  e->entry_timeout = fs->config.attr_timeout;
+  e->entry_timeout = fs->config.entry_timeout;
   Inode* found = nullptr;
   int err = fs->inodes.Lookup(parent, name, &e->attr, &found);
   if (err != 0 && parent == fs->inodes.root() && fs->inodes.RecoverRoot(err)) {
@@ -250,7 +250,15 @@ void Lookup(fuse_req_t req, fuse_ino_t parent, const char* name) {
     fs->control.Entry(fs->control.dir(), &e);
     return (void)fuse_reply_entry(req, &e);
   }
-  ReplyEntryOrErr(fs, req, LookupEntry(fs, p, name, &e), &e);
+  const int err = LookupEntry(fs, p, name, &e);
+  if (err == ENOENT && fs->config.negative_timeout > 0) {
+    // The name's absence, kept by the kernel for negative_timeout: a name made underneath shows
+    // that much later.
+    memset(&e, 0, sizeof(e));
+    e.entry_timeout = fs->config.negative_timeout;
+    return (void)fuse_reply_entry(req, &e);
+  }
+  ReplyEntryOrErr(fs, req, err, &e);
 }
 
 namespace {

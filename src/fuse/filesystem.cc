@@ -76,6 +76,11 @@ void Init(void* userdata, fuse_conn_info* conn) {
   }
   // O_TRUNC arrives with open() instead of as a separate SETATTR.
   if (conn->capable & FUSE_CAP_ATOMIC_O_TRUNC) conn->want |= FUSE_CAP_ATOMIC_O_TRUNC;
+  // READDIRPLUS fills the kernel's entries from a listing; "auto" lets the kernel ask for it only
+  // where lookups follow listings (the first read of a directory, and after lookups of its names).
+  if (!static_cast<FsContext*>(userdata)->config.readdirplus) {
+    conn->want &= ~(FUSE_CAP_READDIRPLUS | FUSE_CAP_READDIRPLUS_AUTO);
+  }
   // Requests as large as the kernel allows, so conn->max_write is left as libfuse sets it: libfuse
   // asks for max_pages = max_write / page size (FUSE_MAX_PAGES), and its default max_write is its
   // buffer's, 1 MiB (256 pages, the kernel's limit). A read(2) of
@@ -119,6 +124,7 @@ const fuse_lowlevel_ops kOpTable = [] {
   // directories
   ops.opendir = ops::Opendir;
   ops.readdir = ops::Readdir;
+  ops.readdirplus = ops::Readdirplus;
   ops.releasedir = ops::Releasedir;
   ops.fsyncdir = ops::Fsyncdir;
   // extended attributes

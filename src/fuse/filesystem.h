@@ -65,6 +65,9 @@ class Filesystem {
     std::string dataset;     // absolute path of the backing directory
     std::string mountpoint;  // absolute path, only reported in stats.json
     double attr_timeout = 1.0;
+    double entry_timeout = 1.0;     // seconds the kernel may keep a name
+    double negative_timeout = 0.0;  // seconds the kernel may keep a name's absence
+    bool readdirplus = true;
     // Descriptors the inode table keeps of files not in use (inode_table.h), >= 1.
     size_t max_open_files = 4096;
   };

@@ -130,6 +130,9 @@ void RetrieveReply(fuse_req_t req, void* cookie, fuse_ino_t ino, off_t offset, f
 
 void Opendir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi);
 void Readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info* fi);
+// With each entry's attributes and a lookup reference to it, so a listing fills the kernel's
+// entries (`ls -l`, `find`, `du` then send no LOOKUP per name).
+void Readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info* fi);
 void Releasedir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi);
 void Fsyncdir(fuse_req_t req, fuse_ino_t ino, int datasync, fuse_file_info* fi);
 

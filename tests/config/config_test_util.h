@@ -40,6 +40,9 @@ inline Options AllNonDefault() {
   o.pin_threads = true;
   o.allow_other = true;
   o.attr_timeout = 2.5;
+  o.entry_timeout = 3.5;
+  o.negative_timeout = 0.5;
+  o.readdirplus = false;
   o.max_open_files = 1000;
   o.transport = "uring";
   o.metrics = "127.0.0.1:9567";

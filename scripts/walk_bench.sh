@@ -1,0 +1,195 @@
+#!/usr/bin/env bash
+# Many small files: ccfs against the store's own mount, same run, interleaved rounds, equal RAM.
+#
+#   scripts/walk_bench.sh [--stores "local sshfs gluster"] [--files N] [--memory SIZE]
+#                         [--rounds R] [--ccfs-opts KEY=V,...] [--out DIR]
+#
+# A tree of N files (default 100000) of 4-64 KiB, text-like lines (compresses ~3x), in 100
+# directories of 10 sub-directories, made once per store. Per store and round, for "store" (the
+# store's mount read directly) and "ccfs" (a fresh ccfs mount over the store's mount,
+# memory=SIZE plus --ccfs-opts), both with the caches dropped first (the kernel's and the store
+# server's: stores.sh evict):
+#   walk1  find DIR -type f -printf '%s\n'   (a lookup and the attributes of every name)
+#   walk2  the same again at once
+#   read1  4 readers cat every file (find | xargs -P4 cat), in the same order
+#   read2  the same again (the data is MEMORY x several: what a cache holds of it counts here)
+# Equal RAM: the reader of "store" runs in a memory cgroup (v1) of SIZE, so the page cache of the
+# store's files is held to it; for "ccfs" the reader and the daemon run in one cgroup of SIZE (the
+# daemon's tiers, its own memory and the kernel's pages of its files, raw_tier = kernel).
+# The stores' own client caches are off as scripts/stores.sh sets them (attributes and names kept
+# 1 s by the kernel, as ccfs's defaults): the "store" column is the same store a ccfs user has.
+#
+# Writes OUT/walk.jsonl (one line per run: store, target, round, phase, seconds) and
+# OUT/walk.md (median seconds per phase, the ratio ccfs/store, the daemon's descriptors and RSS).
+# Needs root (stores, cgroups, drop_caches). Leaves no mount, store, daemon or cgroup behind.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+
+stores="local sshfs gluster"
+files=100000
+memory=256MiB
+rounds=2
+ccfs_opts=""
+out="results/walk-$(date +%Y%m%d-%H%M)"
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --stores) stores=$2; shift 2 ;;
+    --files) files=$2; shift 2 ;;
+    --memory) memory=$2; shift 2 ;;
+    --rounds) rounds=$2; shift 2 ;;
+    --ccfs-opts) ccfs_opts=$2; shift 2 ;;
+    --out) out=$2; shift 2 ;;
+    *) echo "walk_bench: unknown argument '$1'" >&2; exit 2 ;;
+  esac
+done
+
+log() { echo "walk_bench: $*" >&2; }
+die() { log "$*"; exit 1; }
+[ "$(id -u)" -eq 0 ] || die "needs root (stores, memory cgroups, drop_caches)"
+[ -f /sys/fs/cgroup/memory/memory.limit_in_bytes ] ||
+  die "needs the cgroup v1 memory controller at /sys/fs/cgroup/memory"
+ccfs=$root/build/ccfs
+[ -x "$ccfs" ] || die "build ccfs first (cmake --build build)"
+to_bytes() {
+  numfmt --from=iec-i --suffix=B "$1" 2>/dev/null || numfmt --from=iec "${1%B}" 2>/dev/null ||
+    die "--memory $1: not a size"
+}
+memory_bytes=$(to_bytes "$memory")
+
+work=/var/tmp/ccfs-walk-bench
+mkdir -p "$work" "$out"
+cg=/sys/fs/cgroup/memory/ccfs-walk-$$
+mnt=$work/mnt
+up_store=""
+
+cleanup() {
+  set +e
+  if grep -q " $mnt fuse.ccfs " /proc/mounts; then fusermount3 -u "$mnt" || fusermount3 -uz "$mnt"; fi
+  if [ -d "$cg" ]; then
+    while read -r p; do echo "$p" >/sys/fs/cgroup/memory/cgroup.procs; done <"$cg/cgroup.procs"
+    rmdir "$cg"
+  fi
+  [ -n "$up_store" ] && scripts/stores.sh down "$up_store" >/dev/null 2>&1
+}
+trap cleanup EXIT
+
+make_cgroup() {
+  mkdir -p "$cg"
+  echo "$memory_bytes" >"$cg/memory.limit_in_bytes"
+}
+# Runs "$@" inside the cgroup.
+in_cgroup() { sh -c 'echo $$ >"$0/cgroup.procs"; exec "$@"' "$cg" "$@"; }
+
+# The tree, written once into DIR (python: fast, and the same bytes every time).
+make_tree() {
+  python3 - "$1" "$files" <<'EOF'
+import os, random, sys
+root, n = sys.argv[1], int(sys.argv[2])
+words = [w.strip() for w in open('/usr/share/dict/words')] if os.path.exists('/usr/share/dict/words') else \
+        ["%x" % (i * 2654435761 % 99991) for i in range(5000)]
+rng = random.Random(1)
+for k in range(n):
+    d = os.path.join(root, "d%02d" % (k % 100), "e%d" % ((k // 100) % 10))
+    if k < 1000: os.makedirs(d, exist_ok=True)
+    size = 4096 + rng.randrange(60 * 1024)
+    out, have = [], 0
+    while have < size:
+        line = " ".join(rng.choice(words) for _ in range(12)) + " %d\n" % rng.randrange(10**6)
+        out.append(line); have += len(line)
+    with open(os.path.join(d, "f%d" % k), "w") as f: f.write("".join(out)[:size])
+EOF
+}
+
+jsonl=$out/walk.jsonl
+: >"$jsonl"
+timed() {  # STORE TARGET ROUND PHASE CMD...
+  local s=$1 t=$2 r=$3 p=$4; shift 4
+  local t0 t1
+  t0=$(date +%s.%N)
+  in_cgroup "$@" >/dev/null
+  t1=$(date +%s.%N)
+  local sec
+  sec=$(echo "$t1 - $t0" | bc -l)
+  printf '{"store":"%s","target":"%s","round":%d,"phase":"%s","seconds":%.3f}\n' \
+    "$s" "$t" "$r" "$p" "$sec" >>"$jsonl"
+  log "$s $t round $r $p: $(printf %.2f "$sec") s"
+}
+
+phases() {  # STORE TARGET ROUND DIR
+  local s=$1 t=$2 r=$3 d=$4
+  timed "$s" "$t" "$r" walk1 find "$d" -type f -printf '%s\n'
+  timed "$s" "$t" "$r" walk2 find "$d" -type f -printf '%s\n'
+  timed "$s" "$t" "$r" read1 sh -c 'find "$0" -type f -print0 | xargs -0 -P4 -n64 cat' "$d"
+  timed "$s" "$t" "$r" read2 sh -c 'find "$0" -type f -print0 | xargs -0 -P4 -n64 cat' "$d"
+}
+
+drop_caches() {
+  sync
+  scripts/stores.sh evict "$1" >/dev/null 2>&1 || true
+  echo 3 >/proc/sys/vm/drop_caches
+}
+
+for store in $stores; do
+  dir=$work/$store
+  src=$work/$store-source
+  case $store in
+    local) mkdir -p "$dir"; tree=$dir ;;
+    sshfs) mkdir -p "$src"; scripts/stores.sh up sshfs "$dir" --source "$src" >/dev/null; tree=$src ;;
+    gluster) scripts/stores.sh up gluster "$dir" >/dev/null; tree=$dir ;;
+    *) die "--stores: unknown store '$store' (local, sshfs, gluster)" ;;
+  esac
+  [ "$store" = local ] || up_store=$store
+  if [ "$(find "$tree" -type f | wc -l)" -ne "$files" ]; then
+    log "$store: writing $files files"
+    rm -rf "${tree:?}"/d*
+    make_tree "$tree"
+  fi
+  mkdir -p "$mnt"
+  for round in $(seq 1 "$rounds"); do
+    drop_caches "$store"
+    make_cgroup
+    phases "$store" store "$round" "$dir"
+    rmdir "$cg"
+    drop_caches "$store"
+    make_cgroup
+    in_cgroup "$ccfs" mount -o "memory=$memory${ccfs_opts:+,$ccfs_opts}" "$dir" "$mnt" >/dev/null
+    phases "$store" ccfs "$round" "$mnt"
+    pid=$(python3 -c "import json;print(json.load(open('$mnt/.ccfs/stats.json'))['daemon']['pid'])" 2>/dev/null || echo 0)
+    python3 - "$mnt" "$store" "$round" >>"$jsonl" <<'EOF'
+import json, sys
+d = json.load(open(sys.argv[1] + "/.ccfs/stats.json"))
+dm = d.get("daemon", {})
+print(json.dumps({"store": sys.argv[2], "target": "ccfs", "round": int(sys.argv[3]),
+                  "phase": "daemon", "open_fds": dm.get("open_fds"), "rss_bytes": dm.get("rss_bytes"),
+                  "hit_ratio": d.get("hit_ratio")}))
+EOF
+    fusermount3 -u "$mnt"
+    while [ "$pid" != 0 ] && kill -0 "$pid" 2>/dev/null; do sleep 0.1; done
+    rmdir "$cg"
+  done
+  if [ "$store" != local ]; then scripts/stores.sh down "$store" >/dev/null; up_store=""; fi
+done
+
+python3 - "$jsonl" "$files" "$memory" >"$out/walk.md" <<'EOF'
+import json, statistics, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+print(f"{sys.argv[2]} files of 4-64 KiB, memory {sys.argv[3]}; median seconds of the rounds; "
+      "ratio = ccfs / store (below 1: ccfs faster)\n")
+print("| store | phase | store s | ccfs s | ratio |")
+print("|---|---|---|---|---|")
+for store in dict.fromkeys(r["store"] for r in rows):
+    for phase in ["walk1", "walk2", "read1", "read2"]:
+        def med(t):
+            v = [r["seconds"] for r in rows if r["store"] == store and r["target"] == t and r["phase"] == phase]
+            return statistics.median(v) if v else float("nan")
+        s, c = med("store"), med("ccfs")
+        print(f"| {store} | {phase} | {s:.2f} | {c:.2f} | {c / s:.2f} |")
+print()
+for r in rows:
+    if r["phase"] == "daemon":
+        rss = (r["rss_bytes"] or 0) / 1048576
+        print(f"- {r['store']} round {r['round']}: daemon open descriptors {r['open_fds']}, "
+              f"RSS {rss:.1f} MiB, hit ratio {r['hit_ratio']}")
+EOF
+cat "$out/walk.md"
