@@ -59,6 +59,14 @@ for mode in $modes; do
     --gtest_filter="$filter" | grep -E '^\[(integrity|crash|pressure|underneath)\]|FAILED|PASSED|^\[  FAILED'
 done
 
+# A tree of a million files (1-16 KiB, nested) walked, stat'ed and read whole with the daemon
+# under a descriptor limit of 1024, in each raw tier (tests/fs/many_files_test.cc).
+for mode in daemon:dev kernel:dev; do
+  echo "== release build, raw_tier:transport = $mode: a million files under a descriptor limit of 1024"
+  CCFS_MANY_FILES=${CCFS_MANY_FILES:-1000000} in_mode "$mode" timeout -k 10 "$limit" build/ccfs_tests \
+    --gtest_filter='ManyFilesMountTest.WalkedStatAndReadUnderALimitOf1024' | grep -E 'FAILED|PASSED'
+done
+
 if [ $asan = 1 ]; then
   cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCCFS_SANITIZE=address \
   -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1" >/dev/null

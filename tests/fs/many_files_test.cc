@@ -15,6 +15,7 @@
 
 #include <atomic>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <map>
@@ -28,15 +29,21 @@
 namespace ccfs::testing {
 namespace {
 
-// The walk of the big tree, and the trees of the tests that change it underneath or kill the
-// daemon. A sanitized daemon serves ~10x slower; the races show as well in a smaller tree.
+// The walk of the big tree (CCFS_MANY_FILES overrides it: scripts/reliability.sh walks a million),
+// and the trees of the tests that change it underneath or kill the daemon. A sanitized daemon
+// serves ~10x slower; the races show as well in a smaller tree.
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-constexpr size_t kBigTree = 5'000;
+constexpr size_t kBigTreeDefault = 5'000;
 constexpr size_t kTree = 2'000;
 #else
-constexpr size_t kBigTree = 50'000;
+constexpr size_t kBigTreeDefault = 50'000;
 constexpr size_t kTree = 10'000;
 #endif
+
+size_t BigTree() {
+  const char* env = getenv("CCFS_MANY_FILES");
+  return env != nullptr && atol(env) > 0 ? static_cast<size_t>(atol(env)) : kBigTreeDefault;
+}
 constexpr rlim_t kLimit = 1024;
 
 std::string RelPath(size_t k) { return fmt::format("d{}/e{}/f{}", k % 50, (k / 50) % 20, k); }
@@ -169,7 +176,7 @@ class ManyFilesMountTest : public MountTest {
 };
 
 TEST_F(ManyFilesMountTest, WalkedStatAndReadUnderALimitOf1024) {
-  MakeTree(kBigTree);
+  MakeTree(BigTree());
   MountLimited();
   WalkAndRead(1);
   EXPECT_NE(ds_.DaemonLog().find("descriptors: limit 1024"), std::string::npos) << ds_.DaemonLog();
