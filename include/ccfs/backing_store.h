@@ -61,7 +61,8 @@ class BackingFile {
   // Makes written data durable (fsync; fdatasync when datasync).
   virtual Status Sync(bool datasync) = 0;
 
-  // True if page reads bypass the kernel page cache (O_DIRECT accepted by the file system).
+  // True if page reads bypass the kernel page cache (O_DIRECT accepted by the file system). Known
+  // once a page has been read: a POSIX file opens its O_DIRECT descriptor at the first page read.
   virtual bool direct() const = 0;
 };
 

@@ -1,5 +1,6 @@
-// The POSIX backing store: page reads through a second, O_DIRECT descriptor, one preadv per run
-// of pages; writes, size and sync through the descriptor the file was opened with.
+// The POSIX backing store: page reads through a second, O_DIRECT descriptor (opened at the first
+// page read), one preadv per run of pages; writes, size and sync through the descriptor the file
+// was opened with.
 //
 // Why two descriptors: O_DIRECT is what makes a miss a real device read (the kernel's page cache
 // would otherwise answer repeats and the daemon's hit ratio would be measured against a second,
@@ -28,6 +29,8 @@
 
 #include <atomic>
 #include <cerrno>
+#include <functional>
+#include <mutex>
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -53,10 +56,14 @@ Status DataError(int err, const std::string& what) {
 
 class PosixBackingFile final : public BackingFile {
  public:
-  // Takes ownership of both descriptors; `direct_fd` is -1 when O_DIRECT is unavailable.
-  PosixBackingFile(int fd, int direct_fd, std::string name, const BackingFileOptions& options = {})
-      : fd_(fd), direct_fd_(direct_fd), name_(std::move(name)), options_(options),
-        use_direct_(direct_fd >= 0) {}
+  // Takes ownership of `fd`. `open_direct` opens the O_DIRECT descriptor (-1 when the file system
+  // refuses O_DIRECT); it runs at the first page read, so a file opened and read from the cache
+  // alone costs the store one open, not two (over sshfs or GlusterFS each open and close is a
+  // round trip to the server). Empty: no direct descriptor (a write-only file).
+  PosixBackingFile(int fd, std::function<int()> open_direct, std::string name,
+                   const BackingFileOptions& options = {})
+      : fd_(fd), open_direct_(std::move(open_direct)), name_(std::move(name)), options_(options),
+        use_direct_(static_cast<bool>(open_direct_)) {}
 
   ~PosixBackingFile() override {
     if (direct_fd_ >= 0) close(direct_fd_);
@@ -93,6 +100,7 @@ class PosixBackingFile final : public BackingFile {
       // buffered read returns 0 at once, so it costs one cheap system call (and an fstat, below)
       // per file tail.
       bool direct = use_direct_.load(std::memory_order_relaxed) && IsAligned(offset + done);
+      if (direct && DirectFd() < 0) continue;  // refused: use_direct_ is false now
       int fd = direct ? direct_fd_ : fd_;
       ssize_t n = preadv(fd, iov, iovcnt, static_cast<off_t>(offset + done));
       if (n < 0) {
@@ -188,8 +196,19 @@ class PosixBackingFile final : public BackingFile {
     return Status::Ok();
   }
 
+  // The direct descriptor, opened once by the first reader that needs it; -1 if refused.
+  int DirectFd() {
+    std::call_once(direct_once_, [this] {
+      direct_fd_ = open_direct_();
+      if (direct_fd_ < 0) use_direct_.store(false, std::memory_order_relaxed);
+    });
+    return direct_fd_;
+  }
+
   const int fd_;
-  const int direct_fd_;
+  const std::function<int()> open_direct_;
+  std::once_flag direct_once_;
+  int direct_fd_ = -1;  // written once under direct_once_, read after it
   const std::string name_;  // the path (or "fd N (path)") that messages name
   const BackingFileOptions options_;
   // Cleared, once, when the first direct read fails with EINVAL. Relaxed: both descriptors stay
@@ -223,8 +242,9 @@ class PosixBackingStore final : public BackingStore {
       fd = open(full.c_str(), (flags & ~O_DIRECT) | O_CLOEXEC, mode);
     } while (fd < 0 && errno == EINTR);
     if (fd < 0) return Status::FromErrno(errno, full + ": open");
-    int direct_fd = (flags & O_ACCMODE) == O_WRONLY ? -1 : OpenDirect(full);
-    file->reset(new PosixBackingFile(fd, direct_fd, full));
+    std::function<int()> open_direct;
+    if ((flags & O_ACCMODE) != O_WRONLY) open_direct = [full] { return OpenDirect(full); };
+    file->reset(new PosixBackingFile(fd, std::move(open_direct), full));
     return Status::Ok();
   }
 
@@ -262,8 +282,12 @@ Status NewPosixBackingFile(int fd, std::unique_ptr<BackingFile>* file,
   // Reopening through /proc re-checks permissions against the inode: a write-only descriptor on
   // a file the caller may not read would be refused (or, for root, granted reads the caller was
   // never given). A write-only file has no page reads to serve, so it gets no direct descriptor.
-  int direct_fd = (flags & O_ACCMODE) == O_WRONLY ? -1 : OpenDirect(proc, flags & O_NOATIME);
-  file->reset(new PosixBackingFile(fd, direct_fd, name, options));
+  // The /proc path names `fd`, which the file keeps open until it goes.
+  std::function<int()> open_direct;
+  if ((flags & O_ACCMODE) != O_WRONLY) {
+    open_direct = [proc, noatime = flags & O_NOATIME] { return OpenDirect(proc, noatime); };
+  }
+  file->reset(new PosixBackingFile(fd, std::move(open_direct), name, options));
   return Status::Ok();
 }
 

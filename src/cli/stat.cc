@@ -196,10 +196,11 @@ int RunStat(const StatArgs& args) {
     const uint64_t rss = pid > 0 ? ProcStatusBytes(pid, "VmRSS:") : 0;
     if (rss != 0) {
       std::printf("daemon pid %d: resident %s, of which its tiers hold %s raw + %s compressed "
-                  "(memory = %s)\n",
+                  "(memory = %s); %llu descriptors open\n",
                   static_cast<int>(pid), FormatSize(rss).c_str(),
                   FormatSize(before.raw_bytes).c_str(), FormatSize(before.compressed_bytes).c_str(),
-                  FormatSize(before.memory_bytes).c_str());
+                  FormatSize(before.memory_bytes).c_str(),
+                  static_cast<unsigned long long>(OpenDescriptorCount(pid)));
     }
     const std::string note = rapl ? "energy: RAPL " + rapl->Describe() +
                                         ", the whole machine's package energy (mJ/buf)"

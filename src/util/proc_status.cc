@@ -1,6 +1,7 @@
 #include "util/proc_status.h"
 
 #include <dirent.h>
+#include <unistd.h>
 
 #include <fstream>
 
@@ -33,15 +34,18 @@ uint64_t ProcMeminfoBytes(const std::string& key, const std::string& path) {
   return KbLine(path, key);
 }
 
-uint64_t OpenDescriptorCount() {
-  DIR* dir = opendir("/proc/self/fd");
+uint64_t OpenDescriptorCount(pid_t pid) {
+  DIR* dir = opendir(("/proc/" + std::to_string(pid) + "/fd").c_str());
   if (dir == nullptr) return 0;
   uint64_t n = 0;
   while (const dirent* e = readdir(dir)) {
     if (e->d_name[0] != '.') ++n;
   }
   closedir(dir);
-  return n > 0 ? n - 1 : 0;  // less the descriptor of the listing itself
+  if (pid == getpid() && n > 0) --n;  // less the descriptor of the listing itself
+  return n;
 }
+
+uint64_t OpenDescriptorCount() { return OpenDescriptorCount(getpid()); }
 
 }  // namespace ccfs

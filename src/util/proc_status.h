@@ -20,9 +20,10 @@ uint64_t ProcStatusBytes(pid_t pid, const std::string& key);
 // 0 when it is not there.
 uint64_t ProcMeminfoBytes(const std::string& key, const std::string& path = "/proc/meminfo");
 
-// How many descriptors this process has open (the entries of /proc/self/fd, less the one that
-// lists them); 0 when it cannot be read.
+// How many descriptors this process (or `pid`) has open (the entries of /proc/PID/fd, less the one
+// that lists them when it is this process); 0 when it cannot be read.
 uint64_t OpenDescriptorCount();
+uint64_t OpenDescriptorCount(pid_t pid);
 
 }  // namespace ccfs
 

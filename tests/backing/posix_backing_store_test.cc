@@ -260,13 +260,13 @@ TEST(PosixBackingStoreDirectTest, FileSystemThatRefusesODirectFallsBackToBuffere
   auto store = NewPosixBackingStore("/proc/self");
   std::unique_ptr<BackingFile> f;
   ASSERT_TRUE(store->Open("status", O_RDONLY, 0, &f).ok());
-  EXPECT_FALSE(f->direct());
   AlignedBuf buf = NewPage();
   size_t got = 0;
   Status s = f->ReadPage(0, kPage, buf.get(), &got);
   ASSERT_TRUE(s.ok()) << s.ToString();
   ASSERT_GT(got, 5u);
   EXPECT_EQ(std::string(buf.get(), 5), "Name:");
+  EXPECT_FALSE(f->direct());  // known from the first page read on, which opens the direct one
 }
 
 TEST(PosixBackingFileTest, WrapsAnOpenDescriptorAndReadsDirect) {
@@ -318,11 +318,11 @@ TEST(PosixBackingFileTest, DescriptorOnFileSystemRefusingODirectReadsBuffered) {
   ASSERT_GE(fd, 0);
   std::unique_ptr<BackingFile> f;
   ASSERT_TRUE(NewPosixBackingFile(fd, &f).ok());
-  EXPECT_FALSE(f->direct());
   AlignedBuf buf = NewPage();
   size_t got = 0;
   ASSERT_TRUE(f->ReadPage(0, kPage, buf.get(), &got).ok());
   EXPECT_EQ(std::string(buf.get(), 5), "Name:");
+  EXPECT_FALSE(f->direct());
 }
 
 // An empty read inside the file's size is asked again once (a store may answer a read in flight
