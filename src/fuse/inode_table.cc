@@ -266,11 +266,15 @@ void InodeTable::Return(Inode* i) {
   {
     MutexLock lock(&mu_);
     --i->borrowed;
-    IdleLocked(i, &to_close);
-    MaybeFreeLocked(i, &to_close);
-    TrimLocked(max_open_, &to_close);
+    SettleLocked(i, &to_close);
   }
   CloseAll(to_close);
+}
+
+void InodeTable::SettleLocked(Inode* i, std::vector<int>* to_close) {
+  IdleLocked(i, to_close);
+  MaybeFreeLocked(i, to_close);
+  TrimLocked(max_open_, to_close);
 }
 
 int InodeTable::Adopt(Inode* i, int fd, std::vector<int>* to_close) {
@@ -510,9 +514,7 @@ void InodeTable::HandleClosed(Inode* i) {
   {
     MutexLock lock(&mu_);
     --i->open_handles;
-    IdleLocked(i, &to_close);
-    MaybeFreeLocked(i, &to_close);
-    TrimLocked(max_open_, &to_close);
+    SettleLocked(i, &to_close);
   }
   CloseAll(to_close);
 }

@@ -240,6 +240,9 @@ class InodeTable {
   // Frees i if nothing counts it any more, and its parents that this leaves uncounted. Returns
   // true if i was freed.
   bool MaybeFreeLocked(Inode* i, std::vector<int>* to_close) REQUIRES(mu_);
+  // After a count of i went down (a borrow given back, a handle closed): its descriptor idles or
+  // closes, i is freed if nothing counts it, and the cache is trimmed to its bound.
+  void SettleLocked(Inode* i, std::vector<int>* to_close) REQUIRES(mu_);
   // Puts i's descriptor in the LRU list, or closes it, as its state says.
   void IdleLocked(Inode* i, std::vector<int>* to_close) REQUIRES(mu_);
   void LruRemoveLocked(Inode* i) REQUIRES(mu_);

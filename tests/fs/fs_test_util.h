@@ -1,9 +1,12 @@
-// Dataset builders shared by the tests in tests/fs/.
+// Dataset builders and readers shared by the tests in tests/fs/.
 #ifndef CCFS_TESTS_FS_FS_TEST_UTIL_H_
 #define CCFS_TESTS_FS_FS_TEST_UTIL_H_
 
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
+#include <cerrno>
 #include <random>
 #include <string>
 #include <vector>
@@ -11,6 +14,26 @@
 #include "testing/mount_fixture.h"
 
 namespace ccfs::testing {
+
+// The errno of reading `path` whole, or 0 with *got filled.
+inline int ReadPath(const std::string& path, std::string* got) {
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return errno;
+  got->clear();
+  char buf[65536];
+  for (;;) {
+    ssize_t n = read(fd, buf, sizeof(buf));
+    if (n < 0) {
+      int err = errno;
+      close(fd);
+      return err;
+    }
+    if (n == 0) break;
+    got->append(buf, static_cast<size_t>(n));
+  }
+  close(fd);
+  return 0;
+}
 
 // Text-like bytes (words from a small vocabulary): compresses roughly 2-3x with lz4.
 inline std::string CompressibleBytes(size_t n, uint64_t seed) {

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "fuse/descriptor_limit.h"
+#include "fs/fs_test_util.h"
 #include "testing/mount_fixture.h"
 
 namespace ccfs::testing {
@@ -57,26 +58,6 @@ std::string Content(size_t k, int v) {
   while (s.size() < size) s += line;
   s.resize(size);
   return s;
-}
-
-// The errno of reading `path` whole, or 0 with *got filled.
-int ReadPath(const std::string& path, std::string* got) {
-  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return errno;
-  got->clear();
-  char buf[65536];
-  for (;;) {
-    ssize_t n = read(fd, buf, sizeof(buf));
-    if (n < 0) {
-      int err = errno;
-      close(fd);
-      return err;
-    }
-    if (n == 0) break;
-    got->append(buf, static_cast<size_t>(n));
-  }
-  close(fd);
-  return 0;
 }
 
 size_t DescriptorsOf(pid_t pid) {

@@ -15,35 +15,18 @@
 
 #include <gtest/gtest.h>
 
+#include "fs/fs_test_util.h"
 #include "testing/mount_fixture.h"
 
 namespace ccfs {
 namespace {
 
+using testing::ReadPath;
+
 std::string Pattern(char tag, size_t size) {
   std::string s(size, '\0');
   for (size_t i = 0; i < size; ++i) s[i] = static_cast<char>(tag + (i * 7 + i / 4096) % 23);
   return s;
-}
-
-// The errno of reading `path` whole, or 0 with *got filled.
-int ReadPath(const std::string& path, std::string* got) {
-  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return errno;
-  got->clear();
-  char buf[65536];
-  for (;;) {
-    ssize_t n = read(fd, buf, sizeof(buf));
-    if (n < 0) {
-      int err = errno;
-      close(fd);
-      return err;
-    }
-    if (n == 0) break;
-    got->append(buf, static_cast<size_t>(n));
-  }
-  close(fd);
-  return 0;
 }
 
 class StoreGoneMountTest : public testing::MountTest {
