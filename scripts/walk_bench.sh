@@ -31,7 +31,7 @@ files=100000
 memory=256MiB
 rounds=2
 ccfs_opts=""
-out="results/walk-$(date +%Y%m%d-%H%M)"
+out="$root/results/walk-$(date +%Y%m%d-%H%M)"
 while [ $# -gt 0 ]; do
   case "$1" in
     --stores) stores=$2; shift 2 ;;
