@@ -221,9 +221,8 @@ class InodeTable {
   // The engine's name for the file `st` describes.
   uint64_t FileIdOf(const struct stat& st) const;
 
-  // Descriptors the table holds now (cached and in use), and its bound for the idle ones.
+  // Descriptors the table holds now (cached and in use).
   size_t open_descriptors();
-  size_t max_open() const { return max_open_; }
 
  private:
   friend class InodeFd;

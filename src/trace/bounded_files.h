@@ -70,7 +70,6 @@ class BoundedFiles {
     return Status::Ok();
   }
 
-  bool up_front() const { return up_front_; }
   size_t size() const { return slots_.size(); }
 
   // The handle of `file`, opened if it is not.
