@@ -101,6 +101,9 @@ struct Options {
   // (docs/MEASUREMENTS.md, auto: a phase-change trace 0.66x the best fixed split at 90, 0.90x
   // at 50, 1.35x at 20; the stationary laws alike within noise).
   int auto_max_step = 90;
+  // Read-ahead: the most bytes read ahead of a sequential reader of a file (a window that starts
+  // small and doubles as the reader keeps up; include/ccfs/page_cache.h, ReadAhead); 0 = off.
+  uint64_t readahead = 1ull << 20;
 
   // --- daemon -----------------------------------------------------------------------------------
   // Threads serving FUSE requests.

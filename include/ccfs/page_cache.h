@@ -33,6 +33,16 @@
 // compare and a counter add, a sampled one (at most one page in two) ~150 ns, and never makes a
 // read wait; mrc_samples and mrc_drops count what it took and what it let go.
 //
+// Read-ahead (Options::readahead): after a Read, ReadAhead tells the engine what one reader of an
+// open file read (its Stream). While that reader's reads follow each other, the engine reads the
+// next pages from the store on its own threads (a window that starts at four reads and doubles
+// each time the reader is half way through it, up to `readahead` bytes; a read elsewhere ends the
+// stream), so the reader finds them cached or loading instead of waiting for each miss in turn.
+// Pages read ahead are not reads (not in `reads`, the curve or the frequency sketch until a reader
+// asks for them); they are counted as readahead_pages, then as readahead_hits when a reader asks
+// or readahead_wasted when evicted first, and they enter as read-once pages (probation, no uses),
+// so a stream never pushes out pages read often.
+//
 // Files are named by a caller-chosen 64-bit id (the daemon uses the backing inode number) plus
 // the BackingFile to read misses from. The id must change, or InvalidateFile() must be called,
 // whenever the file's content changes other than through Write().
@@ -47,6 +57,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <vector>
 
 #include "ccfs/backing_store.h"
@@ -72,6 +83,26 @@ class PageCache {
   Status Read(uint64_t file_id, BackingFile* file, uint64_t offset, size_t len, void* dst,
               size_t* n);
 
+  // One reader's position in one open file, for ReadAhead. Thread-safe: requests of one open file
+  // may be served by several threads at once, in any order.
+  class Stream {
+   public:
+    // After a read of [offset, offset + n) (at_end: it reached the end of the file), the bytes to
+    // read ahead, starting at *ahead_offset, given the largest window; 0 = none.
+    uint64_t Next(uint64_t offset, uint64_t n, bool at_end, uint64_t max_window,
+                  uint64_t* ahead_offset);
+
+   private:
+    std::mutex mu_;
+    uint64_t end_ = 0;     // where the stream's reads have reached
+    uint64_t window_ = 0;  // bytes kept read ahead of end_; 0 = no stream
+    uint64_t issued_ = 0;  // read ahead up to here
+  };
+  // Reads ahead of `stream` after it read [offset, offset + n) of `file_id` (at_end: it reached
+  // the end of the file). Returns at once: the pages are read on the engine's read-ahead threads,
+  // which hold `file` until they are done (a request that cannot be queued is dropped).
+  void ReadAhead(Stream* stream, uint64_t file_id, std::shared_ptr<BackingFile> file,
+                 uint64_t offset, uint64_t n, bool at_end);
   // Writes through: `file` receives the bytes before this returns; cached copies of the pages
   // written are dropped so the next read sees the new bytes.
   Status Write(uint64_t file_id, BackingFile* file, uint64_t offset, const void* src, size_t len);

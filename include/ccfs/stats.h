@@ -101,6 +101,9 @@ class LatencyHistogram {
   X(buffered_misses, Event, "misses served by a file that refused O_DIRECT")                       \
   X(backing_reads, Event,                                                                          \
     "reads of the backing files: one per run of consecutive missing pages (misses / run length)")  \
+  X(readahead_pages, Event, "pages read ahead of a sequential reader (not counted in reads)")     \
+  X(readahead_hits, Event, "pages read ahead that a reader then asked for")                       \
+  X(readahead_wasted, Event, "pages read ahead and evicted before any reader asked for them")     \
   X(page_writes, Event, "pages touched by writes through the engine")                              \
   X(invalidations, Event, "cached pages dropped by writes, truncates, changes underneath")         \
   X(evictions, Event, "raw pages taken by the raw CLOCK")                                          \

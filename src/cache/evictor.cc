@@ -165,6 +165,10 @@ void Evictor::Loop() {
     }
     Count(&Shard::evict_sweeps);
     Count(&Shard::evictions, victims.size());
+    // A victim still marked read ahead was never asked for (kAheadBit is cleared by its first read).
+    uint64_t unread = 0;
+    for (PageEntry* e : victims) unread += (e->state.load(std::memory_order_relaxed) & kAheadBit) != 0;
+    if (unread > 0) Count(&Shard::readahead_wasted, unread);
     if (parts_.victims != nullptr) {
       // A victim's frame is stable while it is kEvicting: the split tuner's codec sample.
       for (PageEntry* e : victims) {

@@ -17,6 +17,11 @@
 // waits (for a frame or for another reader's load) while it holds pages in kLoading, so loads
 // never wait on each other in a cycle, and every claimed page is published or abandoned before
 // Read looks at the next page.
+// Read-ahead (page_cache.h; cache/readahead.h for the window and the threads): a read-ahead
+// thread loads a window as runs of misses of its own (LoadRun with `ahead`): the same claims and
+// the same order, so a reader that reaches a page being read ahead waits for that load like any
+// other, and a write or invalidation during it leaves the page unpublished (kStaleBit). Its pages
+// carry kAheadBit until a reader asks for them, start with no uses and go on probation.
 // Every page read, whatever its path, is also recorded by the hit-ratio curve estimator (mrc.h),
 // after the latency is taken.
 // Eviction (evictor.h): a single evictor thread watches free frames; below the low watermark it
@@ -40,6 +45,7 @@
 #include "cache/page_index.h"
 #include "cache/raw_tier.h"
 #include "cache/rcu.h"
+#include "cache/readahead.h"
 #include "cache/split_tuner.h"
 #include "compress/compression_pool.h"
 #include "config/live_options.h"
@@ -106,6 +112,8 @@ class PageCache::Impl {
               size_t* n);
   Status Write(uint64_t file_id, BackingFile* file, uint64_t offset, const void* src, size_t len);
   void InvalidateFile(uint64_t file_id, uint64_t from);
+  void ReadAhead(Stream* stream, uint64_t file_id, std::shared_ptr<BackingFile> file,
+                 uint64_t offset, uint64_t n, bool at_end);
   void Demote(uint64_t file_id, uint64_t page_no, const void* bytes, uint32_t len, uint64_t epoch);
   // A pool task: compresses a demoted page and publishes it; false if it was not kept.
   bool PublishDemoted(Codec& codec, const PageKey& key, const char* page, uint32_t len,
@@ -139,8 +147,13 @@ class PageCache::Impl {
   // (then *eof). *retry, with nothing copied or claimed, when the first page was inserted by
   // another reader meanwhile. Counts each page read as a miss, its latency the run's time
   // (since `start`, the first page's lookup included) shared by its pages; `cpu` is the run's.
+  // `ahead`: a read-ahead thread's run (offset and len page-aligned, dst null): nothing is copied
+  // or counted as read; *copied is the bytes loaded, and the pages are marked read ahead.
   Status LoadRun(uint64_t file_id, BackingFile* file, uint64_t offset, size_t len, char* dst,
-                 const CpuSample& cpu, uint64_t start, size_t* copied, bool* eof, bool* retry);
+                 const CpuSample& cpu, uint64_t start, size_t* copied, bool* eof, bool* retry,
+                 bool ahead = false);
+  // A read-ahead thread's task: loads the pages of [offset, offset + len) found in neither tier.
+  void Prefetch(const cache::ReadaheadQueue::Task& task);
   // Counts one page read, served by `path` in `ns`.
   void RecordRead(const PageKey& key, Path path, uint64_t ns);
 
@@ -185,6 +198,7 @@ class PageCache::Impl {
   std::unique_ptr<CompressionPool> pool_;
 
   std::atomic<bool> probation_;
+  std::atomic<uint64_t> readahead_max_;  // Options::readahead
   FrequencySketch frequency_;
   MissRatioCurve mrc_;
   EngineCounters counters_;
@@ -192,7 +206,9 @@ class PageCache::Impl {
   std::unique_ptr<cache::VictimSample> victims_;  // null unless estimate_
   // It borrows the parts above. Stopped by the destructor after the tuner.
   std::unique_ptr<Evictor> evictor_;
-  // Last: it calls Stats, HitRatioCurve and ApplySplit. Stopped first. Null unless estimate_.
+  // It calls back into the engine (Prefetch). Stopped first.
+  std::unique_ptr<cache::ReadaheadQueue> readahead_;
+  // Last: it calls Stats, HitRatioCurve and ApplySplit. Stopped next. Null unless estimate_.
   std::unique_ptr<cache::SplitTuner> tuner_;
 };
 
@@ -210,6 +226,7 @@ PageCache::Impl::Impl(const Options& o)
            static_cast<uint32_t>(o.raw_budget() / o.page_size)),
       compressed_(o.compressed_budget()),
       probation_(o.probation),
+      readahead_max_(o.readahead),
       frequency_(o.memory / o.page_size * 4, o.memory / o.page_size),
       mrc_(MissRatioCurve::Config::ForCache(o.memory / o.page_size)) {
   // liburcu starts its reclamation thread on the first call_rcu, from whichever thread makes it,
@@ -224,6 +241,8 @@ PageCache::Impl::Impl(const Options& o)
       Evictor::Parts{&index_, &raw_, &compressed_, pool_.get(), &frequency_, &counters_,
                      victims_.get()},
       o);
+  readahead_ = std::make_unique<cache::ReadaheadQueue>(
+      [this](const cache::ReadaheadQueue::Task& task) { Prefetch(task); });
   if (estimate_) {
     cache::SplitTuner::Hooks hooks;
     hooks.stats = [this] { return Stats(); };
@@ -236,6 +255,7 @@ PageCache::Impl::Impl(const Options& o)
 }
 
 PageCache::Impl::~Impl() {
+  readahead_->Stop();
   if (tuner_) tuner_->Stop();
   evictor_->Stop();
   pool_->Wait();  // chunks already submitted call back into the evictor
@@ -251,6 +271,7 @@ PageCache::Impl::~Impl() {
 
 void PageCache::Impl::ApplyGeometry(const Options& o) {
   probation_.store(o.probation);
+  readahead_max_.store(o.readahead, std::memory_order_relaxed);
   evictor_->Configure(o);
 }
 
@@ -336,6 +357,7 @@ Status PageCache::Impl::ReadPage(const PageKey& key, uint32_t in_page, uint32_t 
           if (kind == cache::kRaw || kind == cache::kEvicting) {
             // Pin and mark referenced in one CAS; the frame cannot be reused while pinned.
             if (cache::TryPin(e, &s)) {
+              if (s & cache::kAheadBit) Count(&Shard::readahead_hits);
               *copied = CopyPinned(e, in_page, want, dst);
               *path = waited_for_load ? Path::kMiss : Path::kRawHit;
               return Status::Ok();
@@ -433,7 +455,7 @@ Status PageCache::Impl::ReadCompressed(PageEntry* e, uint64_t s, uint32_t in_pag
 
 Status PageCache::Impl::LoadRun(uint64_t file_id, BackingFile* file, uint64_t offset, size_t len,
                                 char* dst, const CpuSample& cpu, uint64_t start, size_t* copied,
-                                bool* eof, bool* retry) {
+                                bool* eof, bool* retry, bool ahead) {
   *copied = 0;
   *eof = false;
   *retry = false;
@@ -456,7 +478,7 @@ Status PageCache::Impl::LoadRun(uint64_t file_id, BackingFile* file, uint64_t of
     auto* e = new PageEntry;
     e->key = PageKey{file_id, page_no};
     e->frame.store(frame, std::memory_order_relaxed);
-    cache::InitLoading(e);
+    cache::InitLoading(e, /*demoted=*/false, ahead);
     RcuReadLock rcu;
     if (index_.InsertUnique(e) != e) {
       delete e;  // never published
@@ -471,7 +493,7 @@ Status PageCache::Impl::LoadRun(uint64_t file_id, BackingFile* file, uint64_t of
   // The first page may wait for a frame: no page is claimed yet (see the top of this file).
   uint64_t waited_ns = 0;
   uint32_t frame = raw_.Alloc(&waited_ns, [this] { KickEvictor(); });
-  if (waited_ns > 0) {
+  if (waited_ns > 0 && !ahead) {
     Count(&Shard::stalls);
     Count(&Shard::stall_ns, waited_ns);
   }
@@ -495,7 +517,7 @@ Status PageCache::Impl::LoadRun(uint64_t file_id, BackingFile* file, uint64_t of
   Count(&Shard::backing_reads);
   if (!st.ok()) {
     got = 0;
-    Count(&Shard::read_errors, run.size());
+    if (!ahead) Count(&Shard::read_errors, run.size());
   }
 
   // Publish (or abandon) every claimed page, in order, copying the request's part of each.
@@ -509,7 +531,7 @@ Status PageCache::Impl::LoadRun(uint64_t file_id, BackingFile* file, uint64_t of
       const auto length = static_cast<uint32_t>(std::min<uint64_t>(page_size_, got - at));
       if (length < page_size_) std::memset(raw_.data(f) + length, 0, page_size_ - length);
       e->length.store(length, std::memory_order_relaxed);
-      if (!*eof) {
+      if (!ahead && !*eof) {
         // The request's part of this page: from `in_page` (the first page only) for `want`.
         const uint32_t in_page = i == 0 ? static_cast<uint32_t>(offset % page_size_) : 0;
         const auto want = static_cast<uint32_t>(std::min<uint64_t>(len - *copied,
@@ -521,8 +543,9 @@ Status PageCache::Impl::LoadRun(uint64_t file_id, BackingFile* file, uint64_t of
       }
       ++pages_read;
       raw_.owner(f).store(e, std::memory_order_release);
-      // A page read often lately (though not cached) starts with credit on the raw CLOCK.
-      const uint64_t uses = frequency_.Estimate(e->key);
+      // A page read often lately (though not cached) starts with credit on the raw CLOCK; a page
+      // read ahead starts with none (it has not been read).
+      const uint64_t uses = ahead ? 0 : frequency_.Estimate(e->key);
       const uint64_t s = cache::FinishLoad(e, uses);
       if (s & cache::kWaiterBit) e->state.notify_all();
       if (!(s & cache::kStaleBit)) {
@@ -551,6 +574,12 @@ Status PageCache::Impl::LoadRun(uint64_t file_id, BackingFile* file, uint64_t of
     *copied = 0;
     return st;
   }
+  if (ahead) {
+    *copied = got;
+    *eof = got < run.size() * static_cast<uint64_t>(page_size_);
+    Count(&Shard::readahead_pages, pages_read);
+    return st;
+  }
   if (pages_read == 0) return st;
   // The run's time, shared by its pages; its CPU sample, if one, stands for the whole run.
   const uint64_t ns = NowNs() - start;
@@ -560,6 +589,43 @@ Status PageCache::Impl::LoadRun(uint64_t file_id, BackingFile* file, uint64_t of
   }
   if (cpu.sampled()) Count(kPathCpu[static_cast<int>(Path::kMiss)], cpu.ScaledNs(ns));
   return st;
+}
+
+void PageCache::Impl::ReadAhead(Stream* stream, uint64_t file_id,
+                                std::shared_ptr<BackingFile> file, uint64_t offset, uint64_t n,
+                                bool at_end) {
+  uint64_t from = 0;
+  const uint64_t len = stream->Next(offset, n, at_end,
+                                    readahead_max_.load(std::memory_order_relaxed), &from);
+  if (len == 0) return;
+  // Whole pages: from the page the window starts in to the one it ends in.
+  const uint64_t first = from / page_size_ * page_size_;
+  const uint64_t end = (from + len + page_size_ - 1) / page_size_ * page_size_;
+  readahead_->Push(cache::ReadaheadQueue::Task{file_id, std::move(file), first, end - first});
+}
+
+void PageCache::Impl::Prefetch(const cache::ReadaheadQueue::Task& task) {
+  // Never past the end of the file: a window there would ask the store for nothing, every time a
+  // reader near the end moves on. (On this thread, so no reader waits for the size.)
+  uint64_t size = 0;
+  if (!task.file->Size(&size).ok()) return;
+  const uint64_t end = std::min(task.offset + task.len, (size + page_size_ - 1) / page_size_ * page_size_);
+  for (uint64_t at = task.offset; at < end;) {
+    {
+      RcuReadLock rcu;
+      if (index_.Lookup(PageKey{task.file_id, at / page_size_}) != nullptr) {
+        at += page_size_;  // cached, or loading for a reader
+        continue;
+      }
+    }
+    size_t loaded = 0;
+    bool eof = false, retry = false;
+    Status st = LoadRun(task.file_id, task.file.get(), at, end - at, nullptr, CpuSample(), 0,
+                        &loaded, &eof, &retry, /*ahead=*/true);
+    if (!st.ok() || eof) return;  // a reader that gets there meets the error itself
+    if (retry) continue;          // a reader claimed the page meanwhile: looked up again
+    at += loaded;
+  }
 }
 
 // ---- writes and invalidation ------------------------------------------------------------------
@@ -695,7 +761,10 @@ void PageCache::Impl::Invalidate(PageEntry* e) {
   }
 }
 
-void PageCache::Impl::Quiesce() { evictor_->Quiesce(); }
+void PageCache::Impl::Quiesce() {
+  readahead_->Quiesce();
+  evictor_->Quiesce();
+}
 
 // ---- configuration and stats ------------------------------------------------------------------
 
@@ -818,6 +887,10 @@ Status PageCache::Write(uint64_t file_id, BackingFile* file, uint64_t offset, co
   return impl_->Write(file_id, file, offset, src, len);
 }
 void PageCache::InvalidateFile(uint64_t file_id, uint64_t from) { impl_->InvalidateFile(file_id, from); }
+void PageCache::ReadAhead(Stream* stream, uint64_t file_id, std::shared_ptr<BackingFile> file,
+                          uint64_t offset, uint64_t n, bool at_end) {
+  impl_->ReadAhead(stream, file_id, std::move(file), offset, n, at_end);
+}
 void PageCache::Demote(uint64_t file_id, uint64_t page_no, const void* bytes, uint32_t len,
                        uint64_t epoch) {
   impl_->Demote(file_id, page_no, bytes, len, epoch);

@@ -9,10 +9,10 @@
 //
 // State word layout (64 bits):
 //
-//   63            32 31          16 15 13 12 11  9  8   7   6   5   4   3  0
-//   +---------------+--------------+-----+--+-----+---+---+---+---+---+----+
-//   |    unused     |  pin count   |unusd| D| use | U | H | W | S | R |kind|
-//   +---------------+--------------+-----+--+-----+---+---+---+---+---+----+
+//   63            32 31          16 15 14 13 12 11  9  8   7   6   5   4   3  0
+//   +---------------+--------------+-----+--+--+-----+---+---+---+---+---+----+
+//   |    unused     |  pin count   |unusd| A| D| use | U | H | W | S | R |kind|
+//   +---------------+--------------+-----+--+--+-----+---+---+---+---+---+----+
 //   kind  kLoading / kRaw / kEvicting / kCompressed / kDead
 //   R     the compressed tier's CLOCK reference bit (set by compressed hits, cleared by its hand)
 //   use   the raw tier's CLOCK use count, 0..7 (GCLOCK): a raw hit adds one, each pass of the raw
@@ -26,6 +26,9 @@
 //   D     the page came from the kernel (kernel_demote: demoted, not loaded by a miss); set at
 //         InitLoading, never changed. Such an entry has no frame: it goes from kLoading (while
 //         it is published) straight to kCompressed.
+//   A     the page was read ahead (no reader asked for it yet): set at InitLoading, cleared by the
+//         first TryPin (which then counts neither a use nor U: that read is the one the read-ahead
+//         stood in for) and on leaving the raw tier (TryPublishCompressed, TryDropEvicting)
 //   pins  readers copying out of the frame right now
 //
 // Kinds and who owns what:
@@ -71,12 +74,12 @@
 //
 //   transition            from -> to                            by (where)                  order
 //   --------------------  ------------------------------------  --------------------------  -------
-//   InitLoading           new entry -> Loading (+D if demoted)  missing reader (LoadRun,    relaxed
-//                                                               each page of its run), or
-//                                                               demoter; before the index
-//                                                               insert that publishes it
+//   InitLoading           new entry -> Loading (+D if demoted,  missing reader or read-ahead relaxed
+//                         +A if read ahead)                     (LoadRun, each page of its
+//                                                               run), or demoter; before the
+//                                                               index insert that publishes it
 //   TryPin                Raw|Evicting -> same, pins+1, use+1   reader (ReadPage)           acquire
-//                         (max 7), +U
+//                         (max 7), +U; if A: pins+1, -A only
 //   Unpin                 any -> pins-1 (a pin of TryPin or     reader (CopyPinned)         release
 //                         TryPromote)
 //   TryMarkWaiter         Loading -> Loading +W                 reader (ReadPage)           acquire
@@ -95,10 +98,10 @@
 //   TryTakeUse            Raw, use > 0 -> Raw, use-1            raw hand (RawTier::Sweep)   acq_rel
 //   TryBeginEviction      Raw, use == 0 -> Evicting             raw hand, probation         acq_rel
 //                                                               (RawTier::Sweep)
-//   TryDropEvicting       Evicting, pins == 0 -> Dead           evictor, worker             acq_rel
+//   TryDropEvicting       Evicting, pins == 0 -> Dead, -A       evictor, worker             acq_rel
 //                                                               (Evictor::DropEvicting)
 //   TryPublishCompressed  Evicting, pins == 0, not S ->         worker, under the tier's    acq_rel
-//                         Compressed, -R -H (blob stored        mu_
+//                         Compressed, -R -H -A (blob stored     mu_
 //                         first)                                (CompressedTier::Insert)
 //   TryPromote            Compressed -> Raw, pins 1, use 1,     reader, under the tier's    acq_rel
 //                         +U, -R -H (frame stored first)        mu_
@@ -160,6 +163,8 @@ inline constexpr uint64_t kTierHitBit = 1u << 7;
 inline constexpr uint64_t kSeenBit = 1u << 8;
 // Set at InitLoading on a page demoted from the kernel's page cache (kernel_demote).
 inline constexpr uint64_t kDemotedBit = 1u << 12;
+// Set at InitLoading on a page read ahead; cleared when a reader first reads it.
+inline constexpr uint64_t kAheadBit = 1u << 13;
 inline constexpr int kUseShift = 9;
 inline constexpr uint64_t kUseOne = 1ull << kUseShift;
 inline constexpr uint64_t kUseMax = 7;
@@ -212,15 +217,22 @@ struct PageEntry {
 // ---- the transitions (see the table above) ------------------------------------------------------
 
 // A new entry, not yet in the index: the index insert publishes it.
-inline void InitLoading(PageEntry* e, bool demoted = false) {
-  e->state.store(kLoading | (demoted ? kDemotedBit : 0), std::memory_order_relaxed);
+inline void InitLoading(PageEntry* e, bool demoted = false, bool ahead = false) {
+  e->state.store(kLoading | (demoted ? kDemotedBit : 0) | (ahead ? kAheadBit : 0),
+                 std::memory_order_relaxed);
 }
 
-// Pins a readable page and counts the read on the raw CLOCK. REQUIRES: KindOf(*s) is kRaw or
-// kEvicting.
+// Pins a readable page and counts the read on the raw CLOCK; the first read of a page read ahead
+// counts as the read that loaded it (no use, no U). On success *s is the state before (test
+// kAheadBit). REQUIRES: KindOf(*s) is kRaw or kEvicting.
 inline bool TryPin(PageEntry* e, uint64_t* s) {
-  uint64_t next = (*s + kPinOne) | kSeenBit;
-  if (UsesOf(*s) < kUseMax) next += kUseOne;
+  uint64_t next;
+  if (*s & kAheadBit) {
+    next = (*s + kPinOne) & ~kAheadBit;
+  } else {
+    next = (*s + kPinOne) | kSeenBit;
+    if (UsesOf(*s) < kUseMax) next += kUseOne;
+  }
   return e->state.compare_exchange_weak(*s, next, std::memory_order_acquire);
 }
 
@@ -277,14 +289,15 @@ inline bool TryBeginEviction(PageEntry* e, uint64_t* s) {
 
 // The owner of a kEvicting page drops it. REQUIRES: KindOf(*s) == kEvicting, PinsOf(*s) == 0.
 inline bool TryDropEvicting(PageEntry* e, uint64_t* s) {
-  return e->state.compare_exchange_weak(*s, WithKind(*s, kDead), std::memory_order_acq_rel);
+  return e->state.compare_exchange_weak(*s, WithKind(*s & ~kAheadBit, kDead),
+                                        std::memory_order_acq_rel);
 }
 
 // The owner of a kEvicting page publishes it compressed in `blob` (nullptr = zero page).
 // REQUIRES: the compressed tier's mutex; KindOf(*s) == kEvicting, PinsOf(*s) == 0, no kStaleBit.
 inline bool TryPublishCompressed(PageEntry* e, Blob* blob, uint64_t* s) {
   e->blob.store(blob, std::memory_order_relaxed);
-  uint64_t next = WithKind(*s & ~(kRefBit | kTierHitBit), kCompressed);
+  uint64_t next = WithKind(*s & ~(kRefBit | kTierHitBit | kAheadBit), kCompressed);
   return e->state.compare_exchange_weak(*s, next, std::memory_order_acq_rel);
 }
 

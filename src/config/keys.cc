@@ -29,6 +29,7 @@ constexpr Rule Seconds() { return {Rule::kSeconds, 0, 0, {}}; }
 constexpr Rule PositiveSeconds() { return {Rule::kPositiveSeconds, 0, 0, {}}; }
 constexpr Rule PowerOfTwoIn(double lo, double hi) { return {Rule::kPowerOfTwo, lo, hi, {}}; }
 constexpr Rule Memory(double at_least) { return {Rule::kMemory, at_least, 0, {}}; }
+constexpr Rule SizeIn(double lo, double hi) { return {Rule::kSizeRange, lo, hi, {}}; }
 constexpr Rule Codec() { return {Rule::kCodec, 0, 0, {}}; }
 constexpr Rule CodecLevel() { return {Rule::kCodecLevel, 0, 0, {}}; }
 constexpr Rule OneOf(std::span<const char* const> names) { return {Rule::kOneOf, 0, 0, names}; }
@@ -103,6 +104,8 @@ const std::vector<KeySpec>& AllKeys() {
        "auto: seconds between two decisions, > 0."},
       {"auto_max_step", "cache", &Options::auto_max_step, IntIn(1, 95), kLive,
        "auto: the most compressed_percent moves in one decision, percentage points, 1..95."},
+      {"readahead", "cache", &Options::readahead, SizeIn(0, 64 << 20), kLive,
+       "The most bytes read ahead of a sequential reader of a file, 0..64MiB; 0 = off."},
       {"compressor", "compression", &Options::compressor, Codec(), kLive,
        "Codec of the compressed tier: \"lz4\" or \"zstd\", or \"auto\" (chosen live).",
        &Options::compressor_auto},

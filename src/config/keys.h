@@ -47,6 +47,7 @@ struct Rule {
     kPositiveSeconds, // finite, > 0
     kPowerOfTwo,      // a power of two in lo..hi
     kMemory,          // at least lo bytes, and the raw tier holds kMinRawPages pages of page_size
+    kSizeRange,       // lo..hi bytes
     kCodec,           // a known CodecKind
     kCodecLevel,      // inside CodecLevelRange(compressor)
     kOneOf,           // one of `names` (a string key naming a mode: transport, raw_tier)

@@ -60,6 +60,9 @@ std::string RuleText(const Options& o, const KeySpec& key) {
     case Rule::kMemory:
       return fmt::format("must be at least {} ({})", FormatSize(static_cast<uint64_t>(r.lo)),
                          static_cast<uint64_t>(r.lo));
+    case Rule::kSizeRange:
+      return fmt::format("must be between {} and {}", FormatSize(static_cast<uint64_t>(r.lo)),
+                         FormatSize(static_cast<uint64_t>(r.hi)));
     case Rule::kCodec:
       return "must be " + CodecChoices(false);
     case Rule::kOneOf: {
@@ -212,6 +215,11 @@ static Status CheckRule(const Options& o, const KeySpec& key) {
     }
     case Rule::kMemory:
       return CheckMemory(o, key);
+    case Rule::kSizeRange: {
+      const uint64_t v = Value<uint64_t>(o, key);
+      if (v >= r.lo && v <= r.hi) return Status::Ok();
+      return Refuse(key, std::to_string(v), RuleText(o, key));
+    }
     case Rule::kCodec: {
       const CodecKind v = Value<CodecKind>(o, key);
       for (CodecKind k : AllCodecKinds()) {

@@ -15,6 +15,7 @@
 #include "fuse/filesystem.h"
 #include "config/live_options.h"
 #include "fuse/log.h"
+#include "fuse/mount_readahead.h"
 #include "stats/stats_json.h"
 
 namespace ccfs {
@@ -72,7 +73,8 @@ ControlDir::ControlDir(PageCache* cache, KernelCache* kernel, const ThreadCpuGro
       dataset_(dataset),
       mountpoint_(mountpoint),
       attr_timeout_(attr_timeout),
-      start_(std::chrono::steady_clock::now()) {
+      start_(std::chrono::steady_clock::now()),
+      kernel_readahead_(cache->options().readahead) {
   dir_.kind = NodeKind::kControlDir;
   dir_.type = S_IFDIR;
   dir_.ino = kControlDirIno;
@@ -349,7 +351,18 @@ Status ControlDir::ApplyLiveOptions(const Options& wanted, const std::string& so
 }
 
 void ControlDir::FollowBudget() {
-  if (kernel_ != nullptr) kernel_->SetBudget(cache_->options().kernel_budget());
+  if (kernel_ == nullptr) return;
+  const Options o = cache_->options();
+  kernel_->SetBudget(o.kernel_budget());
+  // The kernel's read-ahead window is the `readahead` key in this mode (fuse/mount_readahead.h).
+  if (o.readahead != kernel_readahead_) {
+    Status s = SetMountReadahead(mountpoint_, o.readahead);
+    if (s.ok()) {
+      kernel_readahead_ = o.readahead;
+    } else {
+      LogWarning("readahead: the kernel's read-ahead window is kept: " + s.ToString());
+    }
+  }
 }
 
 CacheStats ControlDir::Stats() const {

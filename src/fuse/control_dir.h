@@ -151,8 +151,9 @@ class ControlDir {
   size_t StatsSize() const;
   // Frees the stats.json handle `fh` names.
   void CloseStats(uint64_t fh);
-  // After the engine took new options: the kernel's share follows compressed_percent.
-  void FollowBudget();
+  // After the engine took new options: the kernel's share follows compressed_percent, and its
+  // read-ahead window the `readahead` key.
+  void FollowBudget() REQUIRES(settings_mu_);
 
   PageCache* const cache_;
   KernelCache* const kernel_;
@@ -176,6 +177,9 @@ class ControlDir {
   uint64_t next_stats_seq_ GUARDED_BY(stats_mu_) = 0;
 
   Mutex settings_mu_;  // one settings change at a time (control writes, SIGHUP)
+  // raw_tier = kernel: the read-ahead window the mount's bdi was given (the daemon sets the key's
+  // value once INIT is answered).
+  uint64_t kernel_readahead_ GUARDED_BY(settings_mu_);
 };
 
 }  // namespace ccfs

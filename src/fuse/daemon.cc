@@ -287,13 +287,13 @@ class Daemon {
     return Status::Ok();
   }
 
-  // raw_tier = kernel: a stream's read-ahead reaches the daemon as requests of up to max_pages
-  // (fuse/mount_readahead.h). Without it (not root, INIT not answered) the kernel's window stays.
+  // raw_tier = kernel: the kernel's read-ahead window is the `readahead` key (a stream's
+  // read-ahead reaches the daemon as requests of up to max_pages: fuse/mount_readahead.h). Without
+  // it (not root, INIT not answered) the kernel's window stays.
   void WidenKernelReadahead() {
     InitResult init;
     if (!WaitForInit(10000, &init) || init.error != 0) return;
-    const uint64_t max_request = init.max_pages != 0 ? init.max_pages * 4096ull : 128ull << 10;
-    const uint64_t bytes = std::min<uint64_t>(kKernelReadaheadBytes, max_request);
+    const uint64_t bytes = options_.readahead;
     Status s = SetMountReadahead(mountpoint_, bytes);
     if (!s.ok()) {
       LogInfo("raw_tier = kernel: the kernel's read-ahead window is kept: " + s.ToString());

@@ -49,11 +49,13 @@ int AttachHandle(FsContext* fs, Inode* i, int fd, fuse_file_info* fi) {
   h->append = (fi->flags & O_APPEND) != 0;
   int dup_fd = OpenShedding(fs, [fd] { return fcntl(fd, F_DUPFD_CLOEXEC, 0); });
   if (dup_fd < 0) return errno;  // h closes fd
-  Status s = NewPosixBackingFile(dup_fd, &h->backing, BackingFileOptionsFor(fi->flags));
+  std::unique_ptr<BackingFile> backing;
+  Status s = NewPosixBackingFile(dup_fd, &backing, BackingFileOptionsFor(fi->flags));
   if (!s.ok()) {
     LogWarning(fmt::format("open inode {}: {}", i->ino, s.ToString()));
     return s.ToErrno();
   }
+  h->backing = std::move(backing);
   const bool kernel_tier = fs->kernel != nullptr;
   fi->direct_io = kernel_tier ? 0 : 1;
   fi->keep_cache = kernel_tier ? 1 : 0;
@@ -182,6 +184,11 @@ void Read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info
                              buffer.data(), &n);
   if (!s.ok()) return (void)ReplyErr(req, s.ToErrno());
   const uint64_t file_id = i->file_id;
+  // Daemon mode only: in kernel mode the kernel reads ahead (fuse/mount_readahead.h). Before the
+  // reply: once it is sent, the kernel may RELEASE the handle.
+  if (fs->kernel == nullptr) {
+    fs->cache->ReadAhead(&h->stream, file_id, h->backing, static_cast<uint64_t>(off), n, n < size);
+  }
   if (fuse_reply_buf(req, buffer.data(), n) == 0) NoteSentToKernel(fs, fi, ino, file_id, off, n);
 }
 

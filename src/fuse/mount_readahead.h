@@ -11,7 +11,11 @@
 // random read asks for just its own pages).
 //
 // In daemon mode files are opened direct_io: the kernel does not read ahead, and a read(2)
-// reaches the daemon as requests of up to max_pages as it is.
+// reaches the daemon as requests of up to max_pages as it is; the engine reads ahead instead
+// (PageCache::ReadAhead). In kernel mode the kernel's window is the read-ahead, and the engine's is
+// not used: its pages would wait in the small staging tier, where a same-run measurement found
+// 40-90% of them evicted unread (scripts/stream_bench.sh). Both follow the `readahead` key.
+// A window larger than max_pages is read as several requests in flight at once.
 //
 // Thread-safety: stateless; may be called from any thread. Needs root (sysfs): otherwise it fails
 // and the mount keeps the kernel's window.
@@ -24,12 +28,6 @@
 #include "ccfs/status.h"
 
 namespace ccfs {
-
-// The window set for raw_tier = kernel: the largest FUSE request (max_pages 256). Chosen by a
-// same-run measurement of cold reads of a 128 MiB file at 128 KiB to 4 MiB (results/seq-read-runs):
-// from 1 MiB on, `cat` (128 KiB reads, as cp and tar make) took about half the time it took at
-// 128 KiB; `dd bs=1M` took longer (about 1.5x), which is left open there.
-inline constexpr uint64_t kKernelReadaheadBytes = 1 << 20;
 
 // Sets the read-ahead window of the FUSE mount at `mountpoint` (as realpath(3) gives it) to
 // `bytes`. The mount is found in /proc/self/mountinfo (its device number names the bdi); the mount

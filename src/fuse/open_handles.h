@@ -27,6 +27,7 @@
 #include <utility>
 
 #include "ccfs/backing_store.h"
+#include "ccfs/page_cache.h"
 #include "util/mutex.h"
 
 namespace ccfs {
@@ -41,8 +42,11 @@ struct FileHandle {
   }
   Inode* inode = nullptr;
   int fd = -1;                           // opened with the caller's flags
-  std::unique_ptr<BackingFile> backing;  // a dup of fd, plus an O_DIRECT fd for page reads
-  bool append = false;                   // O_APPEND: pwrite lands at the end, not at `off`
+  // A dup of fd, plus an O_DIRECT fd for page reads. Shared with the engine's read-ahead, which
+  // may hold it a little past RELEASE (until the window it is reading is in).
+  std::shared_ptr<BackingFile> backing;
+  bool append = false;  // O_APPEND: pwrite lands at the end, not at `off`
+  PageCache::Stream stream;  // where this open file's reader stands, for read-ahead
 };
 
 // An open real directory, and where the kernel's readdir stands in it.

@@ -28,6 +28,7 @@ inline Options AllNonDefault() {
   o.estimate_splits = false;
   o.auto_interval = 0.5;
   o.auto_max_step = 5;
+  o.readahead = 256 << 10;
   o.compressor = CodecKind::kZstd;
   o.compression_level = 3;
   o.compress_threads = 3;

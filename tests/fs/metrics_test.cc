@@ -99,10 +99,11 @@ class MetricsTest : public MountTest {
 constexpr size_t kFileBytes = 1 << 20;
 constexpr double kPages = kFileBytes / 8192;  // default page_size
 
-// Counts every read of the file: raw_tier = daemon, where every read reaches the daemon.
+// Counts every read of the file: raw_tier = daemon, where every read reaches the daemon, and no
+// read-ahead, so that every page the first pass reads is a miss.
 TEST_F(MetricsTest, CountersMoveWithReadsThroughTheMountAndAgreeWithStatsJson) {
   WriteWholeFile(ds_.DataPath("f"), CompressibleBytes(kFileBytes, 1));
-  ASSERT_NO_FATAL_FAILURE(MountOrDie({"-o", MetricsOption() + ",raw_tier=daemon"}));
+  ASSERT_NO_FATAL_FAILURE(MountOrDie({"-o", MetricsOption() + ",raw_tier=daemon,readahead=0"}));
   const std::string before = Scrape();
   EXPECT_EQ(Reads(before, "miss"), 0);
 

@@ -1,6 +1,8 @@
 // Reads through a mount return the dataset's bytes, whatever the tier split, and the counters in
 // stats.json add up.
 #include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -121,13 +123,103 @@ TEST_F(LargeReadMountTest, LargeReadsReturnTheBytesWithFewBackingReadsPerMiB) {
   const nlohmann::json stats = ds_.Stats();
   const uint64_t misses = Counter(stats, "misses");
   const uint64_t backing_reads = Counter(stats, "backing_reads");
-  EXPECT_GE(misses, kFileBytes / 8192) << "every page was read from the store once";
+  EXPECT_GE(misses + Counter(stats, "readahead_pages"), kFileBytes / 8192)
+      << "every page was read from the store once, by its reader or ahead of it";
   EXPECT_GT(backing_reads, 0u) << "stats.json counts backing reads";
   // A page at a time would be 128 per MiB. A run ends where free frames run out: with raw_tier =
   // kernel the daemon's raw tier is a small staging tier, full after the first MiBs, so its runs
   // are as long as the evictor's batches of free frames (about 20 per MiB here); in daemon mode
   // with 1 MiB requests and room in the raw tier, a few per MiB.
   EXPECT_LE(backing_reads, 32 * (kFileBytes / kMiB + 1)) << "misses " << misses;
+}
+
+// Read-ahead through the mount (the key's default, 1 MiB). Daemon mode: a reader of 128 KiB reads
+// in order (as `cat` reads) finds most pages read ahead by the daemon; random page reads cause
+// next to none; readahead = 0 turns it off. Kernel mode: the kernel's window is the key (at mount
+// and live), and the daemon reads nothing ahead itself.
+class ReadaheadMountTest : public MountTest {
+ protected:
+  void ReadInOrder(const std::string& path, const std::string& expected) {
+    int fd = open(path.c_str(), O_RDONLY);
+    ASSERT_GE(fd, 0);
+    std::string got;
+    std::string buf(128 << 10, '\0');
+    for (;;) {
+      ssize_t n = read(fd, buf.data(), buf.size());
+      ASSERT_GE(n, 0);
+      if (n == 0) break;
+      got.append(buf.data(), static_cast<size_t>(n));
+    }
+    close(fd);
+    ASSERT_EQ(got.size(), expected.size());
+    EXPECT_TRUE(got == expected) << "the bytes read differ from the file's";
+  }
+  // The mount's read-ahead window in KiB, from its bdi; -1 if it cannot be read.
+  long BdiReadaheadKiB() {
+    struct stat st;
+    if (stat(ds_.mnt().c_str(), &st) != 0) return -1;
+    std::string v = ReadWholeFile("/sys/class/bdi/" + std::to_string(major(st.st_dev)) + ":" +
+                                  std::to_string(minor(st.st_dev)) + "/read_ahead_kb");
+    return v.empty() ? -1 : std::stol(v);
+  }
+};
+
+TEST_F(ReadaheadMountTest, DaemonModeReadsAheadOfAReaderInOrderAndNotOfARandomOne) {
+  constexpr size_t kFileBytes = (16 << 20) + 5000;
+  const std::string expected = CompressibleBytes(kFileBytes, 5);
+  WriteWholeFile(ds_.DataPath("seq"), expected);
+  WriteWholeFile(ds_.DataPath("rnd"), expected);
+  ASSERT_NO_FATAL_FAILURE(MountOrDie({"-o", "memory=64MiB,compressed_percent=50,raw_tier=daemon"}));
+  ASSERT_NO_FATAL_FAILURE(ReadInOrder(ds_.MntPath("seq"), expected));
+  nlohmann::json stats = ds_.Stats();
+  const uint64_t pages = kFileBytes / 8192;
+  EXPECT_GT(Counter(stats, "readahead_pages"), pages / 2) << stats.dump();
+  EXPECT_GT(Counter(stats, "readahead_hits"), pages / 2) << stats.dump();
+  EXPECT_LT(Counter(stats, "backing_reads"), pages / 16) << stats.dump();
+
+  const uint64_t ahead_before = Counter(stats, "readahead_pages");
+  int fd = open(ds_.MntPath("rnd").c_str(), O_RDONLY);
+  ASSERT_GE(fd, 0);
+  std::mt19937_64 rng(3);
+  std::string page(8192, '\0');
+  for (int i = 0; i < 500; ++i) {
+    const off_t at = static_cast<off_t>(rng() % pages) * 8192;
+    ASSERT_EQ(pread(fd, page.data(), 8192, at), 8192);
+    ASSERT_EQ(0, memcmp(page.data(), expected.data() + at, 8192)) << "at " << at;
+  }
+  close(fd);
+  stats = ds_.Stats();
+  EXPECT_LE(Counter(stats, "readahead_pages") - ahead_before, 64u) << stats.dump();
+}
+
+TEST_F(ReadaheadMountTest, DaemonModeReadaheadZeroReadsNothingAhead) {
+  const std::string expected = CompressibleBytes(4 << 20, 6);
+  WriteWholeFile(ds_.DataPath("seq"), expected);
+  ASSERT_NO_FATAL_FAILURE(MountOrDie({"-o", "memory=64MiB,readahead=0,raw_tier=daemon"}));
+  ASSERT_NO_FATAL_FAILURE(ReadInOrder(ds_.MntPath("seq"), expected));
+  EXPECT_EQ(Counter(ds_.Stats(), "readahead_pages"), 0u);
+}
+
+TEST_F(ReadaheadMountTest, KernelModeTheKernelsWindowIsTheKeyAtMountAndLive) {
+  if (geteuid() != 0) GTEST_SKIP() << "the bdi's window is set through sysfs: needs root";
+  const std::string expected = CompressibleBytes(8 << 20, 7);
+  WriteWholeFile(ds_.DataPath("seq"), expected);
+  ASSERT_NO_FATAL_FAILURE(MountOrDie({"-o", "memory=64MiB,readahead=256KiB,raw_tier=kernel"}));
+  // The daemon sets the window once INIT is answered, right after the mount.
+  for (int i = 0; i < 100 && BdiReadaheadKiB() != 256; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  EXPECT_EQ(BdiReadaheadKiB(), 256);
+  int fd = open(ds_.MntPath(".ccfs/control").c_str(), O_WRONLY);
+  ASSERT_GE(fd, 0);
+  const std::string set = "readahead = 2MiB\n";
+  EXPECT_EQ(write(fd, set.data(), set.size()), static_cast<ssize_t>(set.size()));
+  close(fd);
+  EXPECT_EQ(BdiReadaheadKiB(), 2048);
+  ASSERT_NO_FATAL_FAILURE(ReadInOrder(ds_.MntPath("seq"), expected));
+  const nlohmann::json stats = ds_.Stats();
+  EXPECT_EQ(Counter(stats, "readahead_pages"), 0u) << "the kernel reads ahead, not the daemon";
+  EXPECT_LT(Counter(stats, "backing_reads"), (8u << 20) / 8192 / 8) << stats.dump();
 }
 
 }  // namespace

@@ -1,0 +1,49 @@
+# Shell helpers the benchmark scripts share: source it after setting `me` (the script's name for
+# its messages) and `root` (the checkout).
+#
+#   log MSG / die MSG            a line on stderr named by $me (die exits 1)
+#   to_bytes SIZE                256MiB, 1GiB, 512M -> bytes (dies naming SIZE otherwise)
+#   cgroup_make CG BYTES         a cgroup-v1 memory cgroup at CG limited to BYTES
+#   in_cgroup CG CMD...          runs CMD inside CG
+#   cgroup_remove CG             moves what is left in CG out, then removes it
+#   drop_caches STORE            the kernel's caches and the store server's (stores.sh evict)
+#   ccfs_stat MNT KEY            one top-level key of MNT/.ccfs/stats.json
+#   ccfs_unmount MNT             unmounts a ccfs mount and waits for its daemon to exit
+
+log() { echo "$me: $*" >&2; }
+die() { log "$*"; exit 1; }
+
+to_bytes() {
+  local v=${1%B}
+  case $v in *i) numfmt --from=iec-i "$v" ;; *) numfmt --from=iec "$v" ;; esac 2>/dev/null ||
+    die "$1: not a size"
+}
+
+cgroup_make() {
+  mkdir -p "$1"
+  echo "$2" >"$1/memory.limit_in_bytes"
+}
+in_cgroup() { sh -c 'echo $$ >"$0/cgroup.procs"; exec "$@"' "$@"; }
+cgroup_remove() {
+  [ -d "$1" ] || return 0
+  local p
+  while read -r p; do echo "$p" >/sys/fs/cgroup/memory/cgroup.procs 2>/dev/null; done <"$1/cgroup.procs"
+  rmdir "$1"
+}
+
+drop_caches() {
+  sync
+  "$root/scripts/stores.sh" evict "$1" >/dev/null 2>&1 || true
+  echo 3 >/proc/sys/vm/drop_caches
+}
+
+ccfs_stat() {
+  python3 -c "import json,sys; print(json.load(open(sys.argv[1] + '/.ccfs/stats.json')).get(sys.argv[2], 0))" "$1" "$2"
+}
+
+ccfs_unmount() {
+  local pid
+  pid=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1] + '/.ccfs/stats.json'))['daemon']['pid'])" "$1" 2>/dev/null || echo 0)
+  fusermount3 -u "$1" || fusermount3 -uz "$1"
+  while [ "$pid" != 0 ] && kill -0 "$pid" 2>/dev/null; do sleep 0.1; done
+}

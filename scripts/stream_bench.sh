@@ -1,0 +1,213 @@
+#!/usr/bin/env bash
+# Cold streaming reads: ccfs against the page cache on the same store, same run, interleaved
+# rounds, equal RAM.
+#
+#   scripts/stream_bench.sh [--stores "local sshfs gluster delay:100"] [--file-size SIZE]
+#                           [--memory SIZE] [--rounds R] [--configs "daemon:1MiB kernel:0 ..."]
+#                           [--phases "dd cat fio par4 pareto uniform"] [--out DIR]
+#
+# Per store, a file `big` of --file-size (default 1GiB) and four files p0..p3 of a quarter of it,
+# text-like (compresses ~3x), written once. delay:R is bench/delay_fs over a local source with a
+# 200 µs wait per read and a link of R MiB/s shared by every read (an EMULATED store, so named in
+# the results). Per store and round, for "store" (the store's mount read directly) and each ccfs
+# configuration RAW_TIER:READAHEAD (a fresh ccfs mount over the store's mount per phase,
+# memory = 85% of --memory - 32 MiB, the room of its own memory), with the caches dropped first
+# (the kernel's and the store server's):
+#   dd    dd if=big of=/dev/null bs=1M
+#   cat   cat big                              (128 KiB reads)
+#   fio   fio --rw=read --bs=128k on big       (psync, QD1)
+#   par4  cat p0 & cat p1 & cat p2 & cat p3    (four readers of different files at once)
+# and, when asked for with --phases (they are not streams: they check that random readers do not
+# pay for read-ahead, e.g. --configs "daemon:1MiB daemon:0"):
+#   pareto  fio QD1 random 8 KiB reads of big, 20 s, random_distribution=pareto:0.2 (psync)
+#   uniform the same, uniformly random
+# Equal RAM: the reader of "store" runs in a memory cgroup (v1) of --memory, so the page cache of
+# the store's files is held to it; for ccfs the reader and the daemon run in one cgroup of that
+# size (the daemon's tiers, its own memory and, raw_tier = kernel, the kernel's pages of its files).
+#
+# Writes OUT/stream.jsonl (one line per run: store, target, round, phase, seconds, MiB/s and, for
+# ccfs, the hit ratio, backing reads and read-ahead counters) and OUT/stream.md (median MiB/s per
+# phase and the ratio to the store's page cache; above 1: ccfs faster). Needs root. Leaves no
+# mount, store, daemon or cgroup behind.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+me=stream_bench
+source scripts/lib.sh
+
+stores="local sshfs gluster"
+file_size=1GiB
+memory=256MiB
+rounds=2
+configs="daemon:1MiB daemon:0 kernel:1MiB"
+phases="dd cat fio par4"
+out="$root/results/stream-$(date +%Y%m%d-%H%M)"
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --stores) stores=$2; shift 2 ;;
+    --file-size) file_size=$2; shift 2 ;;
+    --memory) memory=$2; shift 2 ;;
+    --rounds) rounds=$2; shift 2 ;;
+    --configs) configs=$2; shift 2 ;;
+    --phases) phases=$2; shift 2 ;;
+    --out) out=$2; shift 2 ;;
+    *) echo "stream_bench: unknown argument '$1'" >&2; exit 2 ;;
+  esac
+done
+[ "$(id -u)" -eq 0 ] || die "needs root (stores, memory cgroups, drop_caches)"
+[ -f /sys/fs/cgroup/memory/memory.limit_in_bytes ] ||
+  die "needs the cgroup v1 memory controller at /sys/fs/cgroup/memory"
+ccfs=$root/build/ccfs
+[ -x "$ccfs" ] || die "build ccfs first (cmake --build build)"
+command -v fio >/dev/null || die "fio not found (Debian fio)"
+memory_bytes=$(to_bytes "$memory")
+size_bytes=$(to_bytes "$file_size")
+ccfs_memory=$(( (memory_bytes >> 20) * 85 / 100 - 32 ))MiB
+
+work=/var/tmp/ccfs-stream-bench
+mkdir -p "$work" "$out"
+cg=/sys/fs/cgroup/memory/ccfs-stream-$$
+mnt=$work/mnt
+up_store=""
+cleanup() {
+  set +e
+  if grep -q " $mnt fuse.ccfs " /proc/mounts; then fusermount3 -u "$mnt" || fusermount3 -uz "$mnt"; fi
+  cgroup_remove "$cg"
+  [ -n "$up_store" ] && scripts/stores.sh down "$up_store" >/dev/null 2>&1
+}
+trap cleanup EXIT
+
+# The files, written once into DIR: a 16 MiB text-like block repeated (each 8 KiB page still
+# compresses on its own bytes only).
+make_files() {
+  local d=$1 block=$work/block
+  [ -f "$block" ] || python3 - "$block" <<'PY'
+import random, sys
+rng = random.Random(1)
+words = ["%x" % (i * 2654435761 % 99991) for i in range(5000)]
+out, have = [], 0
+while have < 16 << 20:
+    line = " ".join(rng.choice(words) for _ in range(12)) + " %d\n" % rng.randrange(10**6)
+    out.append(line); have += len(line)
+open(sys.argv[1], "w").write("".join(out)[:16 << 20])
+PY
+  local n=$(( size_bytes / (16 << 20) ))
+  [ "$n" -ge 4 ] || die "--file-size $file_size: at least 64MiB"
+  for f in big p0 p1 p2 p3; do
+    local k=$n
+    [ "$f" = big ] || k=$(( n / 4 ))
+    for _ in $(seq "$k"); do cat "$block"; done >"$d/$f"
+  done
+}
+
+jsonl=$out/stream.jsonl
+: >"$jsonl"
+# STORE TARGET ROUND PHASE DIR: runs one phase in the cgroup, records it (and ccfs's counters).
+phase() {
+  local s=$1 t=$2 r=$3 p=$4 d=$5 bytes=$size_bytes
+  local t0 t1
+  t0=$(date +%s.%N)
+  case $p in
+    dd) in_cgroup "$cg" dd if="$d/big" of=/dev/null bs=1M status=none ;;
+    cat) in_cgroup "$cg" cat "$d/big" >/dev/null ;;
+    fio) in_cgroup "$cg" fio --name=seq --filename="$d/big" --rw=read --bs=128k --ioengine=psync \
+           --invalidate=0 --output=/dev/null ;;
+    par4) in_cgroup "$cg" sh -c 'for f in p0 p1 p2 p3; do cat "$0/$f" >/dev/null & done; wait' "$d"
+          bytes=$(( 4 * (size_bytes / (16 << 20) / 4) * (16 << 20) )) ;;
+    pareto|uniform)
+      local law=""
+      [ "$p" = pareto ] && law=--random_distribution=pareto:0.2
+      in_cgroup "$cg" fio --name=rnd --filename="$d/big" --rw=randread --bs=8k --ioengine=psync \
+        --invalidate=0 $law --time_based --runtime=20 --output-format=json --output="$work/fio.json" ;;
+    *) die "--phases: unknown phase '$p' (dd, cat, fio, par4, pareto, uniform)" ;;
+  esac
+  t1=$(date +%s.%N)
+  python3 - "$s" "$t" "$r" "$p" "$t0" "$t1" "$bytes" "$d" "$work/fio.json" >>"$jsonl" <<'PY'
+import json, os, sys
+s, t, r, p, t0, t1, b, d, fio = sys.argv[1:]
+sec = float(t1) - float(t0)
+row = {"store": s, "target": t, "round": int(r), "phase": p, "seconds": round(sec, 3),
+       "mib_s": round(int(b) / 1048576 / sec, 1)}
+if p in ("pareto", "uniform"):
+    rd = json.load(open(fio))["jobs"][0]["read"]
+    b = str(rd["io_bytes"])
+    row.update({"mib_s": round(rd["bw_bytes"] / 1048576, 2), "mean_us": round(rd["clat_ns"]["mean"] / 1e3, 1)})
+st = os.path.join(d, ".ccfs/stats.json")
+if t != "store" and os.path.exists(st):
+    j = json.load(open(st))
+    row.update({k: j.get(k) for k in ["hit_ratio", "misses", "backing_reads", "readahead_pages",
+                                      "readahead_hits", "readahead_wasted", "stalls"]})
+    row["backing_reads_per_mib"] = round(j.get("backing_reads", 0) / (int(b) / 1048576), 2)
+print(json.dumps(row))
+PY
+  log "$s $t round $r $p: $(tail -1 "$jsonl")"
+}
+
+for store in $stores; do
+  dir=$work/${store%%:*}
+  src=$work/${store%%:*}-source
+  case $store in
+    local) mkdir -p "$dir"; files=$dir ;;
+    sshfs) mkdir -p "$src"; scripts/stores.sh up sshfs "$dir" --source "$src" >/dev/null; files=$src ;;
+    gluster) scripts/stores.sh up gluster "$dir" >/dev/null; files=$dir ;;
+    delay:*) mkdir -p "$src"
+             scripts/stores.sh up delay "$dir" --source "$src" --delay-us 200 \
+               --mib-per-s "${store#delay:}" >/dev/null; files=$src ;;
+    *) die "--stores: unknown store '$store' (local, sshfs, gluster, delay:MIB_PER_S)" ;;
+  esac
+  [ "$store" = local ] || up_store=${store%%:*}
+  if [ "$(stat -c %s "$files/big" 2>/dev/null || echo 0)" -ne "$size_bytes" ]; then
+    log "$store: writing the files"
+    make_files "$files"
+  fi
+  mkdir -p "$mnt"
+  for round in $(seq 1 "$rounds"); do
+    targets="store $configs"
+    # Interleaved: every other round runs the targets in the reverse order.
+    [ $((round % 2)) = 0 ] && targets=$(echo "$targets" | tr ' ' '\n' | tac | tr '\n' ' ')
+    for target in $targets; do
+      for p in $phases; do
+        drop_caches "${store%%:*}"
+        cgroup_make "$cg" "$memory_bytes"
+        if [ "$target" = store ]; then
+          phase "$store" store "$round" "$p" "$dir"
+        else
+          in_cgroup "$cg" "$ccfs" mount -o "memory=$ccfs_memory,raw_tier=${target%%:*},readahead=${target#*:}" \
+            "$dir" "$mnt" >/dev/null
+          phase "$store" "ccfs-$target" "$round" "$p" "$mnt"
+          ccfs_unmount "$mnt"
+        fi
+        cgroup_remove "$cg"
+      done
+    done
+  done
+  if [ "$store" != local ]; then scripts/stores.sh down "${store%%:*}" >/dev/null; up_store=""; fi
+done
+
+python3 - "$jsonl" "$file_size" "$memory" "$ccfs_memory" >"$out/stream.md" <<'PY'
+import json, statistics, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+print(f"Cold streaming reads of {sys.argv[2]} (par4: four files of a quarter each), memory cgroups "
+      f"of {sys.argv[3]} (ccfs memory = {sys.argv[4]}); median MiB/s of the rounds; ratio = ccfs / "
+      "the store's page cache (above 1: ccfs faster); ccfs targets are RAW_TIER:READAHEAD.\n")
+print("| store | phase | target | MiB/s | ratio | hit ratio | backing reads / MiB | read ahead | ra hits | ra wasted |")
+print("|---|---|---|---|---|---|---|---|---|---|")
+def med(v): return statistics.median(v) if v else float("nan")
+for store in dict.fromkeys(r["store"] for r in rows):
+    for phase in ["dd", "cat", "fio", "par4", "pareto", "uniform"]:
+        sel = [r for r in rows if r["store"] == store and r["phase"] == phase]
+        if not sel:
+            continue
+        base = med([r["mib_s"] for r in sel if r["target"] == "store"])
+        for t in dict.fromkeys(r["target"] for r in sel):
+            tr = [r for r in sel if r["target"] == t]
+            m = med([r["mib_s"] for r in tr])
+            if t == "store":
+                print(f"| {store} | {phase} | page cache | {m:.0f} | 1 | | | | | |")
+                continue
+            g = lambda k: med([r.get(k) or 0 for r in tr])
+            print(f"| {store} | {phase} | {t} | {m:.0f} | {m / base:.2f} | {g('hit_ratio'):.3f} | "
+                  f"{g('backing_reads_per_mib'):.1f} | {g('readahead_pages'):.0f} | "
+                  f"{g('readahead_hits'):.0f} | {g('readahead_wasted'):.0f} |")
+PY
+cat "$out/stream.md"

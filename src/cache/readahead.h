@@ -1,0 +1,80 @@
+// Read-ahead's two parts below the engine's API (include/ccfs/page_cache.h, ReadAhead): the
+// window a reader's Stream keeps ahead of it (PageCache::Stream::Next, defined in readahead.cc),
+// and the threads that read those windows.
+//
+// The window, like the kernel's on-demand read-ahead:
+//   1. A stream starts at a read that follows the previous one (offset == where it ended), or at a
+//      read of at least kStartBytes at offset 0 (a program reading a file from its start).
+//   2. Its first window is four reads (at least kMinWindow), read ahead of where the stream is.
+//   3. Each time the stream has less than half its window read ahead of it, the window doubles
+//      (up to the largest, Options::readahead) and the bytes up to a full window ahead are queued.
+//   4. Reads that arrive out of order (several request threads serve one open file) do not end a
+//      stream: a read within a window of where the stream is continues it.
+//   5. A read elsewhere, or one that reaches the end of the file, ends it.
+//
+// ReadaheadQueue: a few threads (kThreads) take queued windows and read them (PageCache's Prefetch).
+// The queue is bounded (kMaxQueued): read-ahead is a hint, and a request that finds the queue full
+// is dropped rather than kept waiting behind others that may be stale by then.
+//
+// Thread-safety: every method may be called from any thread.
+#ifndef CCFS_CACHE_READAHEAD_H_
+#define CCFS_CACHE_READAHEAD_H_
+
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <thread>
+#include <vector>
+
+#include "ccfs/backing_store.h"
+#include "util/mutex.h"
+
+namespace ccfs::cache {
+
+// A stream's first window is never smaller than this.
+inline constexpr uint64_t kMinWindow = 128 << 10;
+// A first read at offset 0 starts a stream only if it is at least this long: a program reading a
+// small file whole (one short read) must not cost a read past its end.
+inline constexpr uint64_t kStartBytes = 32 << 10;
+
+class ReadaheadQueue {
+ public:
+  struct Task {
+    uint64_t file_id;
+    std::shared_ptr<BackingFile> file;
+    uint64_t offset;  // page-aligned
+    uint64_t len;     // a whole number of pages
+  };
+  static constexpr int kThreads = 4;
+  static constexpr size_t kMaxQueued = 64;
+
+  // `read` runs each task on one of the queue's threads.
+  explicit ReadaheadQueue(std::function<void(const Task&)> read);
+  ~ReadaheadQueue();  // Stop()
+  ReadaheadQueue(const ReadaheadQueue&) = delete;
+  ReadaheadQueue& operator=(const ReadaheadQueue&) = delete;
+
+  // Queues `task`; false (dropped) when kMaxQueued tasks are waiting or the queue has stopped.
+  bool Push(Task task) EXCLUDES(mu_);
+  // Waits until no task is queued or running.
+  void Quiesce() EXCLUDES(mu_);
+  // Drops the tasks still queued and joins the threads once they finish the ones running.
+  void Stop() EXCLUDES(mu_);
+
+ private:
+  void Loop() EXCLUDES(mu_);
+
+  const std::function<void(const Task&)> read_;
+  Mutex mu_;
+  CondVar work_cv_;  // a task was queued, or stop_
+  CondVar idle_cv_;  // running_ fell to zero with nothing queued
+  std::deque<Task> queued_ GUARDED_BY(mu_);
+  int running_ GUARDED_BY(mu_) = 0;
+  bool stop_ GUARDED_BY(mu_) = false;
+  std::vector<std::thread> threads_;
+};
+
+}  // namespace ccfs::cache
+
+#endif  // CCFS_CACHE_READAHEAD_H_
