@@ -1,0 +1,75 @@
+// The command line as Linux tools have it: a usage error (unknown subcommand or option, a missing
+// argument, a bad value) exits 2 with one line on stderr naming the word and a hint to --help.
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "testing/command.h"
+
+namespace ccfs {
+namespace {
+
+using ::testing::HasSubstr;
+using testing::CommandResult;
+using testing::RunCcfs;
+
+std::vector<std::string> Lines(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string l; std::getline(in, l);) lines.push_back(l);
+  return lines;
+}
+
+// Exit 2, nothing on stdout, and on stderr `message` then the hint to `command --help`.
+void ExpectUsageError(const std::vector<std::string>& args, const std::string& message,
+                      const std::string& command) {
+  SCOPED_TRACE(::testing::PrintToString(args));
+  CommandResult r = RunCcfs(args);
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_EQ(r.out, "");
+  const std::vector<std::string> lines = Lines(r.err);
+  ASSERT_EQ(lines.size(), 2u) << r.err;
+  EXPECT_EQ(lines[0], message);
+  EXPECT_EQ(lines[1], "Try '" + command + " --help' for more information.");
+}
+
+TEST(UsageTest, UnknownSubcommandIsNamed) {
+  ExpectUsageError({"foo"}, "ccfs: unknown subcommand 'foo'", "ccfs");
+  // Two words are not the mount helper's DATASET MOUNTPOINT unless the first is a path.
+  ExpectUsageError({"stats", "/mnt"}, "ccfs: unknown subcommand 'stats'", "ccfs");
+  ExpectUsageError({}, "ccfs: missing subcommand", "ccfs");
+  ExpectUsageError({"--frobnicate"}, "ccfs: unknown option '--frobnicate'", "ccfs");
+}
+
+TEST(UsageTest, UnknownOptionIsNamedWithItsSubcommand) {
+  ExpectUsageError({"stat", "/mnt", "--frobnicate"}, "ccfs stat: unknown option '--frobnicate'",
+                   "ccfs stat");
+  ExpectUsageError({"umount", "/mnt", "extra"}, "ccfs umount: unexpected argument 'extra'",
+                   "ccfs umount");
+}
+
+TEST(UsageTest, MissingArgumentAndBadValueExitTwo) {
+  ExpectUsageError({"stat"}, "ccfs stat: mountpoint is required", "ccfs stat");
+  ExpectUsageError({"stat", "/mnt", "--interval", "abc"},
+                   "ccfs stat: bad value 'abc' for --interval: must be 0.01 to 86400", "ccfs stat");
+  ExpectUsageError({"stat", "/mnt", "--count", "-2"},
+                   "ccfs stat: bad value '-2' for --count: must be 0 or more", "ccfs stat");
+  ExpectUsageError({"umount", "/mnt", "--timeout", "soon"},
+                   "ccfs umount: bad value 'soon' for --timeout", "ccfs umount");
+  ExpectUsageError({"stat", "/mnt", "-i"}, "ccfs stat: --interval needs a value", "ccfs stat");
+}
+
+TEST(UsageTest, HelpAndVersionStillExitZero) {
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"--help"}, {"-h"}, {"--version"}, {"stat", "--help"}}) {
+    CommandResult r = RunCcfs(args);
+    EXPECT_EQ(r.exit_code, 0) << ::testing::PrintToString(args) << r.output;
+    EXPECT_NE(r.out, "");
+  }
+}
+
+}  // namespace
+}  // namespace ccfs
