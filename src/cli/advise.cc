@@ -439,7 +439,9 @@ CommandRegistrar registrar(
       app->add_flag("--exact", args->exact,
                     "--dist: hit ratios from the exact LRU curve of the law's operations (those "
                     "`ccfs replay` issues) rather than from the law");
-      app->add_option("--memory", args->memory, "the cache's memory T");
+      app->add_option("--memory", args->memory,
+                      "the cache's memory T (the key memory); required unless --config or -o set "
+                      "memory");
       app->add_option("--page-size", args->page_size, "page size B (default: the config's, 8K)");
       app->add_option("--config", args->config_file, "a ccfs.toml with the engine's settings");
       app->add_option("-o", args->option_lists, "key=value[,key=value...] engine settings");

@@ -206,7 +206,8 @@ CommandRegistrar registrar(
           "measures all of them in one run (its --json costs_us).");
       app->add_option("--memory", args->memory, "cache memory T")->capture_default_str();
       app->add_option("--page-size", args->page_size, "page size B")->capture_default_str();
-      app->add_option("--dataset-size", args->dataset_size, "data set size (N = size / B)");
+      app->add_option("--dataset-size", args->dataset_size,
+                      "data set size (N = size / B); this or --dataset is required");
       app->add_option("--dataset", args->dataset_dir, "or: a data set directory to count");
       app->add_option("--codec", args->codec, "lz4 or zstd (default costs and ratio)")
           ->capture_default_str();

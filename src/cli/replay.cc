@@ -459,7 +459,8 @@ CommandRegistrar registrar(
           ".ccfs/stats.json) or a plain directory (the kernel page cache; --memory SIZE confines "
           "the run to a memory cgroup after dropping the data set's cached pages). --engine DIR "
           "runs the cache in-process with the same config keys (--config, -o, --memory).");
-      app->add_option("target", args->target, "a ccfs mount point or a plain directory");
+      app->add_option("target", args->target,
+                      "a ccfs mount point or a plain directory; this or --engine is required");
       app->add_option("--engine", args->engine_dir, "run the engine in-process over this data set");
       app->add_option("--config", args->config_file, "engine mode: TOML config file");
       app->add_option("-o", args->option_lists, "engine mode: key=value[,key=value...]");

@@ -1,5 +1,6 @@
 // The command line as Linux tools have it: a usage error (unknown subcommand or option, a missing
-// argument, a bad value) exits 2 with one line on stderr naming the word and a hint to --help.
+// argument, a bad value) exits 2 with one line on stderr naming the word and a hint to --help;
+// --help marks what is required.
 #include <sstream>
 #include <string>
 #include <vector>
@@ -13,6 +14,7 @@ namespace ccfs {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 using testing::CommandResult;
 using testing::RunCcfs;
 
@@ -69,6 +71,24 @@ TEST(UsageTest, HelpAndVersionStillExitZero) {
     EXPECT_EQ(r.exit_code, 0) << ::testing::PrintToString(args) << r.output;
     EXPECT_NE(r.out, "");
   }
+}
+
+// The line of `ccfs SUB --help` that describes `name`.
+std::string HelpLine(const std::string& sub, const std::string& name) {
+  CommandResult r = RunCcfs({sub, "--help"});
+  for (const std::string& line : Lines(r.out)) {
+    if (line.rfind("  " + name + " ", 0) == 0) return line;
+  }
+  return "no line for " + name + " in:\n" + r.out;
+}
+
+TEST(UsageTest, HelpMarksWhatIsRequired) {
+  EXPECT_THAT(HelpLine("stat", "mountpoint"), HasSubstr("REQUIRED"));
+  EXPECT_THAT(HelpLine("mount", "dataset"), HasSubstr("REQUIRED"));
+  EXPECT_THAT(HelpLine("stat", "-i,--interval"), Not(HasSubstr("REQUIRED")));
+  // Required unless another option stands in: said in words.
+  EXPECT_THAT(HelpLine("advise", "--memory"), HasSubstr("required"));
+  EXPECT_THAT(HelpLine("model", "--dataset-size"), HasSubstr("required"));
 }
 
 }  // namespace
