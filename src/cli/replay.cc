@@ -27,7 +27,7 @@ struct ReplayArgs {
   std::string engine_dir;
   std::string config_file;
   std::vector<std::string> option_lists;
-  std::string dist = "pareto";
+  std::string dist = kDefaultDist;
   double hot_fraction = 0.2;
   uint64_t phase_ops = 0;
   uint64_t seed = 1;

@@ -1,6 +1,6 @@
 // The command line as Linux tools have it: a usage error (unknown subcommand or option, a missing
 // argument, a bad value) exits 2 with one line on stderr naming the word and a hint to --help;
-// --help marks what is required.
+// --help marks what is required; one flag means one thing in every subcommand.
 #include <sstream>
 #include <string>
 #include <vector>
@@ -51,6 +51,9 @@ TEST(UsageTest, UnknownOptionIsNamedWithItsSubcommand) {
                    "ccfs stat");
   ExpectUsageError({"umount", "/mnt", "extra"}, "ccfs umount: unexpected argument 'extra'",
                    "ccfs umount");
+  // The option model used to take before it was named after the key.
+  ExpectUsageError({"model", "--dataset-size", "1GiB", "--codec", "zstd"},
+                   "ccfs model: unknown option '--codec'", "ccfs model");
 }
 
 TEST(UsageTest, MissingArgumentAndBadValueExitTwo) {
@@ -89,6 +92,15 @@ TEST(UsageTest, HelpMarksWhatIsRequired) {
   // Required unless another option stands in: said in words.
   EXPECT_THAT(HelpLine("advise", "--memory"), HasSubstr("required"));
   EXPECT_THAT(HelpLine("model", "--dataset-size"), HasSubstr("required"));
+}
+
+// One spelling of sizes in what the commands print as defaults.
+TEST(UsageTest, SizeDefaultsAreShownInBinaryUnits) {
+  for (const char* sub : {"mkdata", "model", "advise"}) {
+    CommandResult r = RunCcfs({sub, "--help"});
+    EXPECT_THAT(r.out, Not(HasSubstr("8K]"))) << sub;
+    EXPECT_THAT(r.out, Not(HasSubstr("8K)"))) << sub;
+  }
 }
 
 }  // namespace
