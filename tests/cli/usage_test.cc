@@ -94,6 +94,15 @@ TEST(UsageTest, HelpMarksWhatIsRequired) {
   EXPECT_THAT(HelpLine("model", "--dataset-size"), HasSubstr("required"));
 }
 
+TEST(UsageTest, MountHelpListsTheKeys) {
+  CommandResult r = RunCcfs({"mount", "--help"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_THAT(r.out, HasSubstr("man ccfs.toml"));
+  EXPECT_THAT(r.out, HasSubstr("memory=256MiB"));
+  EXPECT_THAT(r.out, HasSubstr("compressed_percent=25*"));
+  EXPECT_THAT(r.out, HasSubstr("page_size=8KiB"));
+}
+
 // One spelling of sizes in what the commands print as defaults.
 TEST(UsageTest, SizeDefaultsAreShownInBinaryUnits) {
   for (const char* sub : {"mkdata", "model", "advise"}) {
