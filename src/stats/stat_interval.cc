@@ -135,6 +135,12 @@ StatInterval ComputeStatInterval(const CacheStats& before_in, const CacheStats& 
   return iv;
 }
 
+StatInterval ComputeSinceMount(const CacheStats& now, double uptime_s) {
+  StatInterval iv = ComputeStatInterval(CacheStats(), now, uptime_s);
+  iv.since_mount = true;
+  return iv;
+}
+
 std::string StatHeader(bool energy) {
   return fmt::format(kLineFormat, "time", "reads/s", "hit%", "raw%", "comp%", "miss%", "us/buf",
                      "cpu/buf", EnergyColumn(energy, "mJ/buf"), "p50us", "p99us", "raw", "comp",
@@ -147,9 +153,9 @@ std::string FormatStatLine(const StatInterval& iv, std::time_t now, bool energy)
   const std::string mj = iv.reads && iv.joules >= 0
                              ? fmt::format("{:.3f}", JoulesPerBuffer(iv) * 1e3)
                              : std::string("-");
-  return fmt::format(kLineFormat, Clock(now), Rate(iv.reads_per_s), pct(iv.hit_pct),
-                     pct(iv.raw_pct), pct(iv.compressed_pct), pct(iv.miss_pct), us(iv.us_mean),
-                     us(iv.cpu_us), EnergyColumn(energy, mj), us(iv.us_p50), us(iv.us_p99),
+  return fmt::format(kLineFormat, iv.since_mount ? "mount" : Clock(now), Rate(iv.reads_per_s),
+                     pct(iv.hit_pct), pct(iv.raw_pct), pct(iv.compressed_pct), pct(iv.miss_pct),
+                     us(iv.us_mean), us(iv.cpu_us), EnergyColumn(energy, mj), us(iv.us_p50), us(iv.us_p99),
                      Size(iv.raw_bytes), Size(iv.compressed_bytes),
                      fmt::format("{:.2f}", iv.compression_ratio), Rate(iv.evictions_per_s),
                      Rate(iv.compressions_per_s), iv.stalls, iv.split,
@@ -162,6 +168,7 @@ std::string FormatStatJson(const StatInterval& iv, std::time_t now) {
   nlohmann::ordered_json j;
   j["time"] = Clock(now);
   j["unix_time"] = static_cast<int64_t>(now);
+  j["since_mount"] = iv.since_mount;
   j["interval_s"] = iv.seconds;
   j["reads"] = iv.reads;
   j["reads_per_s"] = iv.reads_per_s;
