@@ -1,8 +1,9 @@
 // The figures and layout of `ccfs stat`.
 //
 // Column widths are fixed so lines stay aligned under the header as values grow; large values are
-// scaled with k/M/G (rates, decimal) and K/M/G/T (sizes, binary), as vmstat -w and arcstat do,
-// because a column that widens with the workload breaks the eye's scan down the column.
+// scaled with k/M/G (rates, decimal) and KiB/MiB/GiB/TiB (sizes, spelled as every ccfs command
+// prints them), as vmstat -w and arcstat do, because a column that widens with the workload breaks
+// the eye's scan down the column.
 #include "stats/stat_interval.h"
 
 #include <cmath>
@@ -30,9 +31,9 @@ std::string Rate(double v) {
   return fmt::format("{:.1f}G", v / 1e9);
 }
 
-// Bytes in at most 6 characters with a binary unit: 512B, 8.0K, 192M, 1.50G.
+// Bytes in at most 7 characters with a binary unit: 512B, 8.00KiB, 192MiB, 1.50GiB.
 std::string Size(uint64_t bytes) {
-  static const char* kUnits[] = {"B", "K", "M", "G", "T", "P"};
+  static const char* kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
   double v = static_cast<double>(bytes);
   int u = 0;
   while (v >= 1024 && u < 5) {
@@ -61,7 +62,7 @@ std::string Clock(std::time_t now) {
 // time reads/s hit% raw% comp% miss% us/buf cpu/buf [mJ/buf] p50us p99us raw comp ratio evict/s
 // comp/s stalls. The energy column is there only where the machine has RAPL.
 constexpr char kLineFormat[] =
-    "{:>8} {:>7} {:>5} {:>5} {:>5} {:>5} {:>7} {:>7}{} {:>7} {:>7} {:>6} {:>6} {:>5} {:>7} {:>7} "
+    "{:>8} {:>7} {:>5} {:>5} {:>5} {:>5} {:>7} {:>7}{} {:>7} {:>7} {:>7} {:>7} {:>5} {:>7} {:>7} "
     "{:>6} {:>7} {:>7} {:>7} {:>7}\n";
 
 // The optional column, with its leading space.

@@ -91,8 +91,8 @@ TEST(StatCommandTest, PrintsOneLinePerIntervalUnderAHeaderEveryTwentyLines) {
     EXPECT_EQ(lines[i].find("mount "), std::string::npos) << "one since-mount line, line " << i;
   }
   // Nothing was read during these intervals; the tier sizes are those of the mount.
-  EXPECT_NE(lines[3].find("192M"), std::string::npos) << lines[3];
-  EXPECT_NE(lines[3].find("64.0M"), std::string::npos) << lines[3];
+  EXPECT_NE(lines[3].find(" 192MiB "), std::string::npos) << lines[3];
+  EXPECT_NE(lines[3].find(" 64.0MiB "), std::string::npos) << lines[3];
   EXPECT_NE(lines[3].find("2.00"), std::string::npos) << lines[3];
   EXPECT_NE(lines[3].find("   -     -     -     -"), std::string::npos) << "no reads: no shares";
 }
