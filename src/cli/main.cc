@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "cli/command.h"
+#include "config/keys.h"
 
 namespace ccfs {
 
@@ -94,15 +95,31 @@ static std::string TrimZeros(std::string number) {
   return number;
 }
 
-// CLI11's message for a parse error, reworded to name the word first.
-static std::string UsageMessage(const CLI::ParseError& e) {
+// "--memory" or "--memory=1GiB" given to `sub`, which takes keys as -o: the -o form of that key
+// ("-o memory=1GiB"), else "".
+static std::string KeyAsOption(const CLI::App* sub, const std::string& word) {
+  if (sub == nullptr || word.rfind("--", 0) != 0 || sub->get_option_no_throw("-o") == nullptr) {
+    return "";
+  }
+  std::string name = word.substr(2, word.find('=') - 2);
+  std::replace(name.begin(), name.end(), '-', '_');
+  if (ccfs::config::FindKey(name) == nullptr) return "";
+  const size_t eq = word.find('=');
+  return "-o " + name + "=" + (eq == std::string::npos ? "VALUE" : word.substr(eq + 1));
+}
+
+// CLI11's message for a parse error, reworded to name the word first. `sub`: the subcommand
+// being parsed, if any.
+static std::string UsageMessage(const CLI::ParseError& e, const CLI::App* sub) {
   const std::string what = e.what();
   std::smatch m;
   if (dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr) {
     std::vector<std::string> words = ExtraWords(what);
-    if (!words.empty()) {
-      return (words[0][0] == '-' ? "unknown option '" : "unexpected argument '") + words[0] + "'";
+    if (!words.empty() && words[0][0] == '-') {
+      const std::string key = KeyAsOption(sub, words[0]);
+      return "unknown option '" + words[0] + "'" + (key.empty() ? "" : "; a key goes as " + key);
     }
+    if (!words.empty()) return "unexpected argument '" + words[0] + "'";
   }
   // "Could not convert: --count = abc"
   static const std::regex kConversion("Could not convert: (\\S+) = (.*)");
@@ -152,8 +169,12 @@ int main(int argc, char** argv) {
       return app.exit(e);  // --help, --version
     }
     std::string command = "ccfs";
-    for (const CLI::App* sub : app.get_subcommands()) command += " " + sub->get_name();
-    return UsageError(command, UsageMessage(e));
+    const CLI::App* sub = nullptr;
+    for (const CLI::App* parsed : app.get_subcommands()) {
+      command += " " + parsed->get_name();
+      sub = parsed;
+    }
+    return UsageError(command, UsageMessage(e, sub));
   }
   for (auto& [sub, run] : runners) {
     if (sub->parsed()) return run();

@@ -51,6 +51,14 @@ TEST(UsageTest, UnknownOptionIsNamedWithItsSubcommand) {
                    "ccfs stat");
   ExpectUsageError({"umount", "/mnt", "extra"}, "ccfs umount: unexpected argument 'extra'",
                    "ccfs umount");
+  // Where keys go as -o, a key written as a flag is shown its -o form.
+  ExpectUsageError({"mount", "--memory", "1GiB", "/a", "/b"},
+                   "ccfs mount: unknown option '--memory'; a key goes as -o memory=VALUE",
+                   "ccfs mount");
+  ExpectUsageError({"mount", "--compressed-percent=30", "/a", "/b"},
+                   "ccfs mount: unknown option '--compressed-percent=30'; a key goes as -o "
+                   "compressed_percent=30",
+                   "ccfs mount");
   // The option model used to take before it was named after the key.
   ExpectUsageError({"model", "--dataset-size", "1GiB", "--codec", "zstd"},
                    "ccfs model: unknown option '--codec'", "ccfs model");
