@@ -33,6 +33,8 @@ inline constexpr char kControlFileName[] = "control";
 // stats.json: the object describing the daemon, and its process id within it.
 inline constexpr char kStatsDaemonKey[] = "daemon";
 inline constexpr char kStatsDaemonPidKey[] = "pid";
+// Seconds since the daemon started serving (what `ccfs stat`'s since-mount row divides by).
+inline constexpr char kStatsDaemonUptimeKey[] = "uptime_s";
 
 // control: what a read after a write returns.
 inline constexpr char kControlOkReply[] = "ok\n";

@@ -28,11 +28,6 @@
 namespace ccfs {
 namespace {
 
-// The FUSE trip assumed unless --trip-us is given: the null-FUSE round trip bench/fuse_rtt
-// measures on a 2-vCPU VM, 16-20 µs unpinned (docs/MEASUREMENTS.md, "The benchmark suite":
-// 18.4). Runs through a mount measure more (their costs_us.trip): the reader's
-// request also waits for a CPU the daemon's threads share.
-constexpr double kAssumedTripUs = 18.0;
 // The most memory advise accepts: far beyond any machine's RAM, so a value above it is a typo.
 constexpr uint64_t kMaxMemory = 16ull << 40;
 // Seconds each codec measurement runs at least (per direction).
@@ -44,7 +39,7 @@ struct AdviseArgs {
   std::string dataset;
   std::string trace;
   std::string trace_format = "auto";
-  std::string dist = "pareto";
+  std::string dist = kDefaultDist;
   double hot_fraction = 0.2;
   bool exact = false;
   std::string memory;
@@ -439,8 +434,10 @@ CommandRegistrar registrar(
       app->add_flag("--exact", args->exact,
                     "--dist: hit ratios from the exact LRU curve of the law's operations (those "
                     "`ccfs replay` issues) rather than from the law");
-      app->add_option("--memory", args->memory, "the cache's memory T");
-      app->add_option("--page-size", args->page_size, "page size B (default: the config's, 8K)");
+      app->add_option("--memory", args->memory,
+                      "the cache's memory T (the key memory); required unless --config or -o set "
+                      "memory");
+      app->add_option("--page-size", args->page_size, "page size B (default: the config's, 8KiB)");
       app->add_option("--config", args->config_file, "a ccfs.toml with the engine's settings");
       app->add_option("-o", args->option_lists, "key=value[,key=value...] engine settings");
       app->add_option("--raw-tier", args->raw_tier,

@@ -28,6 +28,19 @@ inline constexpr const char* kProgramSummary =
     "a FUSE file system that caches a dataset in RAM split into a raw tier and a compressed tier "
     "(lz4/zstd), and measures whether compression pays";
 
+// Defaults that more than one subcommand takes, so that one flag means one thing everywhere.
+//
+// The access law of replay, advise and model: Pareto 80/20, the skewed workload a cache is for
+// (`ccfs replay` and `ccfs advise` default to it, and `ccfs model` must predict what they run).
+inline constexpr const char* kDefaultDist = "pareto";
+// The FUSE round trip assumed by advise and model unless --trip-us is given: the null-FUSE round
+// trip bench/fuse_rtt measures on a 2-vCPU VM, 16-20 µs unpinned (docs/MEASUREMENTS.md, "The
+// benchmark suite": 18.4). Runs through a mount measure more (replay's costs_us.trip): the
+// reader's request also waits for a CPU the daemon's threads share.
+inline constexpr double kAssumedTripUs = 18.0;
+// The page size flags show as their default where the config's is not read (mkdata, model).
+inline constexpr const char* kDefaultPageSize = "8KiB";
+
 // Adds the subcommand's options to `app` and returns what runs it (returning the exit code).
 using CommandSetup = std::function<std::function<int()>(CLI::App* app)>;
 

@@ -274,11 +274,9 @@ Failure: the mount could not be made (the message names the key, file, line or p
 daemon failed, a setting was refused, or a run failed.
 .TP
 2
-A subcommand found its arguments inconsistent.
-.TP
-100\-114
-The command line could not be parsed (CLI11's codes: 105 a value out of range, 106 a required
-argument missing, 109 an unexpected argument).
+A usage error: an unknown subcommand or option, a missing argument, a bad value, or arguments
+that do not go together. One line on standard error names the word, and a second points to
+\fB\-\-help\fR.
 .SH EXAMPLES
 Mount a dataset with 1 GiB of cache, 30% of it compressed, and watch it:
 .PP

@@ -19,7 +19,7 @@ struct MkdataArgs {
   std::string size = "1GiB";
   std::string mix = kDefaultMix;
   uint64_t seed = 1;
-  std::string page_size = "8K";
+  std::string page_size = kDefaultPageSize;
   bool force = false;
   int threads = 2;
 };
@@ -97,7 +97,7 @@ CommandRegistrar registrar(
           "(/usr/bin, /usr/lib; sorted, picked by the seed), so it depends on the installed "
           "packages. The lz4/zstd ratios are measured on a sample of pages of each kind.");
       app->add_option("dir", args->dir, "directory to fill (created if missing)")->required();
-      app->add_option("--size", args->size, "total size, e.g. 1GiB, 512M")->capture_default_str();
+      app->add_option("--size", args->size, "total size, e.g. 1GiB, 512MiB")->capture_default_str();
       app->add_option("--mix", args->mix, "percent of each kind: text, binary, db, random, zero")
           ->capture_default_str();
       app->add_option("--seed", args->seed, "seed of every generator")->capture_default_str();

@@ -21,13 +21,13 @@ namespace {
 
 struct ModelArgs {
   std::string memory = "256MiB";
-  std::string page_size = "8K";
+  std::string page_size = kDefaultPageSize;
   std::string dataset_size;
   std::string dataset_dir;
-  std::string codec = "lz4";
+  std::string compressor = "lz4";
   double ratio = 0;  // unless given: the thesis's for the codec
   const CLI::Option* ratio_option = nullptr;
-  std::string dist = "uniform";
+  std::string dist = kDefaultDist;
   double hot_fraction = 0.2;
   std::vector<int> percents;
   // Per-path costs and the transport; each option tells whether it was given.
@@ -72,7 +72,9 @@ int RunModel(const ModelArgs& args) {
     return fail("give --dataset-size SIZE or --dataset DIR");
   }
   CodecKind codec;
-  if (!ParseCodecKind(args.codec, &codec)) return fail("--codec " + args.codec + ": lz4 or zstd");
+  if (!ParseCodecKind(args.compressor, &codec)) {
+    return fail("--compressor " + args.compressor + ": lz4 or zstd");
+  }
   in.ratio = ThesisRatio(codec);
   if (args.ratio_option != nullptr && args.ratio_option->count() > 0) {
     if (!std::isfinite(args.ratio) || args.ratio < 1) {
@@ -82,6 +84,8 @@ int RunModel(const ModelArgs& args) {
     in.ratio = args.ratio;
   }
   in.costs = ThesisCosts(codec);
+  // The thesis's cache lived in the reader's process; ccfs's is behind FUSE, as advise assumes.
+  in.costs.trip_us = kAssumedTripUs;
   if (!ParseRawTierMode(args.raw_tier, &in.raw_tier)) {
     return fail("--raw-tier " + args.raw_tier + ": daemon or kernel");
   }
@@ -201,18 +205,21 @@ CommandRegistrar registrar(
           "charged at C = 0; plus the FUSE trip: with --raw-tier daemon every read pays t_trip; "
           "with --raw-tier kernel the kernel's page cache holds the raw share T(1-C) and a raw hit "
           "costs t_kernel_hit and no trip, while compressed hits and misses pay t_trip. Costs and "
-          "ratio default to the thesis's figures for the codec, with no trip (the cache in the "
-          "reader's process) and a kernel hit costing a raw hit. `ccfs replay` through a mount "
-          "measures all of them in one run (its --json costs_us).");
+          "ratio default to the thesis's figures for the codec, a kernel hit costing a raw hit, and "
+          "the trip to the one `ccfs advise` assumes (--trip-us 0: the thesis's cache, in the "
+          "reader's process). `ccfs replay` through a mount measures all of them in one run (its "
+          "--json costs_us).");
       app->add_option("--memory", args->memory, "cache memory T")->capture_default_str();
       app->add_option("--page-size", args->page_size, "page size B")->capture_default_str();
-      app->add_option("--dataset-size", args->dataset_size, "data set size (N = size / B)");
+      app->add_option("--dataset-size", args->dataset_size,
+                      "data set size (N = size / B); this or --dataset is required");
       app->add_option("--dataset", args->dataset_dir, "or: a data set directory to count");
-      app->add_option("--codec", args->codec, "lz4 or zstd (default costs and ratio)")
+      app->add_option("--compressor", args->compressor,
+                      "lz4 or zstd, as the key compressor (default costs and ratio)")
           ->capture_default_str();
       args->ratio_option =
           app->add_option("--ratio", args->ratio, "compression ratio R (default: the thesis's)");
-      app->add_option("--dist", args->dist, "uniform, pareto, pareto:H or zipf:THETA")
+      app->add_option("--dist", args->dist, "pareto, pareto:H, uniform or zipf:THETA")
           ->capture_default_str();
       app->add_option("--hot-fraction", args->hot_fraction, "pareto: hot fraction H")
           ->capture_default_str();
@@ -233,7 +240,9 @@ CommandRegistrar registrar(
           ->capture_default_str();
       args->trip_option = app->add_option(
           "--trip-us", args->trip_us,
-          "µs per FUSE round trip beyond the daemon's own handling (default 0)");
+          fmt::format("µs per FUSE round trip beyond the daemon's own handling (default {:g}, "
+                      "as ccfs advise: bench/fuse_rtt's null-FUSE trip on a 2-vCPU VM)",
+                      kAssumedTripUs));
       args->kernel_hit_option = app->add_option(
           "--kernel-hit-us", args->kernel_hit_us,
           "--raw-tier kernel: µs per read the kernel's page cache answers (default: the raw "

@@ -27,7 +27,7 @@ struct ReplayArgs {
   std::string engine_dir;
   std::string config_file;
   std::vector<std::string> option_lists;
-  std::string dist = "pareto";
+  std::string dist = kDefaultDist;
   double hot_fraction = 0.2;
   uint64_t phase_ops = 0;
   uint64_t seed = 1;
@@ -459,7 +459,8 @@ CommandRegistrar registrar(
           ".ccfs/stats.json) or a plain directory (the kernel page cache; --memory SIZE confines "
           "the run to a memory cgroup after dropping the data set's cached pages). --engine DIR "
           "runs the cache in-process with the same config keys (--config, -o, --memory).");
-      app->add_option("target", args->target, "a ccfs mount point or a plain directory");
+      app->add_option("target", args->target,
+                      "a ccfs mount point or a plain directory; this or --engine is required");
       app->add_option("--engine", args->engine_dir, "run the engine in-process over this data set");
       app->add_option("--config", args->config_file, "engine mode: TOML config file");
       app->add_option("-o", args->option_lists, "engine mode: key=value[,key=value...]");

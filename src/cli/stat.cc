@@ -1,11 +1,12 @@
 // `ccfs stat MOUNTPOINT [--interval S] [--count N] [--json]`: a live view of a mount, one line per
 // interval, in the manner of vmstat and arcstat.
 //
-// Every figure of a line describes that interval only: the command keeps the previous stats.json
-// and subtracts, histograms included, so p50/p99 are the percentiles of the interval's reads and
-// not of the whole run. The first line therefore appears one interval after start. Intervals are
-// timed against absolute deadlines on the monotonic clock, so lines do not drift, and rates use
-// the measured time between the two reads of stats.json, not the nominal interval.
+// The first line, at once, summarizes the mount so far (the counters over the daemon's uptime).
+// Every later line describes one interval only: the command keeps the previous stats.json and
+// subtracts, histograms included, so p50/p99 are the percentiles of the interval's reads and not
+// of the whole run. Intervals are timed against absolute deadlines on the monotonic clock, so
+// lines do not drift, and rates use the measured time between the two reads of stats.json, not
+// the nominal interval.
 //
 // CPU µs per buffer comes from the daemon's counters like the rest. Energy does not: the daemon
 // and this command run on one machine (a FUSE mount is local), so the command reads the RAPL
@@ -164,7 +165,8 @@ int RunStat(const StatArgs& args) {
   if (!energy_status.ok()) rapl.reset();
 
   CacheStats before;
-  Status s = ReadMountStats(args.mountpoint, &before);
+  double uptime_s = 0;
+  Status s = ReadMountStats(args.mountpoint, &before, &uptime_s);
   if (!s.ok()) {
     std::fprintf(stderr, "ccfs stat: %s\n", s.ToString().c_str());
     return 1;
@@ -208,10 +210,24 @@ int RunStat(const StatArgs& args) {
     std::printf("%s\n", note.c_str());
   }
   const bool energy = rapl != nullptr;
+  int64_t printed = 0;
+  // One line (under a header every kLinesPerHeader lines); false once stdout is closed.
+  auto print = [&](const StatInterval& iv) {
+    std::time_t wall = std::time(nullptr);
+    if (args.json) {
+      std::fputs(FormatStatJson(iv, wall).c_str(), stdout);
+    } else {
+      if (printed % kLinesPerHeader == 0) std::fputs(StatHeader(energy).c_str(), stdout);
+      std::fputs(FormatStatLine(iv, wall, energy).c_str(), stdout);
+    }
+    ++printed;
+    return std::fflush(stdout) == 0;  // stdout closed: nobody is reading any more
+  };
+  // The first line covers the whole mount, as vmstat's covers the time since boot.
+  if (!print(ComputeSinceMount(before, uptime_s))) return 1;
   bool have_energy_before = energy;
   timespec before_at = Now();
   timespec deadline = before_at;
-  int64_t printed = 0;
   while (args.count == 0 || printed < args.count) {
     deadline = AddSeconds(deadline, args.interval_s);
     if (!SleepUntil(deadline)) return 0;
@@ -231,15 +247,7 @@ int RunStat(const StatArgs& args) {
     }
     have_energy_before = energy_read;
     if (energy_read) energy_before = std::move(energy_after);
-    std::time_t wall = std::time(nullptr);
-    if (args.json) {
-      std::fputs(FormatStatJson(iv, wall).c_str(), stdout);
-    } else {
-      if (printed % kLinesPerHeader == 0) std::fputs(StatHeader(energy).c_str(), stdout);
-      std::fputs(FormatStatLine(iv, wall, energy).c_str(), stdout);
-    }
-    if (std::fflush(stdout) != 0) return 1;  // stdout closed: nobody is reading any more
-    ++printed;
+    if (!print(iv)) return 1;
     before = std::move(after);
     before_at = after_at;
   }
@@ -255,7 +263,13 @@ CommandRegistrar reg_stat(
                       "seconds between lines (fractions allowed)")
           ->check(CLI::Range(0.01, 86400.0))
           ->capture_default_str();
-      app->add_option("-c,--count", args->count, "lines to print; 0 = until Ctrl-C")
+      app->footer(
+          "The first line (time `mount`) covers everything since the mount started: shares, "
+          "means and percentiles of every read, rates over the daemon's uptime. Each later line "
+          "covers one interval. Notes (the daemon's memory, energy, raw_tier = kernel) come once, "
+          "above the first header.");
+      app->add_option("-c,--count", args->count,
+                      "lines to print, the since-mount line first; 0 = until Ctrl-C")
           ->check(CLI::NonNegativeNumber)
           ->capture_default_str();
       app->add_flag("--json", args->json, "one JSON object per line instead of columns");

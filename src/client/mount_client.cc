@@ -106,13 +106,13 @@ Status CheckMount(const std::string& mountpoint) {
   return Status::Ok();
 }
 
-Status ReadMountStats(const std::string& mountpoint, CacheStats* stats) {
+Status ReadMountStats(const std::string& mountpoint, CacheStats* stats, double* uptime_s) {
   Status s = CheckMount(mountpoint);
   if (!s.ok()) return s;
-  return ReadMountStatsFile(mountpoint, stats);
+  return ReadMountStatsFile(mountpoint, stats, uptime_s);
 }
 
-Status ReadMountStatsFile(const std::string& mountpoint, CacheStats* stats) {
+Status ReadMountStatsFile(const std::string& mountpoint, CacheStats* stats, double* uptime_s) {
   const std::string path = MountStatsPath(mountpoint);
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return Status::FromErrno(errno, path);
@@ -124,6 +124,15 @@ Status ReadMountStatsFile(const std::string& mountpoint, CacheStats* stats) {
   if (!s.ok()) return s;
   s = ParseStatsJson(text, stats);
   if (!s.ok()) return Status::InvalidArgument(path + ": " + s.message());
+  if (uptime_s != nullptr) {
+    *uptime_s = 0;
+    nlohmann::json doc = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+    if (doc.is_object() && doc.contains(kStatsDaemonKey) && doc[kStatsDaemonKey].is_object()) {
+      const nlohmann::json& daemon = doc[kStatsDaemonKey];
+      auto uptime = daemon.find(kStatsDaemonUptimeKey);
+      if (uptime != daemon.end() && uptime->is_number()) *uptime_s = uptime->get<double>();
+    }
+  }
   return Status::Ok();
 }
 

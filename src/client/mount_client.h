@@ -43,11 +43,15 @@ bool IsCcfsMount(const std::string& path);
 Status CheckMount(const std::string& mountpoint);
 
 // Reads and parses MOUNTPOINT/.ccfs/stats.json after CheckMount. A document that does not parse is
-// InvalidArgument naming the file and the key. On error *stats is unchanged.
-Status ReadMountStats(const std::string& mountpoint, CacheStats* stats);
+// InvalidArgument naming the file and the key. On error *stats is unchanged. If `uptime_s` is
+// given it receives the daemon's uptime from the same document (the seconds its counters cover;
+// 0 from a daemon that does not say).
+Status ReadMountStats(const std::string& mountpoint, CacheStats* stats,
+                      double* uptime_s = nullptr);
 // The same without CheckMount's stat() of the mount point, for callers that poll a mount already
 // checked (replay reads the counters many times a run). Errors name the file.
-Status ReadMountStatsFile(const std::string& mountpoint, CacheStats* stats);
+Status ReadMountStatsFile(const std::string& mountpoint, CacheStats* stats,
+                          double* uptime_s = nullptr);
 
 // The daemon's process id, from stats.json's "daemon" object. Read on a helper thread, so a hung
 // daemon costs at most `timeout`. 0 when unknown: no answer in time, no such mount, or a daemon too

@@ -1,8 +1,9 @@
 // The figures and layout of `ccfs stat`.
 //
 // Column widths are fixed so lines stay aligned under the header as values grow; large values are
-// scaled with k/M/G (rates, decimal) and K/M/G/T (sizes, binary), as vmstat -w and arcstat do,
-// because a column that widens with the workload breaks the eye's scan down the column.
+// scaled with k/M/G (rates, decimal) and KiB/MiB/GiB/TiB (sizes, spelled as every ccfs command
+// prints them), as vmstat -w and arcstat do, because a column that widens with the workload breaks
+// the eye's scan down the column.
 #include "stats/stat_interval.h"
 
 #include <cmath>
@@ -30,9 +31,9 @@ std::string Rate(double v) {
   return fmt::format("{:.1f}G", v / 1e9);
 }
 
-// Bytes in at most 6 characters with a binary unit: 512B, 8.0K, 192M, 1.50G.
+// Bytes in at most 7 characters with a binary unit: 512B, 8.00KiB, 192MiB, 1.50GiB.
 std::string Size(uint64_t bytes) {
-  static const char* kUnits[] = {"B", "K", "M", "G", "T", "P"};
+  static const char* kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
   double v = static_cast<double>(bytes);
   int u = 0;
   while (v >= 1024 && u < 5) {
@@ -61,7 +62,7 @@ std::string Clock(std::time_t now) {
 // time reads/s hit% raw% comp% miss% us/buf cpu/buf [mJ/buf] p50us p99us raw comp ratio evict/s
 // comp/s stalls. The energy column is there only where the machine has RAPL.
 constexpr char kLineFormat[] =
-    "{:>8} {:>7} {:>5} {:>5} {:>5} {:>5} {:>7} {:>7}{} {:>7} {:>7} {:>6} {:>6} {:>5} {:>7} {:>7} "
+    "{:>8} {:>7} {:>5} {:>5} {:>5} {:>5} {:>7} {:>7}{} {:>7} {:>7} {:>7} {:>7} {:>5} {:>7} {:>7} "
     "{:>6} {:>7} {:>7} {:>7} {:>7}\n";
 
 // The optional column, with its leading space.
@@ -135,6 +136,12 @@ StatInterval ComputeStatInterval(const CacheStats& before_in, const CacheStats& 
   return iv;
 }
 
+StatInterval ComputeSinceMount(const CacheStats& now, double uptime_s) {
+  StatInterval iv = ComputeStatInterval(CacheStats(), now, uptime_s);
+  iv.since_mount = true;
+  return iv;
+}
+
 std::string StatHeader(bool energy) {
   return fmt::format(kLineFormat, "time", "reads/s", "hit%", "raw%", "comp%", "miss%", "us/buf",
                      "cpu/buf", EnergyColumn(energy, "mJ/buf"), "p50us", "p99us", "raw", "comp",
@@ -147,9 +154,9 @@ std::string FormatStatLine(const StatInterval& iv, std::time_t now, bool energy)
   const std::string mj = iv.reads && iv.joules >= 0
                              ? fmt::format("{:.3f}", JoulesPerBuffer(iv) * 1e3)
                              : std::string("-");
-  return fmt::format(kLineFormat, Clock(now), Rate(iv.reads_per_s), pct(iv.hit_pct),
-                     pct(iv.raw_pct), pct(iv.compressed_pct), pct(iv.miss_pct), us(iv.us_mean),
-                     us(iv.cpu_us), EnergyColumn(energy, mj), us(iv.us_p50), us(iv.us_p99),
+  return fmt::format(kLineFormat, iv.since_mount ? "mount" : Clock(now), Rate(iv.reads_per_s),
+                     pct(iv.hit_pct), pct(iv.raw_pct), pct(iv.compressed_pct), pct(iv.miss_pct),
+                     us(iv.us_mean), us(iv.cpu_us), EnergyColumn(energy, mj), us(iv.us_p50), us(iv.us_p99),
                      Size(iv.raw_bytes), Size(iv.compressed_bytes),
                      fmt::format("{:.2f}", iv.compression_ratio), Rate(iv.evictions_per_s),
                      Rate(iv.compressions_per_s), iv.stalls, iv.split,
@@ -162,6 +169,7 @@ std::string FormatStatJson(const StatInterval& iv, std::time_t now) {
   nlohmann::ordered_json j;
   j["time"] = Clock(now);
   j["unix_time"] = static_cast<int64_t>(now);
+  j["since_mount"] = iv.since_mount;
   j["interval_s"] = iv.seconds;
   j["reads"] = iv.reads;
   j["reads_per_s"] = iv.reads_per_s;

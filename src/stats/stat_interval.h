@@ -19,6 +19,9 @@
 namespace ccfs {
 
 struct StatInterval {
+  // The since-mount summary (ComputeSinceMount): the interval is the daemon's whole uptime, and
+  // the text form shows "mount" in place of the time.
+  bool since_mount = false;
   double seconds = 0;              // length of the interval
   uint64_t reads = 0;              // page reads in the interval
   double reads_per_s = 0;
@@ -59,13 +62,19 @@ struct StatInterval {
 // went backwards counts as zero rather than wrapping around.
 StatInterval ComputeStatInterval(const CacheStats& before, const CacheStats& after, double seconds);
 
+// Everything `now` counted since the daemon started, `uptime_s` ago: the first line `ccfs stat`
+// prints, as vmstat's first line covers the time since boot. Rates are means over the uptime
+// (0 when it is unknown), shares and percentiles those of every read since the mount.
+StatInterval ComputeSinceMount(const CacheStats& now, double uptime_s);
+
 // The column header of the text form (one line, ending in '\n'); `energy` adds a column of
 // millijoules per buffer (where the machine has RAPL).
 std::string StatHeader(bool energy);
-// One text line (ending in '\n') under StatHeader(energy), stamped with the local time `now`.
+// One text line (ending in '\n') under StatHeader(energy), stamped with the local time `now`
+// ("mount" for the since-mount summary).
 std::string FormatStatLine(const StatInterval& iv, std::time_t now, bool energy);
 // One compact JSON object (ending in '\n') with the same figures and full precision;
-// joules_per_buffer is null when iv.joules is unknown.
+// joules_per_buffer is null when iv.joules is unknown; since_mount tells the summary apart.
 std::string FormatStatJson(const StatInterval& iv, std::time_t now);
 
 }  // namespace ccfs

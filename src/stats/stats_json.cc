@@ -252,7 +252,7 @@ std::string RenderMountStatsJson(const CacheStats& s, const DaemonIdentity& daem
   d[kStatsDaemonPidKey] = daemon.pid;
   d["dataset"] = daemon.dataset;
   d["mountpoint"] = daemon.mountpoint;
-  d["uptime_s"] = Round3(daemon.uptime_s);
+  d[kStatsDaemonUptimeKey] = Round3(daemon.uptime_s);
   d["rss_bytes"] = daemon.rss_bytes;
   d["open_fds"] = daemon.open_fds;
   d["start_time_s"] = Round3(daemon.start_time_s);

@@ -33,9 +33,15 @@ class FakeMount {
   const std::string& path() const { return path_; }
   std::string stats() const { return MountStatsPath(path_); }
   std::string control() const { return MountControlPath(path_); }
-  // Replaces stats.json atomically, as a reader of the real mount would see it change.
-  void SetStats(const CacheStats& s) const {
-    WriteWholeFile(stats() + ".tmp", RenderStatsJson(s));
+  // Replaces stats.json atomically, as a reader of the real mount would see it change. With
+  // `uptime_s` the document has a "daemon" object saying so (pid 0: no process to look at).
+  void SetStats(const CacheStats& s, double uptime_s = -1) const {
+    DaemonIdentity daemon;
+    daemon.dataset = path_;
+    daemon.mountpoint = path_;
+    daemon.uptime_s = uptime_s;
+    WriteWholeFile(stats() + ".tmp",
+                   uptime_s < 0 ? RenderStatsJson(s) : RenderMountStatsJson(s, daemon));
     std::filesystem::rename(stats() + ".tmp", stats());
   }
 

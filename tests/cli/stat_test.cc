@@ -85,10 +85,46 @@ TEST(StatCommandTest, PrintsOneLinePerIntervalUnderAHeaderEveryTwentyLines) {
   EXPECT_NE(lines[1].find("us/buf cpu/buf"), std::string::npos) << lines[1];
   EXPECT_EQ(lines[1].find("mJ/buf"), std::string::npos) << "no energy column without RAPL";
   EXPECT_EQ(lines[22], lines[1]) << "the header repeats after 20 lines";
+  EXPECT_EQ(lines[2].rfind("   mount ", 0), 0u) << "the since-mount line first\n" << r.out;
+  for (size_t i = 3; i < lines.size(); ++i) {
+    EXPECT_EQ(lines[i].find("no RAPL"), std::string::npos) << "the note comes once, line " << i;
+    EXPECT_EQ(lines[i].find("mount "), std::string::npos) << "one since-mount line, line " << i;
+  }
   // Nothing was read during these intervals; the tier sizes are those of the mount.
-  EXPECT_NE(lines[2].find("192M"), std::string::npos) << lines[2];
-  EXPECT_NE(lines[2].find("64.0M"), std::string::npos) << lines[2];
-  EXPECT_NE(lines[2].find("2.00"), std::string::npos) << lines[2];
+  EXPECT_NE(lines[3].find(" 192MiB "), std::string::npos) << lines[3];
+  EXPECT_NE(lines[3].find(" 64.0MiB "), std::string::npos) << lines[3];
+  EXPECT_NE(lines[3].find("2.00"), std::string::npos) << lines[3];
+  EXPECT_NE(lines[3].find("   -     -     -     -"), std::string::npos) << "no reads: no shares";
+}
+
+// The first line sums up the mount since it started, at once (vmstat's first line), so
+// `--count 1` answers "how has this mount done" without waiting an interval.
+TEST(StatCommandTest, FirstLineSummarizesTheMountSinceItStarted) {
+  FakeMount mount;
+  mount.SetStats(Steady(), /*uptime_s=*/100);
+  const auto start = std::chrono::steady_clock::now();
+  auto r = RunCcfs({"stat", mount.path(), "--interval", "60", "--count", "1", "--powercap",
+                    mount.path() + "/no-powercap"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(30))
+      << "the since-mount line does not wait for an interval";
+  auto lines = Lines(r.out);
+  ASSERT_EQ(lines.size(), 3u) << r.out;
+  EXPECT_EQ(lines[0], "no RAPL: CPU time only");
+  // 1000 reads over 100 s; 800 raw hits, 150 compressed, 50 misses.
+  EXPECT_EQ(lines[2].rfind("   mount    10.0  95.0  80.0  15.0   5.0 ", 0), 0u)
+      << lines[1] << "\n" << lines[2];
+
+  r = RunCcfs({"stat", mount.path(), "--count", "1", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  lines = Lines(r.out);
+  ASSERT_EQ(lines.size(), 1u) << r.out;
+  auto j = nlohmann::json::parse(lines[0]);
+  EXPECT_EQ(j["since_mount"], true);
+  EXPECT_EQ(j["reads"], 1000);
+  EXPECT_DOUBLE_EQ(j["interval_s"].get<double>(), 100.0);
+  EXPECT_DOUBLE_EQ(j["reads_per_s"].get<double>(), 10.0);
+  EXPECT_DOUBLE_EQ(j["hit_pct"].get<double>(), 95.0);
 }
 
 TEST(StatCommandTest, WithRaplTheLinesShowMillijoulesPerBuffer) {
@@ -104,6 +140,7 @@ TEST(StatCommandTest, WithRaplTheLinesShowMillijoulesPerBuffer) {
   EXPECT_EQ(lines[0].rfind("energy: RAPL package-0, the whole machine's", 0), 0u) << lines[0];
   EXPECT_NE(lines[1].find("us/buf cpu/buf  mJ/buf"), std::string::npos) << lines[1];
   EXPECT_EQ(lines[2].size(), lines[1].size()) << "columns line up under the header\n" << r.out;
+  EXPECT_EQ(lines[3].size(), lines[1].size()) << "columns line up under the header\n" << r.out;
 }
 
 // Waits until the ccfs process has opened and closed stats.json (its first read).
@@ -123,7 +160,7 @@ TEST(StatCommandTest, JsonLinesDescribeTheIntervalBetweenTwoReads) {
   before.raw_hits = before.compressed_hits = 0;
   before.misses = 1000;
   before.miss_latency = miss.Snapshot();
-  mount.SetStats(before);
+  mount.SetStats(before, /*uptime_s=*/10);
 
   FakePowercap powercap;
   powercap.Zone("intel-rapl:0", "package-0", 5000000);
@@ -131,7 +168,7 @@ TEST(StatCommandTest, JsonLinesDescribeTheIntervalBetweenTwoReads) {
   int in = inotify_init1(IN_CLOEXEC);
   ASSERT_GE(in, 0);
   ASSERT_GE(inotify_add_watch(in, (mount.path() + "/.ccfs").c_str(), IN_CLOSE_NOWRITE), 0);
-  CcfsProcess stat({"stat", mount.path(), "--interval", "1", "--count", "1", "--json",
+  CcfsProcess stat({"stat", mount.path(), "--interval", "1", "--count", "2", "--json",
                     "--powercap", powercap.root()});
   ASSERT_TRUE(WaitForStatsRead(in)) << "ccfs stat never read stats.json";
   close(in);
@@ -157,8 +194,16 @@ TEST(StatCommandTest, JsonLinesDescribeTheIntervalBetweenTwoReads) {
   auto r = stat.Wait();
   ASSERT_EQ(r.exit_code, 0) << r.err;
   auto lines = Lines(r.out);
-  ASSERT_EQ(lines.size(), 1u) << r.out;
-  auto j = nlohmann::json::parse(lines[0]);
+  ASSERT_EQ(lines.size(), 2u) << r.out;
+  // First the mount so far: the cold start alone.
+  auto mount_line = nlohmann::json::parse(lines[0]);
+  EXPECT_EQ(mount_line["since_mount"], true);
+  EXPECT_EQ(mount_line["reads"], 1000);
+  EXPECT_DOUBLE_EQ(mount_line["miss_pct"].get<double>(), 100.0);
+  EXPECT_DOUBLE_EQ(mount_line["interval_s"].get<double>(), 10.0);
+  EXPECT_TRUE(mount_line["joules"].is_null()) << "no energy reading covers the whole mount";
+  auto j = nlohmann::json::parse(lines[1]);
+  EXPECT_EQ(j["since_mount"], false);
   EXPECT_EQ(j["reads"], 1000);
   EXPECT_DOUBLE_EQ(j["hit_pct"].get<double>(), 90.0);
   EXPECT_DOUBLE_EQ(j["raw_pct"].get<double>(), 90.0);
@@ -183,7 +228,7 @@ TEST(StatCommandTest, CtrlCEndsTheViewWithExitZero) {
   mount.SetStats(Steady());
   CcfsProcess stat({"stat", mount.path(), "--interval", "0.05"});
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  // The energy note, the header, a line.
+  // The energy note, the header, the since-mount line.
   while (Lines(stat.out()).size() < 3 && std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }

@@ -219,7 +219,7 @@ TEST(ModelCommand, TransportFlags) {
   auto us = [](const testing::CommandResult& r) {
     return nlohmann::json::parse(r.out)["rows"][0]["us_per_buffer"].get<double>();
   };
-  testing::CommandResult none = run({});
+  testing::CommandResult none = run({"--trip-us", "0"});
   ASSERT_EQ(none.exit_code, 0) << none.output;
   testing::CommandResult daemon = run({"--trip-us", "20"});
   ASSERT_EQ(daemon.exit_code, 0) << daemon.output;
@@ -237,10 +237,22 @@ TEST(ModelCommand, TransportFlags) {
   EXPECT_NEAR(us(kernel), raw * 3 + comp * (1 + 2 + 20) + (1 - raw - comp) * (110 + 2 + 20), 1e-6);
   EXPECT_EQ(nlohmann::json::parse(kernel.out)["costs_us"]["kernel_hit"].get<double>(), 3.0);
 
+  // Unless given, the trip and the law are those `ccfs advise` assumes (and replay runs).
+  testing::CommandResult defaults = run({});
+  ASSERT_EQ(defaults.exit_code, 0) << defaults.output;
+  nlohmann::json d = nlohmann::json::parse(defaults.out);
+  EXPECT_EQ(d["costs_us"]["trip"].get<double>(), 18.0);
+  EXPECT_EQ(d["dist"].get<std::string>().rfind("pareto", 0), 0u) << d["dist"];
+  EXPECT_EQ(d["page_size"], 8192);
+  testing::CommandResult zstd = run({"--compressor", "zstd", "--trip-us", "0"});
+  ASSERT_EQ(zstd.exit_code, 0) << zstd.output;
+  EXPECT_NE(us(zstd), us(none)) << "--compressor picks the codec's costs and ratio";
+
   // The per-path costs by their names and by the older --t-* spellings; 0 is a cost like any other.
   for (const char* flag : {"--disk-us", "--t-disk"}) {
     testing::CommandResult disk =
-        run({flag, "0", "--hit-us", "0", "--decompress-us", "0", "--compress-us", "0"});
+        run({flag, "0", "--hit-us", "0", "--decompress-us", "0", "--compress-us", "0",
+             "--trip-us", "0"});
     ASSERT_EQ(disk.exit_code, 0) << disk.output;
     EXPECT_EQ(nlohmann::json::parse(disk.out)["costs_us"]["disk"].get<double>(), 0.0) << flag;
     EXPECT_NEAR(us(disk), 0.0, 1e-9) << flag;

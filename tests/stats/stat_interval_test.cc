@@ -64,7 +64,7 @@ TEST(StatIntervalTest, FiguresDescribeOnlyTheInterval) {
   std::string line = FormatStatLine(iv, 0, false);
   EXPECT_NE(line.find(" 500.0 "), std::string::npos) << line;
   EXPECT_NE(line.find(" 90.0 "), std::string::npos) << line;
-  EXPECT_NE(line.find(" 3.00M "), std::string::npos) << line;
+  EXPECT_NE(line.find(" 3.00MiB "), std::string::npos) << line;
   EXPECT_NE(line.find(" 2.00 "), std::string::npos) << line;
   EXPECT_EQ(line.back(), '\n');
   EXPECT_EQ(line.size(), StatHeader(false).size()) << "columns line up under the header\n"
@@ -116,7 +116,8 @@ TEST(StatIntervalTest, BigFiguresKeepTheirColumns) {
   std::string line = FormatStatLine(iv, 0, false);
   EXPECT_EQ(line.size(), StatHeader(false).size()) << StatHeader(false) << line;
   EXPECT_NE(line.find("123.5M"), std::string::npos) << line;
-  EXPECT_NE(line.find("3.00T"), std::string::npos) << line;
+  EXPECT_NE(line.find(" 3.00TiB "), std::string::npos) << line;
+  EXPECT_NE(line.find(" 1023B "), std::string::npos) << line;
   EXPECT_NE(line.find("2.50s"), std::string::npos) << line;
 }
 
