@@ -60,10 +60,10 @@ std::string Clock(std::time_t now) {
 }
 
 // time reads/s hit% raw% comp% miss% us/buf cpu/buf [mJ/buf] p50us p99us raw comp ratio evict/s
-// comp/s stalls. The energy column is there only where the machine has RAPL.
+// comp/s ahead/s stalls. The energy column is there only where the machine has RAPL.
 constexpr char kLineFormat[] =
     "{:>8} {:>7} {:>5} {:>5} {:>5} {:>5} {:>7} {:>7}{} {:>7} {:>7} {:>7} {:>7} {:>5} {:>7} {:>7} "
-    "{:>6} {:>7} {:>7} {:>7} {:>7}\n";
+    "{:>7} {:>6} {:>7} {:>7} {:>7} {:>7}\n";
 
 // The optional column, with its leading space.
 std::string EnergyColumn(bool energy, const std::string& text) {
@@ -102,6 +102,12 @@ StatInterval ComputeStatInterval(const CacheStats& before_in, const CacheStats& 
   iv.compressions_per_s =
       static_cast<double>(Delta(after.compressions, before.compressions)) * per_s;
   iv.stalls = Delta(after.stalls, before.stalls);
+  iv.readahead_per_s =
+      static_cast<double>(Delta(after.readahead_pages, before.readahead_pages)) * per_s;
+  iv.readahead_hits_per_s =
+      static_cast<double>(Delta(after.readahead_hits, before.readahead_hits)) * per_s;
+  iv.readahead_wasted_per_s =
+      static_cast<double>(Delta(after.readahead_wasted, before.readahead_wasted)) * per_s;
 
   HistogramSnapshot lat = after.all_latency().Since(before.all_latency());
   iv.us_mean = lat.mean_us();
@@ -145,7 +151,7 @@ StatInterval ComputeSinceMount(const CacheStats& now, double uptime_s) {
 std::string StatHeader(bool energy) {
   return fmt::format(kLineFormat, "time", "reads/s", "hit%", "raw%", "comp%", "miss%", "us/buf",
                      "cpu/buf", EnergyColumn(energy, "mJ/buf"), "p50us", "p99us", "raw", "comp",
-                     "ratio", "evict/s", "comp/s", "stalls", "split", "pred", "best", "bestus");
+                     "ratio", "evict/s", "comp/s", "ahead/s", "stalls", "split", "pred", "best", "bestus");
 }
 
 std::string FormatStatLine(const StatInterval& iv, std::time_t now, bool energy) {
@@ -159,7 +165,7 @@ std::string FormatStatLine(const StatInterval& iv, std::time_t now, bool energy)
                      us(iv.us_mean), us(iv.cpu_us), EnergyColumn(energy, mj), us(iv.us_p50), us(iv.us_p99),
                      Size(iv.raw_bytes), Size(iv.compressed_bytes),
                      fmt::format("{:.2f}", iv.compression_ratio), Rate(iv.evictions_per_s),
-                     Rate(iv.compressions_per_s), iv.stalls, iv.split,
+                     Rate(iv.compressions_per_s), Rate(iv.readahead_per_s), iv.stalls, iv.split,
                      iv.predicted_us > 0 ? Micros(iv.predicted_us) : std::string("-"),
                      iv.recommended.empty() ? std::string("-") : iv.recommended,
                      iv.recommended_us > 0 ? Micros(iv.recommended_us) : std::string("-"));
@@ -197,6 +203,9 @@ std::string FormatStatJson(const StatInterval& iv, std::time_t now) {
   j["compression_ratio"] = iv.compression_ratio;
   j["evictions_per_s"] = iv.evictions_per_s;
   j["compressions_per_s"] = iv.compressions_per_s;
+  j["readahead_per_s"] = iv.readahead_per_s;
+  j["readahead_hits_per_s"] = iv.readahead_hits_per_s;
+  j["readahead_wasted_per_s"] = iv.readahead_wasted_per_s;
   j["stalls"] = iv.stalls;
   j["split"] = iv.split;
   j["predicted_us_per_buffer"] = iv.predicted_us;

@@ -48,6 +48,10 @@ struct StatInterval {
   double evictions_per_s = 0;
   double compressions_per_s = 0;
   uint64_t stalls = 0;             // misses that waited for a frame during the interval
+  // Read-ahead: pages read ahead, and of those asked for by a reader / evicted unread, per second.
+  double readahead_per_s = 0;
+  double readahead_hits_per_s = 0;
+  double readahead_wasted_per_s = 0;
   // The split at the end of the interval ("25lz4", "a" before it when compressed_percent or
   // compressor is auto), the one the split estimator recommends ("-" until it has a prediction),
   // and its predicted µs per buffer at each (0: none).

@@ -36,11 +36,16 @@ TEST(StatIntervalTest, FiguresDescribeOnlyTheInterval) {
   before.evictions = 500;
   before.compressions = 400;
   before.stalls = 7;
+  before.readahead_pages = 100;
+  before.readahead_hits = 50;
   // The interval: 2 s with 700 raw hits, 200 compressed hits, 100 misses.
   CacheStats after = After(before, &rh, &ch, &mh, 700, 200, 100);
   after.evictions = 700;
   after.compressions = 500;
   after.stalls = 9;
+  after.readahead_pages = 500;
+  after.readahead_hits = 350;
+  after.readahead_wasted = 20;
   after.raw_bytes = 3 << 20;
   after.compressed_bytes = 1 << 20;
   after.compressed_logical_bytes = 2 << 20;
@@ -58,6 +63,9 @@ TEST(StatIntervalTest, FiguresDescribeOnlyTheInterval) {
   EXPECT_DOUBLE_EQ(iv.evictions_per_s, 100.0);
   EXPECT_DOUBLE_EQ(iv.compressions_per_s, 50.0);
   EXPECT_EQ(iv.stalls, 2u);
+  EXPECT_DOUBLE_EQ(iv.readahead_per_s, 200.0);
+  EXPECT_DOUBLE_EQ(iv.readahead_hits_per_s, 150.0);
+  EXPECT_DOUBLE_EQ(iv.readahead_wasted_per_s, 10.0);
   EXPECT_EQ(iv.raw_bytes, 3u << 20);
   EXPECT_DOUBLE_EQ(iv.compression_ratio, 2.0);
 
@@ -75,6 +83,7 @@ TEST(StatIntervalTest, FiguresDescribeOnlyTheInterval) {
   EXPECT_DOUBLE_EQ(j["hit_pct"].get<double>(), 90.0);
   EXPECT_DOUBLE_EQ(j["miss_pct"].get<double>(), 10.0);
   EXPECT_EQ(j["stalls"], 2);
+  EXPECT_DOUBLE_EQ(j["readahead_per_s"].get<double>(), 200.0);
   EXPECT_EQ(j["unix_time"], 1700000000);
   EXPECT_NEAR(j["p99_us"].get<double>(), 100.0, 1.0);
 }
