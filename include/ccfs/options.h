@@ -103,7 +103,7 @@ struct Options {
   int auto_max_step = 90;
   // Read-ahead: the most bytes read ahead of a sequential reader of a file (a window that starts
   // small and doubles as the reader keeps up; include/ccfs/page_cache.h, ReadAhead); 0 = off.
-  uint64_t readahead = 1ull << 20;
+  uint64_t readahead = 2ull << 20;
 
   // --- daemon -----------------------------------------------------------------------------------
   // Threads serving FUSE requests.

@@ -598,10 +598,16 @@ void PageCache::Impl::ReadAhead(Stream* stream, uint64_t file_id,
   const uint64_t len = stream->Next(offset, n, at_end,
                                     readahead_max_.load(std::memory_order_relaxed), &from);
   if (len == 0) return;
-  // Whole pages: from the page the window starts in to the one it ends in.
+  // Whole pages: from the page the window starts in to the one it ends in, in pieces of at most
+  // kTaskBytes, so that the read-ahead threads read one window with several reads at once.
   const uint64_t first = from / page_size_ * page_size_;
   const uint64_t end = (from + len + page_size_ - 1) / page_size_ * page_size_;
-  readahead_->Push(cache::ReadaheadQueue::Task{file_id, std::move(file), first, end - first});
+  const uint64_t piece = std::max<uint64_t>(page_size_, cache::ReadaheadQueue::kTaskBytes);
+  for (uint64_t at = first; at < end; at += piece) {
+    if (!readahead_->Push(cache::ReadaheadQueue::Task{file_id, file, at, std::min(piece, end - at)})) {
+      break;
+    }
+  }
 }
 
 void PageCache::Impl::Prefetch(const cache::ReadaheadQueue::Task& task) {

@@ -12,7 +12,9 @@
 //      stream: a read within a window of where the stream is continues it.
 //   5. A read elsewhere, or one that reaches the end of the file, ends it.
 //
-// ReadaheadQueue: a few threads (kThreads) take queued windows and read them (PageCache's Prefetch).
+// ReadaheadQueue: a few threads (kThreads) take queued pieces of windows (kTaskBytes each) and read
+// them (PageCache's Prefetch): a store that answers one read slowly but many at once (a network
+// file system) streams a window with several reads in flight.
 // The queue is bounded (kMaxQueued): read-ahead is a hint, and a request that finds the queue full
 // is dropped rather than kept waiting behind others that may be stale by then.
 //
@@ -46,8 +48,9 @@ class ReadaheadQueue {
     uint64_t offset;  // page-aligned
     uint64_t len;     // a whole number of pages
   };
-  static constexpr int kThreads = 4;
+  static constexpr int kThreads = 8;
   static constexpr size_t kMaxQueued = 64;
+  static constexpr uint64_t kTaskBytes = 256 << 10;
 
   // `read` runs each task on one of the queue's threads.
   explicit ReadaheadQueue(std::function<void(const Task&)> read);

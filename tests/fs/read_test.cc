@@ -133,7 +133,7 @@ TEST_F(LargeReadMountTest, LargeReadsReturnTheBytesWithFewBackingReadsPerMiB) {
   EXPECT_LE(backing_reads, 32 * (kFileBytes / kMiB + 1)) << "misses " << misses;
 }
 
-// Read-ahead through the mount (the key's default, 1 MiB). Daemon mode: a reader of 128 KiB reads
+// Read-ahead through the mount (the key's default, 2 MiB). Daemon mode: a reader of 128 KiB reads
 // in order (as `cat` reads) finds most pages read ahead by the daemon; random page reads cause
 // next to none; readahead = 0 turns it off. Kernel mode: the kernel's window is the key (at mount
 // and live), and the daemon reads nothing ahead itself.
