@@ -9,6 +9,8 @@
 #   drop_caches STORE            the kernel's caches and the store server's (stores.sh evict)
 #   ccfs_stat MNT KEY            one top-level key of MNT/.ccfs/stats.json
 #   ccfs_unmount MNT             unmounts a ccfs mount and waits for its daemon to exit
+#   bench_workspace NAME         $work, $mnt, $cg, $up_store, and their removal at exit
+#   ccfs_memory_for BYTES        ccfs's `memory` in a cgroup of BYTES shared with its readers
 
 log() { echo "$me: $*" >&2; }
 die() { log "$*"; exit 1; }
@@ -47,3 +49,25 @@ ccfs_unmount() {
   fusermount3 -u "$1" || fusermount3 -uz "$1"
   while [ "$pid" != 0 ] && kill -0 "$pid" 2>/dev/null; do sleep 0.1; done
 }
+
+# bench_workspace NAME: work=/var/tmp/ccfs-NAME (made), mnt=$work/mnt, cg (a memory cgroup path
+# named for NAME and this shell), up_store=""; on exit the ccfs mount at $mnt, the cgroup and the
+# store named by $up_store (scripts/stores.sh) go.
+bench_workspace() {
+  work=/var/tmp/ccfs-$1
+  mnt=$work/mnt
+  cg=/sys/fs/cgroup/memory/ccfs-$1-$$
+  up_store=""
+  mkdir -p "$work"
+  trap bench_cleanup EXIT
+}
+bench_cleanup() {
+  set +e
+  if grep -q " $mnt fuse.ccfs " /proc/mounts; then fusermount3 -u "$mnt" || fusermount3 -uz "$mnt"; fi
+  cgroup_remove "$cg"
+  [ -n "$up_store" ] && "$root/scripts/stores.sh" down "$up_store" >/dev/null 2>&1
+}
+
+# ccfs's memory in a cgroup of BYTES beside its readers: 85% of it less 32 MiB, the room of the
+# daemon's own memory (walk_bench.sh says what grows there).
+ccfs_memory_for() { echo "$(( ($1 >> 20) * 85 / 100 - 32 ))MiB"; }

@@ -67,20 +67,10 @@ ccfs=$root/build/ccfs
 command -v fio >/dev/null || die "fio not found (Debian fio)"
 memory_bytes=$(to_bytes "$memory")
 size_bytes=$(to_bytes "$file_size")
-ccfs_memory=$(( (memory_bytes >> 20) * 85 / 100 - 32 ))MiB
+ccfs_memory=$(ccfs_memory_for "$memory_bytes")
 
-work=/var/tmp/ccfs-stream-bench
-mkdir -p "$work" "$out"
-cg=/sys/fs/cgroup/memory/ccfs-stream-$$
-mnt=$work/mnt
-up_store=""
-cleanup() {
-  set +e
-  if grep -q " $mnt fuse.ccfs " /proc/mounts; then fusermount3 -u "$mnt" || fusermount3 -uz "$mnt"; fi
-  cgroup_remove "$cg"
-  [ -n "$up_store" ] && scripts/stores.sh down "$up_store" >/dev/null 2>&1
-}
-trap cleanup EXIT
+bench_workspace stream-bench
+mkdir -p "$out"
 
 # The files, written once into DIR: a 16 MiB text-like block repeated (each 8 KiB page still
 # compresses on its own bytes only).

@@ -25,6 +25,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
+me=walk_bench
+source scripts/lib.sh
 
 stores="local sshfs gluster"
 files=100000
@@ -44,49 +46,23 @@ while [ $# -gt 0 ]; do
   esac
 done
 
-log() { echo "walk_bench: $*" >&2; }
-die() { log "$*"; exit 1; }
 [ "$(id -u)" -eq 0 ] || die "needs root (stores, memory cgroups, drop_caches)"
 [ -f /sys/fs/cgroup/memory/memory.limit_in_bytes ] ||
   die "needs the cgroup v1 memory controller at /sys/fs/cgroup/memory"
 ccfs=$root/build/ccfs
 [ -x "$ccfs" ] || die "build ccfs first (cmake --build build)"
-to_bytes() {  # 768MiB, 1GiB, 512M -> bytes
-  local v=${1%B}
-  case $v in *i) numfmt --from=iec-i "$v" ;; *) numfmt --from=iec "$v" ;; esac 2>/dev/null ||
-    die "--memory $1: not a size"
-}
 memory_bytes=$(to_bytes "$memory")
 # Everything ccfs uses shares the cgroup of SIZE with its tiers: the daemon's own ~20 MiB, the index
 # entries of its pages, the inode table and the kernel's objects of the files a walk names (FUSE
 # and backing inodes and dentries), which grow with the tree. ccfs gets memory = 85% of SIZE less
 # 32 MiB (at SIZE - 64 MiB over 50,000 files its daemon held 774 MiB at memory = 704 MiB, and the
 # cgroup's OOM killer ended it).
-ccfs_memory=$(( (memory_bytes >> 20) * 85 / 100 - 32 ))MiB
+ccfs_memory=$(ccfs_memory_for "$memory_bytes")
 
-work=/var/tmp/ccfs-walk-bench
-mkdir -p "$work" "$out"
-cg=/sys/fs/cgroup/memory/ccfs-walk-$$
-mnt=$work/mnt
-up_store=""
+bench_workspace walk-bench
+mkdir -p "$out"
 
-cleanup() {
-  set +e
-  if grep -q " $mnt fuse.ccfs " /proc/mounts; then fusermount3 -u "$mnt" || fusermount3 -uz "$mnt"; fi
-  if [ -d "$cg" ]; then
-    while read -r p; do echo "$p" >/sys/fs/cgroup/memory/cgroup.procs; done <"$cg/cgroup.procs"
-    rmdir "$cg"
-  fi
-  [ -n "$up_store" ] && scripts/stores.sh down "$up_store" >/dev/null 2>&1
-}
-trap cleanup EXIT
-
-make_cgroup() {
-  mkdir -p "$cg"
-  echo "$memory_bytes" >"$cg/memory.limit_in_bytes"
-}
-# Runs "$@" inside the cgroup.
-in_cgroup() { sh -c 'echo $$ >"$0/cgroup.procs"; exec "$@"' "$cg" "$@"; }
+make_cgroup() { cgroup_make "$cg" "$memory_bytes"; }
 
 # The tree, written once into DIR (python: fast, and the same bytes every time).
 make_tree() {
@@ -114,7 +90,7 @@ timed() {  # STORE TARGET ROUND PHASE CMD...
   local s=$1 t=$2 r=$3 p=$4; shift 4
   local t0 t1
   t0=$(date +%s.%N)
-  in_cgroup "$@" >/dev/null
+  in_cgroup "$cg" "$@" >/dev/null
   t1=$(date +%s.%N)
   local sec
   sec=$(echo "$t1 - $t0" | bc -l)
@@ -131,11 +107,6 @@ phases() {  # STORE TARGET ROUND DIR
   timed "$s" "$t" "$r" read2 sh -c 'find "$0" -type f -print0 | xargs -0 -P4 -n64 cat' "$d"
 }
 
-drop_caches() {
-  sync
-  scripts/stores.sh evict "$1" >/dev/null 2>&1 || true
-  echo 3 >/proc/sys/vm/drop_caches
-}
 
 for store in $stores; do
   dir=$work/$store
@@ -160,7 +131,7 @@ for store in $stores; do
     rmdir "$cg"
     drop_caches "$store"
     make_cgroup
-    in_cgroup "$ccfs" mount -o "memory=$ccfs_memory${ccfs_opts:+,$ccfs_opts}" "$dir" "$mnt" >/dev/null
+    in_cgroup "$cg" "$ccfs" mount -o "memory=$ccfs_memory${ccfs_opts:+,$ccfs_opts}" "$dir" "$mnt" >/dev/null
     phases "$store" ccfs "$round" "$mnt"
     pid=$(python3 -c "import json;print(json.load(open('$mnt/.ccfs/stats.json'))['daemon']['pid'])" 2>/dev/null || echo 0)
     python3 - "$mnt" "$store" "$round" >>"$jsonl" <<'EOF'

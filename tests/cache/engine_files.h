@@ -42,15 +42,34 @@ inline std::string MakeFile(uint64_t pages, size_t page_size, size_t random_byte
   return data;
 }
 
+// A backing file that forwards everything to `inner`; tests override ReadPages.
+class ForwardingFile : public BackingFile {
+ public:
+  explicit ForwardingFile(std::unique_ptr<BackingFile> inner) : inner_(std::move(inner)) {}
+  Status ReadPages(uint64_t offset, size_t len, std::span<char* const> bufs,
+                   size_t* got) override {
+    return inner_->ReadPages(offset, len, bufs, got);
+  }
+  Status Write(uint64_t offset, const void* buf, size_t len) override {
+    return inner_->Write(offset, buf, len);
+  }
+  Status Size(uint64_t* size) override { return inner_->Size(size); }
+  Status Sync(bool datasync) override { return inner_->Sync(datasync); }
+  bool direct() const override { return inner_->direct(); }
+
+ protected:
+  std::unique_ptr<BackingFile> inner_;
+};
+
 // A backing file that records what each read asked for, and can hold reads for a while (so that
 // other readers arrive while a run is loading) or fail those that cover one page.
-class CountingFile final : public BackingFile {
+class CountingFile final : public ForwardingFile {
  public:
   struct ReadCall {
     uint64_t first_page;
     size_t pages;
   };
-  explicit CountingFile(std::unique_ptr<BackingFile> inner) : inner_(std::move(inner)) {}
+  explicit CountingFile(std::unique_ptr<BackingFile> inner) : ForwardingFile(std::move(inner)) {}
 
   Status ReadPages(uint64_t offset, size_t len, std::span<char* const> bufs,
                    size_t* got) override {
@@ -68,12 +87,6 @@ class CountingFile final : public BackingFile {
     }
     return inner_->ReadPages(offset, len, bufs, got);
   }
-  Status Write(uint64_t offset, const void* buf, size_t len) override {
-    return inner_->Write(offset, buf, len);
-  }
-  Status Size(uint64_t* size) override { return inner_->Size(size); }
-  Status Sync(bool datasync) override { return inner_->Sync(datasync); }
-  bool direct() const override { return inner_->direct(); }
 
   void Hold(std::chrono::milliseconds d) { hold_ = d; }
   void FailReadsOfPage(uint64_t page) { fail_page_ = page; }
@@ -87,7 +100,6 @@ class CountingFile final : public BackingFile {
   }
 
  private:
-  std::unique_ptr<BackingFile> inner_;
   std::atomic<std::chrono::milliseconds> hold_{std::chrono::milliseconds(0)};
   std::atomic<uint64_t> fail_page_{UINT64_MAX};
   std::mutex mu_;

@@ -18,6 +18,7 @@
 #include "ccfs/backing_store.h"
 #include "ccfs/config.h"
 #include "ccfs/page_cache.h"
+#include "cache/engine_files.h"
 
 namespace ccfs::cache {
 namespace {
@@ -221,10 +222,10 @@ TEST(SplitTunerTest, ProfileMovesOnlyWhenTwoSamplesRunningLeaveTheAverageTheSame
 }
 
 // A file whose every page read costs `delay` (a store much slower than memory).
-class SlowFile final : public BackingFile {
+class SlowFile final : public ForwardingFile {
  public:
   SlowFile(std::unique_ptr<BackingFile> inner, std::chrono::microseconds delay)
-      : inner_(std::move(inner)), delay_(delay) {}
+      : ForwardingFile(std::move(inner)), delay_(delay) {}
   Status ReadPages(uint64_t offset, size_t len, std::span<char* const> bufs,
                    size_t* got) override {
     const auto until = std::chrono::steady_clock::now() + delay_ * bufs.size();
@@ -232,15 +233,8 @@ class SlowFile final : public BackingFile {
     }
     return inner_->ReadPages(offset, len, bufs, got);
   }
-  Status Write(uint64_t offset, const void* buf, size_t len) override {
-    return inner_->Write(offset, buf, len);
-  }
-  Status Size(uint64_t* size) override { return inner_->Size(size); }
-  Status Sync(bool datasync) override { return inner_->Sync(datasync); }
-  bool direct() const override { return inner_->direct(); }
 
  private:
-  std::unique_ptr<BackingFile> inner_;
   std::chrono::microseconds delay_;
 };
 

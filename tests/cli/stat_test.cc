@@ -23,13 +23,7 @@ using testing::CcfsProcess;
 using testing::FakeMount;
 using testing::FakePowercap;
 using testing::RunCcfs;
-
-std::vector<std::string> Lines(const std::string& text) {
-  std::vector<std::string> lines;
-  std::istringstream in(text);
-  for (std::string l; std::getline(in, l);) lines.push_back(l);
-  return lines;
-}
+using testing::Lines;
 
 CacheStats Steady() {
   CacheStats s;

@@ -17,13 +17,7 @@ using ::testing::HasSubstr;
 using ::testing::Not;
 using testing::CommandResult;
 using testing::RunCcfs;
-
-std::vector<std::string> Lines(const std::string& text) {
-  std::vector<std::string> lines;
-  std::istringstream in(text);
-  for (std::string l; std::getline(in, l);) lines.push_back(l);
-  return lines;
-}
+using testing::Lines;
 
 // Exit 2, nothing on stdout, and on stderr `message` then the hint to `command --help`.
 void ExpectUsageError(const std::vector<std::string>& args, const std::string& message,

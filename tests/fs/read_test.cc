@@ -94,6 +94,24 @@ TEST_P(ReadThroughMountTest, ReadingStatsJsonIsNotACacheRead) {
 INSTANTIATE_TEST_SUITE_P(CompressedPercent, ReadThroughMountTest, ::testing::Values(0, 50),
                          [](const auto& info) { return "C" + std::to_string(info.param); });
 
+// Reads `path` from start to end with read(2)s of `chunk` bytes and checks it is `expected`.
+void ReadInOrder(const std::string& path, size_t chunk, const std::string& expected) {
+  int fd = open(path.c_str(), O_RDONLY);
+  ASSERT_GE(fd, 0);
+  std::string got;
+  std::string buf(chunk, '\0');
+  for (;;) {
+    ssize_t n = read(fd, buf.data(), buf.size());
+    if (n < 0) close(fd);
+    ASSERT_GE(n, 0);
+    if (n == 0) break;
+    got.append(buf.data(), static_cast<size_t>(n));
+  }
+  close(fd);
+  ASSERT_EQ(got.size(), expected.size());
+  EXPECT_TRUE(got == expected) << "the bytes read differ from the file's";
+}
+
 // A sequential reader with 1 MiB reads: the bytes are the file's, and the daemon reads the store
 // in runs (one backing read per large request's missing pages), not a page at a time. In daemon
 // mode each 1 MiB read is one request; with raw_tier = kernel the kernel's read-ahead decides the
@@ -106,19 +124,7 @@ TEST_F(LargeReadMountTest, LargeReadsReturnTheBytesWithFewBackingReadsPerMiB) {
   const std::string expected = CompressibleBytes(kFileBytes, 77);
   WriteWholeFile(ds_.DataPath("big"), expected);
   ASSERT_NO_FATAL_FAILURE(MountOrDie({"-o", "memory=32MiB,compressed_percent=50"}));
-  int fd = open(ds_.MntPath("big").c_str(), O_RDONLY);
-  ASSERT_GE(fd, 0);
-  std::string got;
-  std::string buf(kMiB, '\0');
-  for (;;) {
-    ssize_t n = read(fd, buf.data(), buf.size());
-    ASSERT_GE(n, 0);
-    if (n == 0) break;
-    got.append(buf.data(), static_cast<size_t>(n));
-  }
-  close(fd);
-  ASSERT_EQ(got.size(), expected.size());
-  EXPECT_TRUE(got == expected) << "the bytes read differ from the file's";
+  ASSERT_NO_FATAL_FAILURE(ReadInOrder(ds_.MntPath("big"), kMiB, expected));
 
   const nlohmann::json stats = ds_.Stats();
   const uint64_t misses = Counter(stats, "misses");
@@ -140,19 +146,7 @@ TEST_F(LargeReadMountTest, LargeReadsReturnTheBytesWithFewBackingReadsPerMiB) {
 class ReadaheadMountTest : public MountTest {
  protected:
   void ReadInOrder(const std::string& path, const std::string& expected) {
-    int fd = open(path.c_str(), O_RDONLY);
-    ASSERT_GE(fd, 0);
-    std::string got;
-    std::string buf(128 << 10, '\0');
-    for (;;) {
-      ssize_t n = read(fd, buf.data(), buf.size());
-      ASSERT_GE(n, 0);
-      if (n == 0) break;
-      got.append(buf.data(), static_cast<size_t>(n));
-    }
-    close(fd);
-    ASSERT_EQ(got.size(), expected.size());
-    EXPECT_TRUE(got == expected) << "the bytes read differ from the file's";
+    testing::ReadInOrder(path, 128 << 10, expected);
   }
   // The mount's read-ahead window in KiB, from its bdi; -1 if it cannot be read.
   long BdiReadaheadKiB() {

@@ -183,4 +183,11 @@ CommandResult CcfsProcess::Wait(std::chrono::milliseconds timeout) {
   return r;
 }
 
+std::vector<std::string> Lines(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string l; std::getline(in, l);) lines.push_back(l);
+  return lines;
+}
+
 }  // namespace ccfs::testing

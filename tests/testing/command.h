@@ -58,6 +58,9 @@ int Reap(pid_t pid, double timeout_s);
 std::string TempPath(const std::string& name);
 
 std::string ReadWholeFile(const std::string& path);
+
+// `text` cut at its newlines (the last line need not end in one).
+std::vector<std::string> Lines(const std::string& text);
 void WriteWholeFile(const std::string& path, const std::string& data);
 
 // The ccfs binary under test running in the background, stdout and stderr sent to files. The
