@@ -213,7 +213,9 @@ TEST_F(ReadaheadMountTest, KernelModeTheKernelsWindowIsTheKeyAtMountAndLive) {
   ASSERT_NO_FATAL_FAILURE(ReadInOrder(ds_.MntPath("seq"), expected));
   const nlohmann::json stats = ds_.Stats();
   EXPECT_EQ(Counter(stats, "readahead_pages"), 0u) << "the kernel reads ahead, not the daemon";
-  EXPECT_LT(Counter(stats, "backing_reads"), (8u << 20) / 8192 / 8) << stats.dump();
+  // A page at a time would be 128 backing reads per MiB; the kernel's requests are large, and each
+  // miss run is cut only by the staging tier's free frames (LargeReadMountTest's bound).
+  EXPECT_LE(Counter(stats, "backing_reads"), 32u * 8) << stats.dump();
 }
 
 }  // namespace
