@@ -7,7 +7,12 @@
 // each counter at some recent value.
 //
 // CacheStats is a plain snapshot of everything the engine counts. Counters add up: every page read
-// is exactly one of raw_hits, compressed_hits, misses.
+// is exactly one of raw_hits, compressed_hits, misses, and the bytes it copied to the reader are in
+// the matching one of raw_hit_bytes, compressed_hit_bytes, miss_bytes (their sum is every byte the
+// engine's reads returned). readahead_hit_bytes is not a fourth path: it is the bytes of the reads
+// that first asked for a page read ahead (readahead_hits), counted under their own path as well
+// (raw, or miss when the reader waited for the read-ahead's load), so the share of the bytes
+// served that read-ahead brought in is readahead_hit_bytes / (raw_hit_bytes + miss_bytes).
 //
 // CPU time (the cpu_*_ns counters) says what a buffer costs in CPU, by path, beside what it costs
 // in time. The compression workers and the evictor are measured whole, from their threads' CPU
@@ -97,6 +102,9 @@ class LatencyHistogram {
   X(raw_hits, Outcome, "page reads served from a raw frame")                                       \
   X(compressed_hits, Outcome, "page reads served by decompressing from the compressed tier")       \
   X(misses, Outcome, "page reads served from the backing file")                                    \
+  X(raw_hit_bytes, Event, "bytes copied to readers from raw hits")                                 \
+  X(compressed_hit_bytes, Event, "bytes copied to readers from compressed hits")                   \
+  X(miss_bytes, Event, "bytes copied to readers from misses")                                      \
   X(read_errors, Event, "misses whose backing read failed (not in misses)")                        \
   X(buffered_misses, Event, "misses served by a file that refused O_DIRECT")                       \
   X(backing_reads, Event,                                                                          \
@@ -104,6 +112,8 @@ class LatencyHistogram {
   X(readahead_pages, Event, "pages read ahead of a sequential reader (not counted in reads)")     \
   X(readahead_hits, Event, "pages read ahead that a reader then asked for")                       \
   X(readahead_wasted, Event, "pages read ahead and evicted before any reader asked for them")     \
+  X(readahead_hit_bytes, Event,                                                                    \
+    "bytes of readahead_hits copied to readers (also in raw_hit_bytes or miss_bytes)")             \
   X(page_writes, Event, "pages touched by writes through the engine")                              \
   X(invalidations, Event, "cached pages dropped by writes, truncates, changes underneath")         \
   X(evictions, Event, "raw pages taken by the raw CLOCK")                                          \
@@ -140,7 +150,7 @@ class LatencyHistogram {
   X(free_frames, Level, "raw frames free now")                                                     \
   X(compressed_pages, Level, "pages in the compressed tier (zero pages included)")                 \
   X(compressed_bytes, TierSize, "allocator bytes charged for blobs")                               \
-  X(compressed_logical_bytes, Level, "bytes the compressed pages hold once decompressed")        \
+  X(compressed_logical_bytes, Level, "bytes the compressed pages hold once decompressed")          \
   X(kernel_budget_bytes, Level,                                                                    \
     "raw_tier = kernel: what the kernel's page cache may hold of the mount's files")               \
   X(kernel_held_bytes, Level,                                                                      \

@@ -75,6 +75,9 @@ using Shard = EngineCounters::Shard;
 // CPU time of each read path (Path's order), estimated from a sample of the reads.
 constexpr EngineCounters::Counter kPathCpu[] = {&Shard::cpu_raw_hit_ns, &Shard::cpu_decompress_ns,
                                                 &Shard::cpu_miss_ns};
+// Bytes copied to readers by each read path (Path's order): exact, counted with the page reads.
+constexpr EngineCounters::Counter kPathBytes[] = {&Shard::raw_hit_bytes,
+                                                  &Shard::compressed_hit_bytes, &Shard::miss_bytes};
 
 // The most one backing read asks for: the largest FUSE request (max_pages 256 of 4 KiB). A longer
 // request is read as several runs.
@@ -146,7 +149,8 @@ class PageCache::Impl {
   // bytes copied: less than len when the run ended before the request did, or at end of file
   // (then *eof). *retry, with nothing copied or claimed, when the first page was inserted by
   // another reader meanwhile. Counts each page read as a miss, its latency the run's time
-  // (since `start`, the first page's lookup included) shared by its pages; `cpu` is the run's.
+  // (since `start`, the first page's lookup included) shared by its pages, and *copied as
+  // miss_bytes; `cpu` is the run's.
   // `ahead`: a read-ahead thread's run (offset and len page-aligned, dst null): nothing is copied
   // or counted as read; *copied is the bytes loaded, and the pages are marked read ahead.
   Status LoadRun(uint64_t file_id, BackingFile* file, uint64_t offset, size_t len, char* dst,
@@ -301,7 +305,10 @@ Status PageCache::Impl::Read(uint64_t file_id, BackingFile* file, uint64_t offse
       if (!st.ok()) return st;
       if (!missing) {
         const uint64_t ns = NowNs() - start;
-        if (path != Path::kNone) RecordRead(key, path, ns);
+        if (path != Path::kNone) {
+          RecordRead(key, path, ns);
+          Count(kPathBytes[static_cast<int>(path)], page_copied);
+        }
         if (path != Path::kNone && cpu.sampled()) {
           Count(kPathCpu[static_cast<int>(path)], cpu.ScaledNs(ns));
         }
@@ -357,8 +364,11 @@ Status PageCache::Impl::ReadPage(const PageKey& key, uint32_t in_page, uint32_t 
           if (kind == cache::kRaw || kind == cache::kEvicting) {
             // Pin and mark referenced in one CAS; the frame cannot be reused while pinned.
             if (cache::TryPin(e, &s)) {
-              if (s & cache::kAheadBit) Count(&Shard::readahead_hits);
               *copied = CopyPinned(e, in_page, want, dst);
+              if (s & cache::kAheadBit) {
+                Count(&Shard::readahead_hits);
+                Count(&Shard::readahead_hit_bytes, *copied);
+              }
               *path = waited_for_load ? Path::kMiss : Path::kRawHit;
               return Status::Ok();
             }
@@ -587,6 +597,7 @@ Status PageCache::Impl::LoadRun(uint64_t file_id, BackingFile* file, uint64_t of
     RecordRead(PageKey{file_id, first + i}, Path::kMiss, ns / pages_read);
     if (buffered) Count(&Shard::buffered_misses);
   }
+  Count(&Shard::miss_bytes, *copied);
   if (cpu.sampled()) Count(kPathCpu[static_cast<int>(Path::kMiss)], cpu.ScaledNs(ns));
   return st;
 }

@@ -162,6 +162,7 @@ TEST_F(EngineTest, ReadsAnyOffsetAndLengthIncludingShortLastPage) {
   Open("f", data);
   auto cache = MakeCache(SmallOptions(25));
   std::mt19937_64 rng(7);
+  uint64_t bytes = 0;
   for (int i = 0; i < 2000; ++i) {
     uint64_t off = rng() % (data.size() + 100);
     size_t len = rng() % (3 * ps);
@@ -171,8 +172,12 @@ TEST_F(EngineTest, ReadsAnyOffsetAndLengthIncludingShortLastPage) {
     size_t expect = off >= data.size() ? 0 : std::min(len, data.size() - off);
     ASSERT_EQ(n, expect) << "off " << off << " len " << len;
     ASSERT_EQ(0, std::memcmp(buf.data(), data.data() + std::min<uint64_t>(off, data.size()), n));
+    bytes += n;
   }
-  ExpectCountersAddUp(cache->Stats());
+  const CacheStats s = cache->Stats();
+  ExpectCountersAddUp(s);
+  // Every byte returned is counted once, under the path of the page it came from.
+  EXPECT_EQ(s.raw_hit_bytes + s.compressed_hit_bytes + s.miss_bytes, bytes);
 }
 
 // Many threads read random pages of several files through a budget far below the data, so pages
@@ -210,6 +215,7 @@ void ConcurrentReadsMatch(EngineTest* t, std::unique_ptr<MemBackingStore>& store
   const int kThreads = 6;
   const int kReadsPerThread = 4000;
   std::atomic<uint64_t> pages_read{0};
+  std::atomic<uint64_t> bytes_read{0};
   std::atomic<int> mismatches{0};
   std::vector<std::thread> threads;
   for (int t = 0; t < kThreads; ++t) {
@@ -229,6 +235,7 @@ void ConcurrentReadsMatch(EngineTest* t, std::unique_ptr<MemBackingStore>& store
           mismatches++;
         }
         if (n > 0) pages_read += (off + n - 1) / ps - off / ps + 1;  // the pages holding bytes
+        bytes_read += n;
       }
     });
   }
@@ -241,11 +248,13 @@ void ConcurrentReadsMatch(EngineTest* t, std::unique_ptr<MemBackingStore>& store
   EXPECT_FALSE(over_budget.load());
   EXPECT_EQ(s.reads, pages_read.load());
   EXPECT_EQ(s.reads, s.raw_hits + s.compressed_hits + s.misses);
+  EXPECT_EQ(s.raw_hit_bytes + s.compressed_hit_bytes + s.miss_bytes, bytes_read.load());
   EXPECT_GT(s.misses, 0u);
   EXPECT_GT(s.raw_hits, 0u);
   EXPECT_GT(s.evictions, 0u);
   if (o.compressed_percent > 0) {
     EXPECT_GT(s.compressed_hits, 0u);
+    EXPECT_GT(s.compressed_hit_bytes, 0u);
     EXPECT_GT(s.compressions, 0u);
     EXPECT_GT(s.rejects, 0u);  // file 2 is incompressible
   } else {

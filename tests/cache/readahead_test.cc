@@ -147,6 +147,10 @@ TEST_F(ReadaheadEngineTest, ASequentialReaderFindsItsPagesReadAhead) {
   EXPECT_LE(s.readahead_pages, kPages);
   EXPECT_GT(s.readahead_hits, kPages / 2);
   EXPECT_LE(s.readahead_hits, s.readahead_pages);
+  // Whole pages, each read once: the bytes of the pages read ahead, also under raw or miss.
+  EXPECT_EQ(s.raw_hit_bytes + s.compressed_hit_bytes + s.miss_bytes, data_.size());
+  EXPECT_EQ(s.readahead_hit_bytes, s.readahead_hits * 8 * kKiB);
+  EXPECT_LE(s.readahead_hit_bytes, s.raw_hit_bytes + s.miss_bytes);
   EXPECT_EQ(s.readahead_wasted, 0u) << "nothing was evicted";
   for (const auto& [page, reads] : counting_->page_reads()) {
     EXPECT_EQ(reads, 1) << "page " << page << " read from the store twice";
