@@ -40,7 +40,7 @@ echo "== ThreadSanitizer: engine, compression pool, stats"
 cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCCFS_SANITIZE=thread >/dev/null
 cmake --build build-tsan -j"$jobs" --target ccfs_tests
 TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$PWD/tests/tsan.supp" \
-  build-tsan/ccfs_tests --gtest_brief=1 --gtest_filter='EngineTest.*:EngineRunTest.*:AdmissionEngineTest.*:FrequencyEngineTest.*:MissRatioCurve*:SplitTuner*:CompressionPool*:LatencyHistogram*'
+  build-tsan/ccfs_tests --gtest_brief=1 --gtest_filter='EngineTest.*:EngineRunTest.*:AdmissionEngineTest.*:FrequencyEngineTest.*:MissRatioCurve*:SplitTuner*:CompressionPool*:LatencyHistogram*:RequestStats*'
 echo "== clang thread-safety analysis (compile only): ccfs_core, ccfs_fuse"
 CC=clang CXX=clang++ cmake -S . -B build-tsa -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCCFS_THREAD_SAFETY=ON >/dev/null
 cmake --build build-tsa -j"$jobs" --target ccfs_core ccfs_fuse

@@ -320,7 +320,7 @@ class Daemon {
   // (Shutdown stops it first).
   std::string RenderMetrics() const {
     return RenderPrometheus(fs_->Stats(), DaemonIdentity::Now(dataset_, mountpoint_, started_),
-                            CCFS_VERSION);
+                            CCFS_VERSION, fs_->Requests());
   }
 
   // Tells the waiting parent the mount is ready and cuts the daemon loose from the terminal.

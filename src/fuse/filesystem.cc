@@ -6,7 +6,10 @@
 #include <fmt/format.h>
 
 #include <cstring>
+#include <iterator>
+#include <string>
 #include <utility>
+#include <vector>
 
 #include "fuse/log.h"
 #include "fuse/ops.h"
@@ -14,6 +17,25 @@
 namespace ccfs {
 
 namespace {
+
+// The ops of kOpTable, as RequestStats' kinds; kOpNames are their labels, the names of their
+// fuse_lowlevel_ops slots.
+enum Op {
+  kLookup, kForget, kForgetMulti, kGetattr, kSetattr, kReadlink, kMknod, kMkdir, kSymlink, kLink,
+  kUnlink, kRmdir, kRename, kStatfs,
+  kOpen, kCreate, kRead, kWrite, kFlush, kFsync, kRelease, kFallocate, kLseek,
+  kOpendir, kReaddir, kReaddirplus, kReleasedir, kFsyncdir,
+  kSetxattr, kGetxattr, kListxattr, kRemovexattr,
+  kOps
+};
+constexpr const char* kOpNames[kOps] = {
+    "lookup", "forget", "forget_multi", "getattr", "setattr", "readlink", "mknod", "mkdir",
+    "symlink", "link", "unlink", "rmdir", "rename", "statfs",
+    "open", "create", "read", "write", "flush", "fsync", "release", "fallocate", "lseek",
+    "opendir", "readdir", "readdirplus", "releasedir", "fsyncdir",
+    "setxattr", "getxattr", "listxattr", "removexattr"};
+
+std::vector<std::string> OpNames() { return {std::begin(kOpNames), std::end(kOpNames)}; }
 
 std::unique_ptr<KernelCache> KernelCacheFor(PageCache* cache) {
   const Options o = cache->options();
@@ -42,6 +64,7 @@ FsContext::FsContext(const Filesystem::Config& config_in, PageCache* cache_in)
                                           : [this](Inode* i, uint64_t offset) {
                                               kernel->InvalidateFrom(inodes.InoOf(i), offset);
                                             }),
+      requests(OpNames()),
       control(cache_in, kernel.get(), &request_cpu, config_in.dataset, config_in.mountpoint,
               config_in.attr_timeout) {}
 
@@ -90,48 +113,65 @@ void Init(void* userdata, fuse_conn_info* conn) {
   // sizes its payload buffers from max_write and max_pages (uring_transport.h).
 }
 
-// Every op ccfs serves; a slot left empty is answered by libfuse (ENOSYS, or its default).
+// Handler H, counted and timed as request kind `op`: from its entry to its return, which follows
+// its one reply. The context is taken before H runs, because the reply frees `req`; it outlives
+// every handler (FsContext is destroyed after the request loop stops). Two clock reads and
+// RequestStats::Record per request.
+template <Op op, auto H>
+struct Timed;
+template <Op op, typename... Args, void (*H)(fuse_req_t, Args...)>
+struct Timed<op, H> {
+  static void Call(fuse_req_t req, Args... args) {
+    RequestStats& requests = ops::ContextOf(req)->requests;
+    const uint64_t start = SteadyNowNs();
+    H(req, args...);
+    requests.Record(op, SteadyNowNs() - start);
+  }
+};
+
+// Every op ccfs serves, each timed (Timed); a slot left empty is answered by libfuse (ENOSYS, or
+// its default). init and retrieve_reply are not requests a reader made, and are not timed.
 const fuse_lowlevel_ops kOpTable = [] {
   fuse_lowlevel_ops ops;
   memset(&ops, 0, sizeof(ops));
   ops.init = Init;
   // names and attributes
-  ops.lookup = ops::Lookup;
-  ops.forget = ops::Forget;
-  ops.forget_multi = ops::ForgetMulti;
-  ops.getattr = ops::Getattr;
-  ops.setattr = ops::Setattr;
-  ops.readlink = ops::Readlink;
-  ops.mknod = ops::Mknod;
-  ops.mkdir = ops::Mkdir;
-  ops.symlink = ops::Symlink;
-  ops.link = ops::Link;
-  ops.unlink = ops::Unlink;
-  ops.rmdir = ops::Rmdir;
-  ops.rename = ops::Rename;
-  ops.statfs = ops::Statfs;
+  ops.lookup = Timed<kLookup, ops::Lookup>::Call;
+  ops.forget = Timed<kForget, ops::Forget>::Call;
+  ops.forget_multi = Timed<kForgetMulti, ops::ForgetMulti>::Call;
+  ops.getattr = Timed<kGetattr, ops::Getattr>::Call;
+  ops.setattr = Timed<kSetattr, ops::Setattr>::Call;
+  ops.readlink = Timed<kReadlink, ops::Readlink>::Call;
+  ops.mknod = Timed<kMknod, ops::Mknod>::Call;
+  ops.mkdir = Timed<kMkdir, ops::Mkdir>::Call;
+  ops.symlink = Timed<kSymlink, ops::Symlink>::Call;
+  ops.link = Timed<kLink, ops::Link>::Call;
+  ops.unlink = Timed<kUnlink, ops::Unlink>::Call;
+  ops.rmdir = Timed<kRmdir, ops::Rmdir>::Call;
+  ops.rename = Timed<kRename, ops::Rename>::Call;
+  ops.statfs = Timed<kStatfs, ops::Statfs>::Call;
   // open files
-  ops.open = ops::Open;
-  ops.create = ops::Create;
-  ops.read = ops::Read;
-  ops.write = ops::Write;
-  ops.flush = ops::Flush;
-  ops.fsync = ops::Fsync;
-  ops.release = ops::Release;
-  ops.fallocate = ops::Fallocate;
-  ops.lseek = ops::Lseek;
+  ops.open = Timed<kOpen, ops::Open>::Call;
+  ops.create = Timed<kCreate, ops::Create>::Call;
+  ops.read = Timed<kRead, ops::Read>::Call;
+  ops.write = Timed<kWrite, ops::Write>::Call;
+  ops.flush = Timed<kFlush, ops::Flush>::Call;
+  ops.fsync = Timed<kFsync, ops::Fsync>::Call;
+  ops.release = Timed<kRelease, ops::Release>::Call;
+  ops.fallocate = Timed<kFallocate, ops::Fallocate>::Call;
+  ops.lseek = Timed<kLseek, ops::Lseek>::Call;
   ops.retrieve_reply = ops::RetrieveReply;
   // directories
-  ops.opendir = ops::Opendir;
-  ops.readdir = ops::Readdir;
-  ops.readdirplus = ops::Readdirplus;
-  ops.releasedir = ops::Releasedir;
-  ops.fsyncdir = ops::Fsyncdir;
+  ops.opendir = Timed<kOpendir, ops::Opendir>::Call;
+  ops.readdir = Timed<kReaddir, ops::Readdir>::Call;
+  ops.readdirplus = Timed<kReaddirplus, ops::Readdirplus>::Call;
+  ops.releasedir = Timed<kReleasedir, ops::Releasedir>::Call;
+  ops.fsyncdir = Timed<kFsyncdir, ops::Fsyncdir>::Call;
   // extended attributes
-  ops.setxattr = ops::Setxattr;
-  ops.getxattr = ops::Getxattr;
-  ops.listxattr = ops::Listxattr;
-  ops.removexattr = ops::Removexattr;
+  ops.setxattr = Timed<kSetxattr, ops::Setxattr>::Call;
+  ops.getxattr = Timed<kGetxattr, ops::Getxattr>::Call;
+  ops.listxattr = Timed<kListxattr, ops::Listxattr>::Call;
+  ops.removexattr = Timed<kRemovexattr, ops::Removexattr>::Call;
   return ops;
 }();
 
@@ -168,6 +208,9 @@ Status Filesystem::ApplyLiveOptions(const Options& wanted, const std::string& so
 
 std::string Filesystem::RenderStats() const { return context_->control.RenderStats(); }
 CacheStats Filesystem::Stats() const { return context_->control.Stats(); }
+std::vector<RequestStats::Kind> Filesystem::Requests() const {
+  return context_->requests.Snapshot();
+}
 
 void Filesystem::StartKernelCache(fuse_session* se) {
   if (context_->kernel != nullptr) context_->kernel->Start(se);

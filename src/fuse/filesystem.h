@@ -50,6 +50,7 @@
 #include "ccfs/options.h"
 #include "ccfs/page_cache.h"
 #include "ccfs/status.h"
+#include "stats/request_stats.h"
 #include "util/thread_cpu.h"
 
 struct fuse_lowlevel_ops;
@@ -102,6 +103,9 @@ class Filesystem {
   std::string StatsLine() const;
   // The counters stats.json renders (the engine's, and the kernel level's in kernel mode).
   CacheStats Stats() const;
+  // The requests answered, by op of the op table, and their times (the metrics endpoint's
+  // ccfs_fuse_* families).
+  std::vector<RequestStats::Kind> Requests() const;
 
   // raw_tier = kernel: starts (stops) telling the kernel over `se` which pages to drop
   // (fuse/kernel_cache.h). Start once the session is mounted; Stop before fuse_session_destroy.

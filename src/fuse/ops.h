@@ -36,6 +36,7 @@
 #include "fuse/inode_table.h"
 #include "fuse/kernel_cache.h"
 #include "fuse/open_handles.h"
+#include "stats/request_stats.h"
 
 namespace ccfs {
 
@@ -57,6 +58,8 @@ struct FsContext {
   ChangeDetector changes;
   // The request threads (RequestLoop, UringTransport) join it; before `control`, which reads it.
   ThreadCpuGroup request_cpu;
+  // Every request, by op, timed around its handler (filesystem.cc, Timed).
+  RequestStats requests;
   ControlDir control;
   OpenHandles<FileHandle> files;  // what fi->fh names for an open data file
   OpenHandles<DirHandle> dirs;    // ... for an open real directory (0 for .ccfs)

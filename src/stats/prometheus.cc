@@ -34,18 +34,28 @@ bool EndsWith(std::string_view s, std::string_view suffix) {
 
 bool IsNanoseconds(const CounterInfo& c) { return EndsWith(c.name, kNsSuffix); }
 
-// The three read outcomes: label, count and latency. The Outcome rows other than `reads` (their
-// sum) are these three; tests/stats/prometheus_test.cc checks it.
+// The three read outcomes: label, count, bytes and latency. The Outcome rows other than `reads`
+// (their sum) are these three; tests/stats/prometheus_test.cc checks it.
 struct ReadPath {
   const char* label;
   uint64_t CacheStats::*count;
+  uint64_t CacheStats::*bytes;
   HistogramSnapshot CacheStats::*latency;
 };
 constexpr ReadPath kReadPaths[] = {
-    {"raw", &CacheStats::raw_hits, &CacheStats::raw_hit_latency},
-    {"compressed", &CacheStats::compressed_hits, &CacheStats::compressed_hit_latency},
-    {"miss", &CacheStats::misses, &CacheStats::miss_latency},
+    {"raw", &CacheStats::raw_hits, &CacheStats::raw_hit_bytes, &CacheStats::raw_hit_latency},
+    {"compressed", &CacheStats::compressed_hits, &CacheStats::compressed_hit_bytes,
+     &CacheStats::compressed_hit_latency},
+    {"miss", &CacheStats::misses, &CacheStats::miss_bytes, &CacheStats::miss_latency},
 };
+
+// A row exported as ccfs_read_bytes_total{path} rather than under its own name.
+bool IsPathBytes(const CounterInfo& c) {
+  for (const ReadPath& p : kReadPaths) {
+    if (c.field == p.bytes) return true;
+  }
+  return false;
+}
 
 double Seconds(uint64_t ns) { return static_cast<double>(ns) / 1e9; }
 
@@ -119,7 +129,7 @@ void WriteReadHistograms(const CacheStats& s, Writer* w) {
     // Cumulative: walk the engine's buckets (ascending) once, across the fixed bounds.
     size_t next = 0;
     uint64_t cumulative = 0;
-    for (uint64_t bound : kReadSecondsBounds) {
+    for (uint64_t bound : kLatencyBoundsNs) {
       while (next < buckets.size() && buckets[next].first <= bound) {
         cumulative += buckets[next++].second;
       }
@@ -128,6 +138,37 @@ void WriteReadHistograms(const CacheStats& s, Writer* w) {
     w->Sample(bucket, path + ",le=\"+Inf\"", total);
     w->Sample(std::string(kName) + "_sum", path, Seconds(h.sum_ns()));
     w->Sample(std::string(kName) + "_count", path, total);
+  }
+}
+
+// The ccfs_fuse_* families, ops asked for at least once (prometheus.h, section 4).
+void WriteRequests(const std::vector<RequestStats::Kind>& requests, Writer* w) {
+  std::vector<const RequestStats::Kind*> seen;
+  for (const RequestStats::Kind& k : requests) {
+    if (k.count() > 0) seen.push_back(&k);
+  }
+  if (seen.empty()) return;
+  w->Family("ccfs_fuse_requests_total", "counter", "FUSE requests the daemon answered, by op");
+  for (const RequestStats::Kind* k : seen) {
+    w->Sample("ccfs_fuse_requests_total", fmt::format("op=\"{}\"", LabelValue(k->name)),
+              k->count());
+  }
+  constexpr char kName[] = "ccfs_fuse_request_seconds";
+  w->Family(kName, "histogram",
+            "Time the daemon took to answer one FUSE request, seconds, by op: from the handler's "
+            "entry to its reply");
+  const std::string bucket = std::string(kName) + "_bucket";
+  for (const RequestStats::Kind* k : seen) {
+    const std::string op = fmt::format("op=\"{}\"", LabelValue(k->name));
+    uint64_t cumulative = 0;
+    for (size_t i = 0; i < std::size(kLatencyBoundsNs); ++i) {
+      cumulative += k->buckets[i];
+      w->Sample(bucket, fmt::format("{},le=\"{}\"", op, Seconds(kLatencyBoundsNs[i])),
+                cumulative);
+    }
+    w->Sample(bucket, op + ",le=\"+Inf\"", k->count());
+    w->Sample(std::string(kName) + "_sum", op, Seconds(k->sum_ns));
+    w->Sample(std::string(kName) + "_count", op, k->count());
   }
 }
 
@@ -143,7 +184,8 @@ std::string PrometheusName(const CounterInfo& c) {
 }
 
 std::string RenderPrometheus(const CacheStats& s, const DaemonIdentity& daemon,
-                             std::string_view version) {
+                             std::string_view version,
+                             const std::vector<RequestStats::Kind>& requests) {
   Writer w;
   w.Family("ccfs_build_info", "gauge", "Always 1; the version label is the ccfs release");
   w.Sample("ccfs_build_info", fmt::format("version=\"{}\"", LabelValue(version)), 1);
@@ -159,6 +201,8 @@ std::string RenderPrometheus(const CacheStats& s, const DaemonIdentity& daemon,
            "Resident memory of the daemon process (VmRSS): its tiers' pages and its own memory",
            daemon.rss_bytes);
   w.Single("process_open_fds", "gauge", "Descriptors the daemon process has open", daemon.open_fds);
+  w.Single("process_max_fds", "gauge",
+           "Descriptors the daemon process may have open (its soft RLIMIT_NOFILE)", daemon.max_fds);
   w.Single("process_start_time_seconds", "gauge",
            "When the daemon started serving, seconds since the Unix epoch", daemon.start_time_s);
 
@@ -169,9 +213,17 @@ std::string RenderPrometheus(const CacheStats& s, const DaemonIdentity& daemon,
     w.Sample("ccfs_reads_total", fmt::format("path=\"{}\"", p.label), s.*p.count);
   }
   WriteReadHistograms(s, &w);
+  w.Family("ccfs_read_bytes_total", "counter",
+           "Bytes page reads copied to readers, by path as ccfs_reads_total; their sum is every "
+           "byte served");
+  for (const ReadPath& p : kReadPaths) {
+    w.Sample("ccfs_read_bytes_total", fmt::format("path=\"{}\"", p.label), s.*p.bytes);
+  }
+  WriteRequests(requests, &w);
 
   for (const CounterInfo& c : kCacheCounters) {
-    if (c.kind == CounterKind::kOutcome) continue;  // ccfs_reads_total above
+    // ccfs_reads_total and ccfs_read_bytes_total above
+    if (c.kind == CounterKind::kOutcome || IsPathBytes(c)) continue;
     const std::string name = PrometheusName(c);
     const uint64_t v = s.*c.field;
     if (IsNanoseconds(c)) {
@@ -185,8 +237,14 @@ std::string RenderPrometheus(const CacheStats& s, const DaemonIdentity& daemon,
            "Bytes the compressed pages hold once decompressed / bytes charged for them (1 when "
            "empty)",
            s.compression_ratio());
+  w.Single("ccfs_compressed_share", "gauge",
+           "Setting compressed_percent as a fraction: share of memory given to the compressed "
+           "tier, 0-1",
+           s.compressed_percent / 100.0);
   w.Single("ccfs_compressed_percent", "gauge",
-           "Setting compressed_percent: share of memory given to the compressed tier, percent",
+           "Setting compressed_percent: share of memory given to the compressed tier, percent "
+           "(deprecated: ccfs_compressed_share is the same as a fraction; this name goes in the "
+           "next release)",
            s.compressed_percent);
   w.Single("ccfs_page_size_bytes", "gauge", "Setting page_size: bytes per cached page",
            s.page_size);

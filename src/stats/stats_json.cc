@@ -5,6 +5,7 @@
 #include "stats/stats_json.h"
 
 
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -240,6 +241,10 @@ DaemonIdentity DaemonIdentity::Now(const std::string& dataset, const std::string
   d.uptime_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   d.rss_bytes = ProcStatusBytes(getpid(), "VmRSS:");
   d.open_fds = OpenDescriptorCount();
+  rlimit nofile{};
+  if (getrlimit(RLIMIT_NOFILE, &nofile) == 0 && nofile.rlim_cur != RLIM_INFINITY) {
+    d.max_fds = nofile.rlim_cur;
+  }
   d.start_time_s =
       std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count() -
       d.uptime_s;

@@ -41,6 +41,8 @@ struct DaemonIdentity {
   // thread stacks, request buffers, the page index); 0 when unknown.
   uint64_t rss_bytes = 0;
   uint64_t open_fds = 0;       // descriptors the process has open; 0 when unknown
+  // Its soft RLIMIT_NOFILE (0 when unlimited); exported to Prometheus only (process_max_fds).
+  uint64_t max_fds = 0;
   double start_time_s = 0;     // when the daemon started serving, seconds since the Unix epoch
 
   // This process, serving `dataset` at `mountpoint` since `started`.

@@ -1,5 +1,6 @@
-// The metrics endpoint of a real mount (`-o metrics=...`): scraped with curl, its counters move
-// with reads through the mount and agree with stats.json, Prometheus's own checker (promtool, from
+// The metrics endpoint of a real mount (`-o metrics=...`): scraped with curl, its counters (page
+// reads, bytes served, FUSE requests by op) move with reads through the mount and agree with
+// stats.json, Prometheus's own checker (promtool, from
 // Debian's prometheus package; scripts/setup.sh extracts it) accepts the text, a bare port listens
 // on loopback only, a stalled client holds up neither reads nor the unmount, and the port is
 // released when the daemon ends.
@@ -121,6 +122,29 @@ TEST_F(MetricsTest, CountersMoveWithReadsThroughTheMountAndAgreeWithStatsJson) {
               Reads(after, path));
   }
   EXPECT_GT(Sample(after, "ccfs_read_seconds_sum{path=\"miss\"}"), 0);
+  // Bytes served, exactly: the file twice. A read(2) that ends inside a page leaves the rest of
+  // that page to the next one, a raw hit, so the first pass is not all misses; the second is all
+  // raw hits.
+  const double miss_bytes = Sample(after, "ccfs_read_bytes_total{path=\"miss\"}");
+  const double raw_bytes = Sample(after, "ccfs_read_bytes_total{path=\"raw\"}");
+  EXPECT_EQ(miss_bytes + raw_bytes, 2 * kFileBytes);
+  EXPECT_GT(miss_bytes, 0);
+  EXPECT_GE(raw_bytes, kFileBytes);
+  EXPECT_EQ(Sample(after, "ccfs_read_bytes_total{path=\"compressed\"}"), 0);
+  EXPECT_EQ(Sample(after, "ccfs_readahead_hit_bytes_total"), 0) << "readahead=0";
+  // The daemon's requests: a READ reaches it per read(2) here (direct_io), and its time per READ
+  // holds the engine's time per page.
+  const double read_requests = Sample(after, "ccfs_fuse_requests_total{op=\"read\"}");
+  EXPECT_GE(read_requests, 2);
+  EXPECT_EQ(Sample(after, "ccfs_fuse_request_seconds_count{op=\"read\"}"), read_requests);
+  EXPECT_EQ(Sample(after, "ccfs_fuse_request_seconds_bucket{op=\"read\",le=\"+Inf\"}"),
+            read_requests);
+  EXPECT_GE(Sample(after, "ccfs_fuse_requests_total{op=\"open\"}"), 2);
+  EXPECT_GE(Sample(after, "ccfs_fuse_request_seconds_sum{op=\"read\"}"),
+            Sample(after, "ccfs_read_seconds_sum{path=\"raw\"}") +
+                Sample(after, "ccfs_read_seconds_sum{path=\"miss\"}"));
+  EXPECT_EQ(Sample(before, "ccfs_fuse_requests_total{op=\"mknod\"}"), -1)
+      << "an op never asked for has no series";
   EXPECT_EQ(Sample(after, "ccfs_raw_pages"), Reads(after, "miss")) << "every miss kept its page";
   EXPECT_EQ(Sample(after, "ccfs_memory_bytes"), 256 << 20);
   EXPECT_EQ(Sample(after, "ccfs_mount_info{dataset=\"" + ds_.data() + "\",mountpoint=\"" +

@@ -19,6 +19,7 @@
 #include "ccfs/codec.h"
 #include "ccfs/stats.h"
 #include "stats/counters.h"
+#include "stats/request_stats.h"
 #include "stats/stats_test_util.h"
 
 namespace ccfs {
@@ -98,6 +99,7 @@ DaemonIdentity Daemon() {
   d.uptime_s = 12.5;
   d.rss_bytes = 24 << 20;
   d.open_fds = 37;
+  d.max_fds = 4096;
   d.start_time_s = 1.7e9;
   return d;
 }
@@ -108,6 +110,10 @@ TEST(PrometheusTest, EveryCounterUnderItsNameWithHelpAndType) {
   for (const CounterInfo& c : kCacheCounters) {
     SCOPED_TRACE(c.name);
     if (c.kind == CounterKind::kOutcome) continue;
+    if (c.field == &CacheStats::raw_hit_bytes || c.field == &CacheStats::compressed_hit_bytes ||
+        c.field == &CacheStats::miss_bytes) {
+      continue;  // the paths of ccfs_read_bytes_total (ConventionalNames)
+    }
     const std::string name = PrometheusName(c);
     ASSERT_EQ(e.types.count(name), 1u) << name;
     EXPECT_EQ(e.types.at(name), IsCount(c.kind) ? "counter" : "gauge");
@@ -145,6 +151,13 @@ TEST(PrometheusTest, ConventionalNames) {
   EXPECT_EQ(Number(e, "ccfs_reads_total{path=\"raw\"}"), 7);
   EXPECT_EQ(Number(e, "ccfs_reads_total{path=\"compressed\"}"), 5);
   EXPECT_EQ(Number(e, "ccfs_reads_total{path=\"miss\"}"), 3);
+  // Bytes by the same paths, one family; the read-ahead share of them apart, not a fourth path.
+  EXPECT_EQ(e.types.at("ccfs_read_bytes_total"), "counter");
+  EXPECT_EQ(Number(e, "ccfs_read_bytes_total{path=\"raw\"}"), s.raw_hit_bytes);
+  EXPECT_EQ(Number(e, "ccfs_read_bytes_total{path=\"compressed\"}"), s.compressed_hit_bytes);
+  EXPECT_EQ(Number(e, "ccfs_read_bytes_total{path=\"miss\"}"), s.miss_bytes);
+  EXPECT_EQ(Number(e, "ccfs_readahead_hit_bytes_total"), s.readahead_hit_bytes);
+  EXPECT_EQ(e.types.count("ccfs_raw_hit_bytes_total"), 0u);
   EXPECT_EQ(Number(e, "ccfs_stall_seconds_total"), 1.5);
   EXPECT_EQ(e.types.at("ccfs_stalls_total"), "counter");
   EXPECT_EQ(Number(e, "ccfs_evictions_total"), s.evictions);
@@ -159,6 +172,7 @@ TEST(PrometheusTest, ConventionalNames) {
   EXPECT_EQ(Number(e, "ccfs_compressed_pages"), s.compressed_pages);
   EXPECT_EQ(Number(e, "ccfs_compression_ratio"), 2.5);
   EXPECT_EQ(Number(e, "ccfs_compressed_percent"), 40);
+  EXPECT_DOUBLE_EQ(Number(e, "ccfs_compressed_share"), 0.4);
   EXPECT_EQ(Number(e, "ccfs_page_size_bytes"), 16384);
   EXPECT_EQ(Number(e, "ccfs_compression_level"), -3);
   EXPECT_EQ(Number(e, "ccfs_compressor_info{compressor=\"zstd\"}"), 1);
@@ -169,6 +183,8 @@ TEST(PrometheusTest, ConventionalNames) {
   EXPECT_EQ(Number(e, "process_resident_memory_bytes"), 24 << 20);
   EXPECT_EQ(e.types.at("process_open_fds"), "gauge");
   EXPECT_EQ(Number(e, "process_open_fds"), 37);
+  EXPECT_EQ(e.types.at("process_max_fds"), "gauge");
+  EXPECT_EQ(Number(e, "process_max_fds"), 4096);
   EXPECT_EQ(Number(e, "process_start_time_seconds"), 1.7e9);
   // The names the table would spell in nanoseconds are exported in seconds only.
   for (const auto& [name, type] : e.types) {
@@ -222,9 +238,9 @@ TEST(PrometheusTest, ReadHistogramIsCumulativeWithInfEqualToCount) {
       les.push_back(le == "+Inf" ? INFINITY : std::stod(le));
       counts.push_back(Number(e, series));
     }
-    ASSERT_EQ(les.size(), std::size(kReadSecondsBounds) + 1);
-    for (size_t i = 0; i < std::size(kReadSecondsBounds); ++i) {
-      EXPECT_DOUBLE_EQ(les[i], kReadSecondsBounds[i] / 1e9);
+    ASSERT_EQ(les.size(), std::size(kLatencyBoundsNs) + 1);
+    for (size_t i = 0; i < std::size(kLatencyBoundsNs); ++i) {
+      EXPECT_DOUBLE_EQ(les[i], kLatencyBoundsNs[i] / 1e9);
     }
     for (size_t i = 1; i < les.size(); ++i) {
       EXPECT_LT(les[i - 1], les[i]);
@@ -232,6 +248,41 @@ TEST(PrometheusTest, ReadHistogramIsCumulativeWithInfEqualToCount) {
     }
     EXPECT_EQ(counts.back(), Number(e, "ccfs_read_seconds_count{path=\"" + path + "\"}"));
   }
+}
+
+TEST(PrometheusTest, RequestsByOpAreCountedAndCumulativeAndOnlyOpsAskedFor) {
+  RequestStats requests({"lookup", "read", "mknod"});
+  requests.Record(1, 250);             // on a bound: counted at it
+  requests.Record(1, 251);             // just above: the next bound
+  requests.Record(1, 20'000);          // 25us
+  requests.Record(1, 20'000'000'000);  // above the last bound: +Inf only
+  requests.Record(0, 3'000);
+  const Exposition e = Read(RenderPrometheus(CacheStats{}, Daemon(), "v", requests.Snapshot()));
+  EXPECT_EQ(e.types.at("ccfs_fuse_requests_total"), "counter");
+  EXPECT_EQ(e.types.at("ccfs_fuse_request_seconds"), "histogram");
+  EXPECT_EQ(Number(e, "ccfs_fuse_requests_total{op=\"read\"}"), 4);
+  EXPECT_EQ(Number(e, "ccfs_fuse_requests_total{op=\"lookup\"}"), 1);
+  EXPECT_EQ(e.samples.count("ccfs_fuse_requests_total{op=\"mknod\"}"), 0u)
+      << "an op never asked for has no series";
+  auto bucket = [&](const std::string& op, const std::string& le) {
+    return Number(e, "ccfs_fuse_request_seconds_bucket{op=\"" + op + "\",le=\"" + le + "\"}");
+  };
+  EXPECT_EQ(bucket("read", "2.5e-07"), 1);
+  EXPECT_EQ(bucket("read", "5e-07"), 2);
+  EXPECT_EQ(bucket("read", "1e-05"), 2);
+  EXPECT_EQ(bucket("read", "2.5e-05"), 3);
+  EXPECT_EQ(bucket("read", "10"), 3);
+  EXPECT_EQ(bucket("read", "+Inf"), 4);
+  EXPECT_EQ(bucket("lookup", "2.5e-06"), 0);
+  EXPECT_EQ(bucket("lookup", "5e-06"), 1);
+  EXPECT_EQ(Number(e, "ccfs_fuse_request_seconds_count{op=\"read\"}"), 4);
+  EXPECT_DOUBLE_EQ(Number(e, "ccfs_fuse_request_seconds_sum{op=\"read\"}"),
+                   (250 + 251 + 20'000 + 20e9) / 1e9);
+
+  // The engine alone (no requests): no ccfs_fuse_* families at all.
+  const Exposition engine = Read(RenderPrometheus(CacheStats{}, Daemon(), "v"));
+  EXPECT_EQ(engine.types.count("ccfs_fuse_requests_total"), 0u);
+  EXPECT_EQ(engine.types.count("ccfs_fuse_request_seconds"), 0u);
 }
 
 TEST(PrometheusTest, LabelValuesAreEscapedAndUtf8) {
