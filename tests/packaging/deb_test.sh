@@ -66,6 +66,8 @@ for f in ./usr/bin/ccfs ./usr/share/man/man1/ccfs.1.gz ./usr/share/man/man5/ccfs
          ./usr/share/doc/ccfs/README.md ./usr/share/doc/ccfs/docs/OPERATING.md \
          ./usr/share/doc/ccfs/examples/ccfs.toml ./usr/share/doc/ccfs/examples/srv-data.mount \
          ./usr/share/doc/ccfs/examples/fstab.example \
+         ./usr/share/doc/ccfs/examples/ccfs-dashboard.json \
+         ./usr/share/doc/ccfs/examples/ccfs-alerts.yml \
          ./usr/share/ccfs/plot_sweep.py ./usr/share/ccfs/plot_advise.py; do
   grep -qx -- "$f" "$work/files" || fail "the package lacks $f"
 done
