@@ -114,9 +114,10 @@ void Init(void* userdata, fuse_conn_info* conn) {
 }
 
 // Handler H, counted and timed as request kind `op`: from its entry to its return, which follows
-// its one reply. The context is taken before H runs, because the reply frees `req`; it outlives
-// every handler (FsContext is destroyed after the request loop stops). Two clock reads and
-// RequestStats::Record per request.
+// its one reply (written to /dev/fuse; with transport = uring, handed to the ring's capture, which
+// the transport commits with its next fetch: session_io.h). The context is taken before H runs,
+// because the reply frees `req`; it outlives every handler (FsContext is destroyed after the
+// request loop stops). Two clock reads and RequestStats::Record per request.
 template <Op op, auto H>
 struct Timed;
 template <Op op, typename... Args, void (*H)(fuse_req_t, Args...)>

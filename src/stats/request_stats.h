@@ -1,7 +1,9 @@
 // RequestStats: requests by kind, and the time each took, as the daemon saw them. The FUSE layer
 // records every op of its table (fuse/filesystem.cc, kOpTable), from the handler's entry to its
 // return, which follows the handler's one reply; the metrics endpoint exports them
-// (stats/prometheus.h: ccfs_fuse_requests_total, ccfs_fuse_request_seconds).
+// (stats/prometheus.h: ccfs_fuse_requests_total, ccfs_fuse_request_seconds). Not in it: the time a
+// request waited in the kernel's queue or for a request thread, and the trip to and from the
+// kernel.
 //
 // Per kind, a histogram over the fixed bounds kLatencyBoundsNs (the bounds Prometheus is shown, so
 // a value is counted in the bucket it is exported in, with no rebucketing error) and the sum of
