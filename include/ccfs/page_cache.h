@@ -91,6 +91,9 @@ class PageCache {
     // read ahead, starting at *ahead_offset, given the largest window; 0 = none.
     uint64_t Next(uint64_t offset, uint64_t n, bool at_end, uint64_t max_window,
                   uint64_t* ahead_offset);
+    // The bytes from `offset` that Next handed out were not read ahead after all (the read-ahead
+    // queue was full): the stream's next window starts there again.
+    void Dropped(uint64_t offset);
 
    private:
     std::mutex mu_;
@@ -101,7 +104,8 @@ class PageCache {
   // Reads ahead of `stream` after it read [offset, offset + n) of `file_id` (at_end: it reached
   // the end of the file). Returns at once: the pages are read on the engine's read-ahead threads,
   // which hold `file` until they are done (a request that cannot be queued is dropped).
-  void ReadAhead(Stream* stream, uint64_t file_id, std::shared_ptr<BackingFile> file,
+  // `file` is copied only when a window is queued: most reads queue none.
+  void ReadAhead(Stream* stream, uint64_t file_id, const std::shared_ptr<BackingFile>& file,
                  uint64_t offset, uint64_t n, bool at_end);
   // Writes through: `file` receives the bytes before this returns; cached copies of the pages
   // written are dropped so the next read sees the new bytes.

@@ -112,7 +112,7 @@ class PageCache::Impl {
               size_t* n);
   Status Write(uint64_t file_id, BackingFile* file, uint64_t offset, const void* src, size_t len);
   void InvalidateFile(uint64_t file_id, uint64_t from);
-  void ReadAhead(Stream* stream, uint64_t file_id, std::shared_ptr<BackingFile> file,
+  void ReadAhead(Stream* stream, uint64_t file_id, const std::shared_ptr<BackingFile>& file,
                  uint64_t offset, uint64_t n, bool at_end);
   void Demote(uint64_t file_id, uint64_t page_no, const void* bytes, uint32_t len, uint64_t epoch);
   // A pool task: compresses a demoted page and publishes it; false if it was not kept.
@@ -592,8 +592,8 @@ Status PageCache::Impl::LoadRun(uint64_t file_id, BackingFile* file, uint64_t of
 }
 
 void PageCache::Impl::ReadAhead(Stream* stream, uint64_t file_id,
-                                std::shared_ptr<BackingFile> file, uint64_t offset, uint64_t n,
-                                bool at_end) {
+                                const std::shared_ptr<BackingFile>& file, uint64_t offset,
+                                uint64_t n, bool at_end) {
   uint64_t from = 0;
   const uint64_t len = stream->Next(offset, n, at_end,
                                     readahead_max_.load(std::memory_order_relaxed), &from);
@@ -605,6 +605,7 @@ void PageCache::Impl::ReadAhead(Stream* stream, uint64_t file_id,
   const uint64_t piece = std::max<uint64_t>(page_size_, cache::ReadaheadQueue::kTaskBytes);
   for (uint64_t at = first; at < end; at += piece) {
     if (!readahead_->Push(cache::ReadaheadQueue::Task{file_id, file, at, std::min(piece, end - at)})) {
+      stream->Dropped(at);
       break;
     }
   }
@@ -893,9 +894,10 @@ Status PageCache::Write(uint64_t file_id, BackingFile* file, uint64_t offset, co
   return impl_->Write(file_id, file, offset, src, len);
 }
 void PageCache::InvalidateFile(uint64_t file_id, uint64_t from) { impl_->InvalidateFile(file_id, from); }
-void PageCache::ReadAhead(Stream* stream, uint64_t file_id, std::shared_ptr<BackingFile> file,
-                          uint64_t offset, uint64_t n, bool at_end) {
-  impl_->ReadAhead(stream, file_id, std::move(file), offset, n, at_end);
+void PageCache::ReadAhead(Stream* stream, uint64_t file_id,
+                          const std::shared_ptr<BackingFile>& file, uint64_t offset, uint64_t n,
+                          bool at_end) {
+  impl_->ReadAhead(stream, file_id, file, offset, n, at_end);
 }
 void PageCache::Demote(uint64_t file_id, uint64_t page_no, const void* bytes, uint32_t len,
                        uint64_t epoch) {
