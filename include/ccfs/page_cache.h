@@ -82,6 +82,11 @@ class PageCache {
   // that cannot be read fails the whole call (*n then counts the bytes copied before it).
   Status Read(uint64_t file_id, BackingFile* file, uint64_t offset, size_t len, void* dst,
               size_t* n);
+  // Read from the tiers alone: copies pages from the first on until one is in neither tier or is
+  // still loading, then stops with *whole = false (*n: the bytes copied before it, counted as
+  // hits). The rest is for Read, typically on a thread that may wait for the store. *whole = true
+  // when every page was there (*n < len then means end of file).
+  Status TryRead(uint64_t file_id, uint64_t offset, size_t len, void* dst, size_t* n, bool* whole);
 
   // One reader's position in one open file, for ReadAhead. Thread-safe: requests of one open file
   // may be served by several threads at once, in any order.
