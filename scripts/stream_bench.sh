@@ -4,13 +4,14 @@
 #
 #   scripts/stream_bench.sh [--stores "local sshfs gluster delay:100"] [--file-size SIZE]
 #                           [--memory SIZE] [--rounds R] [--configs "daemon:1MiB kernel:0 ..."]
-#                           [--phases "dd cat fio par4 pareto uniform"] [--out DIR]
+#                           [--phases "dd cat fio par4 pareto uniform rand8"] [--out DIR]
 #
 # Per store, a file `big` of --file-size (default 1GiB) and four files p0..p3 of a quarter of it,
 # text-like (compresses ~3x), written once. delay:R is bench/delay_fs over a local source with a
 # 200 µs wait per read and a link of R MiB/s shared by every read (an EMULATED store, so named in
 # the results). Per store and round, for "store" (the store's mount read directly) and each ccfs
-# configuration RAW_TIER:READAHEAD (a fresh ccfs mount over the store's mount per phase,
+# configuration RAW_TIER:READAHEAD[:OPTIONS] (OPTIONS: more -o keys, e.g. request_threads=16; a
+# fresh ccfs mount over the store's mount per phase,
 # memory = 85% of --memory - 32 MiB, the room of its own memory), with the caches dropped first
 # (the kernel's and the store server's):
 #   dd    dd if=big of=/dev/null bs=1M
@@ -21,6 +22,8 @@
 # pay for read-ahead, e.g. --configs "daemon:1MiB daemon:0"):
 #   pareto  fio QD1 random 8 KiB reads of big, 20 s, random_distribution=pareto:0.2 (psync)
 #   uniform the same, uniformly random
+#   rand8   eight fio jobs at once, each QD1 uniformly random 8 KiB reads of big, 20 s: how many
+#           misses a configuration keeps in flight (the page cache keeps one per reader)
 #   hot     NOT a comparison at equal RAM but the bound on any: ccfs (daemon mode) with memory
 #           twice the file, outside any cgroup, reads big once with cat, then again with cat and
 #           with dd bs=1M; the second and third (every page a raw hit: a FUSE trip and a copy per
@@ -95,6 +98,14 @@ PY
   done
 }
 
+# RAW_TIER:READAHEAD[:OPTIONS] -> the -o keys of that configuration.
+ccfs_options() {
+  local raw=${1%%:*} rest=${1#*:} extra=""
+  local ra=${rest%%:*}
+  [ "$rest" != "$ra" ] && extra=,${rest#*:}
+  echo "raw_tier=$raw,readahead=$ra$extra"
+}
+
 jsonl=$out/stream.jsonl
 : >"$jsonl"
 # STORE TARGET ROUND PHASE DIR: runs one phase in the cgroup, records it (and ccfs's counters).
@@ -114,9 +125,13 @@ phase() {
       [ "$p" = pareto ] && law=--random_distribution=pareto:0.2
       in_cgroup "$cg" fio --name=rnd --filename="$d/big" --rw=randread --bs=8k --ioengine=psync \
         --invalidate=0 $law --time_based --runtime=20 --output-format=json --output="$work/fio.json" ;;
+    rand8)
+      in_cgroup "$cg" fio --name=rnd --filename="$d/big" --rw=randread --bs=8k --ioengine=psync \
+        --invalidate=0 --numjobs=8 --group_reporting --time_based --runtime=20 \
+        --output-format=json --output="$work/fio.json" ;;
     hot-cat) in_cgroup "$cg" cat "$d/big" >/dev/null ;;
     hot-dd) in_cgroup "$cg" dd if="$d/big" of=/dev/null bs=1M status=none ;;
-    *) die "--phases: unknown phase '$p' (dd, cat, fio, par4, pareto, uniform, hot)" ;;
+    *) die "--phases: unknown phase '$p' (dd, cat, fio, par4, pareto, uniform, rand8, hot)" ;;
   esac
   t1=$(date +%s.%N)
   python3 - "$s" "$t" "$r" "$p" "$t0" "$t1" "$bytes" "$d" "$work/fio.json" >>"$jsonl" <<'PY'
@@ -125,7 +140,7 @@ s, t, r, p, t0, t1, b, d, fio = sys.argv[1:]
 sec = float(t1) - float(t0)
 row = {"store": s, "target": t, "round": int(r), "phase": p, "seconds": round(sec, 3),
        "mib_s": round(int(b) / 1048576 / sec, 1)}
-if p in ("pareto", "uniform"):
+if p in ("pareto", "uniform", "rand8"):
     rd = json.load(open(fio))["jobs"][0]["read"]
     b = str(rd["io_bytes"])
     row.update({"mib_s": round(rd["bw_bytes"] / 1048576, 2), "mean_us": round(rd["clat_ns"]["mean"] / 1e3, 1)})
@@ -166,7 +181,7 @@ for store in $stores; do
       if [ "$target" != store ] && [[ " $phases " == *" hot "* ]] && [ "${target%%:*}" = daemon ]; then
         # The bound (see the top): no cgroup limit, memory twice the file.
         cgroup_make "$cg" $(( 1 << 62 ))
-        in_cgroup "$cg" "$ccfs" mount -o "memory=$(( 2 * size_bytes >> 20 ))MiB,raw_tier=daemon,readahead=${target#*:}" \
+        in_cgroup "$cg" "$ccfs" mount -o "memory=$(( 2 * size_bytes >> 20 ))MiB,$(ccfs_options "$target")" \
           "$dir" "$mnt" >/dev/null
         cat "$mnt/big" >/dev/null
         phase "$store" "ccfs-$target" "$round" hot-cat "$mnt"
@@ -181,7 +196,7 @@ for store in $stores; do
         if [ "$target" = store ]; then
           phase "$store" store "$round" "$p" "$dir"
         else
-          in_cgroup "$cg" "$ccfs" mount -o "memory=$ccfs_memory,raw_tier=${target%%:*},readahead=${target#*:}" \
+          in_cgroup "$cg" "$ccfs" mount -o "memory=$ccfs_memory,$(ccfs_options "$target")" \
             "$dir" "$mnt" >/dev/null
           phase "$store" "ccfs-$target" "$round" "$p" "$mnt"
           ccfs_unmount "$mnt"
@@ -203,7 +218,7 @@ print("| store | phase | target | MiB/s | ratio | hit ratio | backing reads / Mi
 print("|---|---|---|---|---|---|---|---|---|---|")
 def med(v): return statistics.median(v) if v else float("nan")
 for store in dict.fromkeys(r["store"] for r in rows):
-    for phase in ["dd", "cat", "fio", "par4", "pareto", "uniform", "hot-cat", "hot-dd"]:
+    for phase in ["dd", "cat", "fio", "par4", "pareto", "uniform", "rand8", "hot-cat", "hot-dd"]:
         sel = [r for r in rows if r["store"] == store and r["phase"] == phase]
         if not sel:
             continue

@@ -108,6 +108,11 @@ struct Options {
   // --- daemon -----------------------------------------------------------------------------------
   // Threads serving FUSE requests.
   int request_threads = 2;
+  // Reads the tiers cannot answer at once (a miss, a page still loading) are finished on up to
+  // this many more threads (src/fuse/miss_pool.h), so a request thread never waits for the store
+  // and that many misses are in flight beside the request threads'; 0 = misses wait on the
+  // request thread that met them.
+  int misses_in_flight = 32;
   // Let other users reach the mount (FUSE allow_other).
   bool allow_other = false;
   // Keep the request threads on the first CPUs and the compression workers on the last ones (see

@@ -82,6 +82,11 @@ class PageCache {
   // that cannot be read fails the whole call (*n then counts the bytes copied before it).
   Status Read(uint64_t file_id, BackingFile* file, uint64_t offset, size_t len, void* dst,
               size_t* n);
+  // Read from the tiers alone: copies pages from the first on until one is in neither tier or is
+  // still loading, then stops with *whole = false (*n: the bytes copied before it, counted as
+  // hits). The rest is for Read, typically on a thread that may wait for the store. *whole = true
+  // when every page was there (*n < len then means end of file).
+  Status TryRead(uint64_t file_id, uint64_t offset, size_t len, void* dst, size_t* n, bool* whole);
 
   // One reader's position in one open file, for ReadAhead. Thread-safe: requests of one open file
   // may be served by several threads at once, in any order.
@@ -91,6 +96,9 @@ class PageCache {
     // read ahead, starting at *ahead_offset, given the largest window; 0 = none.
     uint64_t Next(uint64_t offset, uint64_t n, bool at_end, uint64_t max_window,
                   uint64_t* ahead_offset);
+    // The bytes from `offset` that Next handed out were not read ahead after all (the read-ahead
+    // queue was full): the stream's next window starts there again.
+    void Dropped(uint64_t offset);
 
    private:
     std::mutex mu_;
@@ -101,7 +109,8 @@ class PageCache {
   // Reads ahead of `stream` after it read [offset, offset + n) of `file_id` (at_end: it reached
   // the end of the file). Returns at once: the pages are read on the engine's read-ahead threads,
   // which hold `file` until they are done (a request that cannot be queued is dropped).
-  void ReadAhead(Stream* stream, uint64_t file_id, std::shared_ptr<BackingFile> file,
+  // `file` is copied only when a window is queued: most reads queue none.
+  void ReadAhead(Stream* stream, uint64_t file_id, const std::shared_ptr<BackingFile>& file,
                  uint64_t offset, uint64_t n, bool at_end);
   // Writes through: `file` receives the bytes before this returns; cached copies of the pages
   // written are dropped so the next read sees the new bytes.

@@ -111,11 +111,12 @@ class PageCache::Impl {
   explicit Impl(const Options& o);
   ~Impl();
 
+  // file == nullptr: TryRead (*whole is set; it is unused otherwise).
   Status Read(uint64_t file_id, BackingFile* file, uint64_t offset, size_t len, void* dst,
-              size_t* n);
+              size_t* n, bool* whole = nullptr);
   Status Write(uint64_t file_id, BackingFile* file, uint64_t offset, const void* src, size_t len);
   void InvalidateFile(uint64_t file_id, uint64_t from);
-  void ReadAhead(Stream* stream, uint64_t file_id, std::shared_ptr<BackingFile> file,
+  void ReadAhead(Stream* stream, uint64_t file_id, const std::shared_ptr<BackingFile>& file,
                  uint64_t offset, uint64_t n, bool at_end);
   void Demote(uint64_t file_id, uint64_t page_no, const void* bytes, uint32_t len, uint64_t epoch);
   // A pool task: compresses a demoted page and publishes it; false if it was not kept.
@@ -135,10 +136,11 @@ class PageCache::Impl {
   enum class Path { kRawHit, kCompressedHit, kMiss, kNone };
 
   // Reads the part [in_page, in_page + want) of one page into dst from the tiers, waiting for it
-  // if another reader is loading it; *copied is what the page had (less than want at end of
-  // file). Sets *missing instead, with nothing copied, when the page is in neither tier.
+  // if another reader is loading it (unless !wait); *copied is what the page had (less than want
+  // at end of file). Sets *missing instead, with nothing copied, when the page is in neither tier
+  // (or, !wait, is loading).
   Status ReadPage(const PageKey& key, uint32_t in_page, uint32_t want, char* dst,
-                  uint32_t* copied, Path* path, bool* missing);
+                  uint32_t* copied, Path* path, bool* missing, bool wait = true);
   // Copies from a pinned raw entry and unpins it.
   uint32_t CopyPinned(PageEntry* e, uint32_t in_page, uint32_t want, char* dst);
   Status ReadCompressed(PageEntry* e, uint64_t s, uint32_t in_page, uint32_t want, char* dst,
@@ -282,8 +284,9 @@ void PageCache::Impl::ApplyGeometry(const Options& o) {
 // ---- reads ------------------------------------------------------------------------------------
 
 Status PageCache::Impl::Read(uint64_t file_id, BackingFile* file, uint64_t offset, size_t len,
-                             void* dst, size_t* n) {
+                             void* dst, size_t* n, bool* whole) {
   *n = 0;
+  if (whole != nullptr) *whole = true;
   char* out = static_cast<char*>(dst);
   while (len > 0) {
     uint64_t page_no = offset / page_size_;
@@ -301,8 +304,13 @@ Status PageCache::Impl::Read(uint64_t file_id, BackingFile* file, uint64_t offse
       uint32_t page_copied = 0;
       Path path = Path::kNone;
       bool missing = false;
-      Status st = ReadPage(key, in_page, want, out, &page_copied, &path, &missing);
+      Status st = ReadPage(key, in_page, want, out, &page_copied, &path, &missing,
+                           /*wait=*/file != nullptr);
       if (!st.ok()) return st;
+      if (missing && file == nullptr) {
+        *whole = false;  // TryRead: the rest is the caller's
+        return Status::Ok();
+      }
       if (!missing) {
         const uint64_t ns = NowNs() - start;
         if (path != Path::kNone) {
@@ -349,7 +357,7 @@ uint32_t PageCache::Impl::CopyPinned(PageEntry* e, uint32_t in_page, uint32_t wa
 }
 
 Status PageCache::Impl::ReadPage(const PageKey& key, uint32_t in_page, uint32_t want, char* dst,
-                                 uint32_t* copied, Path* path, bool* missing) {
+                                 uint32_t* copied, Path* path, bool* missing, bool wait) {
   *missing = false;
   bool waited_for_load = false;
   for (;;) {
@@ -383,6 +391,7 @@ Status PageCache::Impl::ReadPage(const PageKey& key, uint32_t in_page, uint32_t 
             break;
           }
           if (kind == cache::kLoading) {
+            if (!wait) break;  // *missing, below
             // Another thread is reading this page from the backing file: wait for it. Waiting
             // inside the read-side section keeps the entry alive; it only delays reclamation.
             if (!(s & cache::kWaiterBit) && !cache::TryMarkWaiter(e, &s)) continue;
@@ -603,8 +612,8 @@ Status PageCache::Impl::LoadRun(uint64_t file_id, BackingFile* file, uint64_t of
 }
 
 void PageCache::Impl::ReadAhead(Stream* stream, uint64_t file_id,
-                                std::shared_ptr<BackingFile> file, uint64_t offset, uint64_t n,
-                                bool at_end) {
+                                const std::shared_ptr<BackingFile>& file, uint64_t offset,
+                                uint64_t n, bool at_end) {
   uint64_t from = 0;
   const uint64_t len = stream->Next(offset, n, at_end,
                                     readahead_max_.load(std::memory_order_relaxed), &from);
@@ -616,6 +625,7 @@ void PageCache::Impl::ReadAhead(Stream* stream, uint64_t file_id,
   const uint64_t piece = std::max<uint64_t>(page_size_, cache::ReadaheadQueue::kTaskBytes);
   for (uint64_t at = first; at < end; at += piece) {
     if (!readahead_->Push(cache::ReadaheadQueue::Task{file_id, file, at, std::min(piece, end - at)})) {
+      stream->Dropped(at);
       break;
     }
   }
@@ -895,6 +905,10 @@ Status PageCache::Create(const Options& options, std::unique_ptr<PageCache>* cac
 PageCache::PageCache(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 PageCache::~PageCache() = default;
 
+Status PageCache::TryRead(uint64_t file_id, uint64_t offset, size_t len, void* dst, size_t* n,
+                         bool* whole) {
+  return impl_->Read(file_id, nullptr, offset, len, dst, n, whole);
+}
 Status PageCache::Read(uint64_t file_id, BackingFile* file, uint64_t offset, size_t len,
                        void* dst, size_t* n) {
   return impl_->Read(file_id, file, offset, len, dst, n);
@@ -904,9 +918,10 @@ Status PageCache::Write(uint64_t file_id, BackingFile* file, uint64_t offset, co
   return impl_->Write(file_id, file, offset, src, len);
 }
 void PageCache::InvalidateFile(uint64_t file_id, uint64_t from) { impl_->InvalidateFile(file_id, from); }
-void PageCache::ReadAhead(Stream* stream, uint64_t file_id, std::shared_ptr<BackingFile> file,
-                          uint64_t offset, uint64_t n, bool at_end) {
-  impl_->ReadAhead(stream, file_id, std::move(file), offset, n, at_end);
+void PageCache::ReadAhead(Stream* stream, uint64_t file_id,
+                          const std::shared_ptr<BackingFile>& file, uint64_t offset, uint64_t n,
+                          bool at_end) {
+  impl_->ReadAhead(stream, file_id, file, offset, n, at_end);
 }
 void PageCache::Demote(uint64_t file_id, uint64_t page_no, const void* bytes, uint32_t len,
                        uint64_t epoch) {

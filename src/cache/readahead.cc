@@ -42,12 +42,14 @@ uint64_t PageCache::Stream::Next(uint64_t offset, uint64_t n, bool at_end, uint6
   return to - from;
 }
 
+void PageCache::Stream::Dropped(uint64_t offset) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (window_ != 0 && offset < issued_) issued_ = std::max(offset, end_);
+}
+
 namespace cache {
 
-ReadaheadQueue::ReadaheadQueue(std::function<void(const Task&)> read) : read_(std::move(read)) {
-  threads_.reserve(kThreads);
-  for (int i = 0; i < kThreads; ++i) threads_.emplace_back([this] { Loop(); });
-}
+ReadaheadQueue::ReadaheadQueue(std::function<void(const Task&)> read) : read_(std::move(read)) {}
 
 ReadaheadQueue::~ReadaheadQueue() { Stop(); }
 
@@ -56,6 +58,12 @@ bool ReadaheadQueue::Push(Task task) {
     MutexLock lock(&mu_);
     if (stop_ || queued_.size() >= kMaxQueued) return false;
     queued_.push_back(std::move(task));
+    // The threads start with the first task: a mount whose readers never stream (kernel mode,
+    // readahead = 0, random readers) runs none.
+    if (threads_.empty()) {
+      threads_.reserve(kThreads);
+      for (int i = 0; i < kThreads; ++i) threads_.emplace_back([this] { Loop(); });
+    }
   }
   work_cv_.Signal();
   return true;
@@ -68,15 +76,15 @@ void ReadaheadQueue::Quiesce() {
 
 void ReadaheadQueue::Stop() {
   std::deque<Task> dropped;  // their files are let go outside the lock
+  std::vector<std::thread> threads;
   {
     MutexLock lock(&mu_);
-    if (stop_ && threads_.empty()) return;
     stop_ = true;
     dropped.swap(queued_);
+    threads.swap(threads_);
   }
   work_cv_.SignalAll();
-  for (std::thread& t : threads_) t.join();
-  threads_.clear();
+  for (std::thread& t : threads) t.join();
   idle_cv_.SignalAll();
 }
 

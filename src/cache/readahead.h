@@ -12,11 +12,12 @@
 //      stream: a read within a window of where the stream is continues it.
 //   5. A read elsewhere, or one that reaches the end of the file, ends it.
 //
-// ReadaheadQueue: a few threads (kThreads) take queued pieces of windows (kTaskBytes each) and read
-// them (PageCache's Prefetch): a store that answers one read slowly but many at once (a network
-// file system) streams a window with several reads in flight.
+// ReadaheadQueue: a few threads (kThreads, started with the first task) take queued pieces of
+// windows (kTaskBytes each) and read them (PageCache's Prefetch): a store that answers one read
+// slowly but many at once (a network file system) streams a window with several reads in flight.
 // The queue is bounded (kMaxQueued): read-ahead is a hint, and a request that finds the queue full
-// is dropped rather than kept waiting behind others that may be stale by then.
+// is dropped rather than kept waiting behind others that may be stale by then; its stream starts
+// its next window where the dropped piece began (Stream::Dropped).
 //
 // Thread-safety: every method may be called from any thread.
 #ifndef CCFS_CACHE_READAHEAD_H_
@@ -75,7 +76,7 @@ class ReadaheadQueue {
   std::deque<Task> queued_ GUARDED_BY(mu_);
   int running_ GUARDED_BY(mu_) = 0;
   bool stop_ GUARDED_BY(mu_) = false;
-  std::vector<std::thread> threads_;
+  std::vector<std::thread> threads_ GUARDED_BY(mu_);  // none until the first task
 };
 
 }  // namespace ccfs::cache

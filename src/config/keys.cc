@@ -128,6 +128,9 @@ const std::vector<KeySpec>& AllKeys() {
        "before the next sweep (true), or leave every page to the CLOCK hand (false)."},
       {"request_threads", "daemon", &Options::request_threads, IntIn(1, 64), kRemount,
        "Threads serving FUSE requests, 1..64."},
+      {"misses_in_flight", "daemon", &Options::misses_in_flight, IntIn(0, 1024), kRemount,
+       "Reads waiting for the store on threads of their own, beside the request threads, 0..1024 "
+       "(0: a miss waits on the request thread that met it)."},
       {"pin_threads", "daemon", &Options::pin_threads, Any(), kRemount,
        "Request threads on the first CPUs, compression workers on the last ones."},
       {"allow_other", "daemon", &Options::allow_other, Any(), kRemount,

@@ -167,6 +167,8 @@ class Daemon {
     fs_config.entry_timeout = options_.entry_timeout;
     fs_config.negative_timeout = options_.negative_timeout;
     fs_config.readdirplus = options_.readdirplus;
+    fs_config.misses_in_flight = options_.misses_in_flight;
+    fs_config.request_threads = options_.request_threads;
     std::string descriptors;
     s = ChooseDescriptorBound(options_.max_open_files, &fs_config.max_open_files, &descriptors);
     if (!s.ok()) return Fail(s);
@@ -396,6 +398,9 @@ class Daemon {
     metrics_.reset();  // joins its threads; it reads cache_
     // While requests are still answered: an invalidation may wait for a READ's reply.
     if (fs_ != nullptr) fs_->StopKernelCache();
+    // Before the transports: its reads reply through them (a ring's entry is committed by its
+    // queue's thread). Reads that come after are answered on the request threads.
+    if (fs_ != nullptr) fs_->StopMissPool();
     if (uring_ != nullptr) uring_->Stop();
     if (loop_ != nullptr) loop_->Stop();
     if (session_ != nullptr) {

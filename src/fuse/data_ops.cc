@@ -17,6 +17,8 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstring>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -25,6 +27,7 @@
 #include "fuse/log.h"
 #include "fuse/open_flags.h"
 #include "fuse/ops.h"
+#include "fuse/session_io.h"
 
 namespace ccfs::ops {
 
@@ -67,9 +70,9 @@ int AttachHandle(FsContext* fs, Inode* i, int fd, fuse_file_info* fi) {
 // Kernel mode: bytes [off, off + len) of `ino` (the engine's `file_id`) are now in the kernel's
 // page cache, unless the caller opened the file O_DIRECT (its reads and writes bypass that cache).
 // Called after the reply too, when the handle and the Inode may be gone: it touches neither.
-void NoteSentToKernel(FsContext* fs, const fuse_file_info* fi, fuse_ino_t ino, uint64_t file_id,
-                      off_t off, size_t len) {
-  if (fs->kernel != nullptr && !(fi->flags & O_DIRECT)) {
+void NoteSentToKernel(FsContext* fs, int open_flags, fuse_ino_t ino, uint64_t file_id, off_t off,
+                      size_t len) {
+  if (fs->kernel != nullptr && !(open_flags & O_DIRECT)) {
     fs->kernel->Served(ino, file_id, static_cast<uint64_t>(off), len);
   }
 }
@@ -169,27 +172,85 @@ void Create(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode, fu
   }
 }
 
+// One buffer per thread that finishes reads, grown to the largest read seen; the reply copies out
+// of it before the thread takes its next read.
+char* ReadBuffer(size_t size) {
+  thread_local std::vector<char> buffer;
+  if (buffer.size() < size) buffer.resize(size);
+  return buffer.data();
+}
+
+// A read of [off, off + size) whose first `have` bytes are in `buf` already: reads the rest
+// (waiting for the store if it must), reads ahead, replies. The handle stays valid until the
+// reply: the kernel holds the open file for as long as one of its reads is unanswered.
+void FinishRead(FsContext* fs, fuse_req_t req, fuse_ino_t ino, uint64_t file_id, FileHandle* h,
+                int open_flags, off_t off, size_t size, char* buf, size_t have) {
+  size_t n = 0;
+  Status s = fs->cache->Read(file_id, h->backing.get(), static_cast<uint64_t>(off) + have,
+                             size - have, buf + have, &n);
+  if (!s.ok()) return (void)ReplyErr(req, s.ToErrno());
+  n += have;
+  // Daemon mode only: in kernel mode the kernel reads ahead (fuse/mount_readahead.h). Before the
+  // reply: once it is sent, the kernel may RELEASE the handle.
+  if (fs->kernel == nullptr) {
+    fs->cache->ReadAhead(&h->stream, file_id, h->backing, static_cast<uint64_t>(off), n, n < size);
+  }
+  if (fuse_reply_buf(req, buf, n) == 0) NoteSentToKernel(fs, open_flags, ino, file_id, off, n);
+}
+
 void Read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info* fi) {
   FsContext* fs = ContextOf(req);
   Inode* i = fs->inodes.Get(ino);
   if (i->kind != NodeKind::kReal) return fs->control.Read(req, i, size, off, fi);
   FileHandle* h = FileOf(fi);
   fs->changes.CheckBeforeRead(i, h->fd);
-  // One buffer per request thread, grown to the largest read seen; the reply copies out of it
-  // before the thread takes its next request.
-  thread_local std::vector<char> buffer;
-  if (buffer.size() < size) buffer.resize(size);
-  size_t n = 0;
-  Status s = fs->cache->Read(i->file_id, h->backing.get(), static_cast<uint64_t>(off), size,
-                             buffer.data(), &n);
-  if (!s.ok()) return (void)ReplyErr(req, s.ToErrno());
   const uint64_t file_id = i->file_id;
-  // Daemon mode only: in kernel mode the kernel reads ahead (fuse/mount_readahead.h). Before the
-  // reply: once it is sent, the kernel may RELEASE the handle.
-  if (fs->kernel == nullptr) {
-    fs->cache->ReadAhead(&h->stream, file_id, h->backing, static_cast<uint64_t>(off), n, n < size);
+  char* buf = ReadBuffer(size);
+  size_t have = 0;
+  // What the tiers hold is served here; a read that must wait for the store goes to the miss
+  // pool, so this thread takes the next request meanwhile.
+  if (fs->misses != nullptr) {
+    bool whole = true;
+    Status s = fs->cache->TryRead(file_id, static_cast<uint64_t>(off), size, buf, &have, &whole);
+    if (!s.ok()) return (void)ReplyErr(req, s.ToErrno());
+    if (whole) {
+      if (fs->kernel == nullptr) {
+        fs->cache->ReadAhead(&h->stream, file_id, h->backing, static_cast<uint64_t>(off), have,
+                             have < size);
+      }
+      if (fuse_reply_buf(req, buf, have) == 0) {
+        NoteSentToKernel(fs, fi->flags, ino, file_id, off, have);
+      }
+      return;
+    }
+    // While another request thread is free, this one may wait for the store itself
+    // (FsContext::inline_misses).
+    const bool ring = RequestFromRing();
+    if (!ring && fs->inline_misses.fetch_add(1, std::memory_order_acq_rel) <
+                     fs->config.request_threads - 1) {
+      FinishRead(fs, req, ino, file_id, h, fi->flags, off, size, buf, have);
+      fs->inline_misses.fetch_sub(1, std::memory_order_acq_rel);
+      return;
+    }
+    if (!ring) fs->inline_misses.fetch_sub(1, std::memory_order_acq_rel);
+    ReplyCapture later;
+    if (DeferReply(&later)) {
+      std::vector<char> part(buf, buf + have);  // empty for most misses: nothing allocated
+      const int open_flags = fi->flags;
+      std::function<void()> rest = [fs, req, ino, file_id, h, open_flags, off, size, later,
+                                    part = std::move(part)] {
+        char* b = ReadBuffer(size);
+        std::memcpy(b, part.data(), part.size());
+        SetReplyCapture(ReplyRoute(later));
+        FinishRead(fs, req, ino, file_id, h, open_flags, off, size, b, part.size());
+        ReplyDelivered(later);
+      };
+      if (fs->misses->TryRun(&rest)) return;
+      KeepReply();
+    }
+    // Every pool thread is waiting for the store already: this one waits too.
   }
-  if (fuse_reply_buf(req, buffer.data(), n) == 0) NoteSentToKernel(fs, fi, ino, file_id, off, n);
+  FinishRead(fs, req, ino, file_id, h, fi->flags, off, size, buf, have);
 }
 
 void Write(fuse_req_t req, fuse_ino_t ino, const char* buf, size_t size, off_t off,
@@ -219,7 +280,7 @@ void Write(fuse_req_t req, fuse_ino_t ino, const char* buf, size_t size, off_t o
   if (!s.ok()) return (void)ReplyErr(req, s.ToErrno());
   // The kernel keeps the pages it wrote through (an appended write landed elsewhere and was
   // dropped above; a mapping's write-back is of a page already counted when it was read).
-  if (!h->append && !fi->writepage) NoteSentToKernel(fs, fi, ino, i->file_id, off, size);
+  if (!h->append && !fi->writepage) NoteSentToKernel(fs, fi->flags, ino, i->file_id, off, size);
   fuse_reply_write(req, size);
 }
 

@@ -66,7 +66,10 @@ FsContext::FsContext(const Filesystem::Config& config_in, PageCache* cache_in)
                                             }),
       requests(OpNames()),
       control(cache_in, kernel.get(), &request_cpu, config_in.dataset, config_in.mountpoint,
-              config_in.attr_timeout) {}
+              config_in.attr_timeout),
+      misses(config_in.misses_in_flight > 0
+                 ? std::make_unique<MissPool>(config_in.misses_in_flight, &request_cpu)
+                 : nullptr) {}
 
 FsContext::~FsContext() {
   size_t files_left = files.size() + control.open_files();
@@ -218,6 +221,13 @@ void Filesystem::StartKernelCache(fuse_session* se) {
 }
 void Filesystem::StopKernelCache() {
   if (context_->kernel != nullptr) context_->kernel->Stop();
+}
+void Filesystem::StopMissPool() {
+  if (context_->misses == nullptr) return;
+  context_->misses->Stop();
+  LogInfo(fmt::format("misses in flight: at most {} reads waited for the store off the request "
+                      "threads at once (misses_in_flight = {})",
+                      context_->misses->peak(), context_->config.misses_in_flight));
 }
 std::string Filesystem::StatsLine() const { return context_->control.StatsLine(); }
 

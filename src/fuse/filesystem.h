@@ -71,6 +71,11 @@ class Filesystem {
     bool readdirplus = true;
     // Descriptors the inode table keeps of files not in use (inode_table.h), >= 1.
     size_t max_open_files = 4096;
+    // Reads finished off the request threads (fuse/miss_pool.h); 0 = none.
+    int misses_in_flight = 0;
+    // The /dev/fuse request threads: all but one of them may wait for the store themselves
+    // (FsContext::inline_misses).
+    int request_threads = 1;
   };
 
   // Opens the dataset directory. `cache` is borrowed and must outlive the Filesystem.
@@ -112,6 +117,10 @@ class Filesystem {
   // No-ops in daemon mode.
   void StartKernelCache(fuse_session* se);
   void StopKernelCache();
+  // Waits for the reads being finished off the request threads (each replies) and stops their
+  // threads; later reads are finished on the request threads. Call before the transports stop.
+  // Logs the most that waited at once.
+  void StopMissPool();
 
  private:
   explicit Filesystem(std::unique_ptr<FsContext> context);

@@ -45,6 +45,7 @@ struct InitState {
 InitState g_init;
 thread_local RequestFlags t_request;
 thread_local const ReplyCapture* t_capture = nullptr;
+thread_local bool t_deferred = false;  // DeferReply was called for t_capture's request
 
 template <typename T>
 bool ArgAfterHeader(const void* buf, size_t len, T* arg) {
@@ -160,7 +161,37 @@ bool WaitForInit(int timeout_ms, InitResult* result) {
   return true;
 }
 
-void SetReplyCapture(const ReplyCapture* capture) { t_capture = capture; }
+void SetReplyCapture(const ReplyCapture* capture) {
+  t_capture = capture;
+  t_deferred = false;
+}
+
+bool DeferReply(ReplyCapture* later) {
+  const ReplyCapture* capture = t_capture;
+  if (capture == nullptr) {
+    *later = ReplyCapture();
+    return true;
+  }
+  if (capture->placed_later == nullptr) return false;
+  *later = *capture;
+  t_deferred = true;
+  return true;
+}
+
+const ReplyCapture* ReplyRoute(const ReplyCapture& later) {
+  return later.place != nullptr ? &later : nullptr;
+}
+
+void ReplyDelivered(const ReplyCapture& later) {
+  SetReplyCapture(nullptr);
+  if (later.placed_later != nullptr) later.placed_later(later.context);
+}
+
+void KeepReply() { t_deferred = false; }
+
+bool ReplyWasDeferred() { return t_deferred; }
+
+bool RequestFromRing() { return t_capture != nullptr; }
 
 const RequestFlags& CurrentRequest() { return t_request; }
 

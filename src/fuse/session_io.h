@@ -74,11 +74,30 @@ struct ReplyCapture {
   uint64_t unique = 0;
   ssize_t (*place)(void* context, const struct iovec* iov, int count) = nullptr;
   void* context = nullptr;
+  // Set by a transport whose requests may be answered later on another thread (DeferReply):
+  // called on that thread once the reply has been placed, to give the request's slot back.
+  void (*placed_later)(void* context) = nullptr;
 };
 
 // Routes this thread's reply to capture->unique to `capture` (nullptr: none). The capture must
-// outlive its use; the caller clears it once the handler has returned.
+// outlive its use; the caller clears it once the handler has returned. Setting one also clears
+// ReplyWasDeferred.
 void SetReplyCapture(const ReplyCapture* capture);
+
+// Replies on another thread. A handler that will reply later, elsewhere, calls DeferReply before
+// it returns: false means it may not (its request came from a ring that cannot wait: reply here);
+// true fills *later, which the replying thread passes to the two calls around its reply:
+//   SetReplyCapture(ReplyRoute(later)); fuse_reply_...(req, ...); ReplyDelivered(later);
+// For a request from /dev/fuse, *later routes nowhere and the reply is written as usual.
+bool DeferReply(ReplyCapture* later);
+// Takes a DeferReply back: the handler replies on this thread after all.
+void KeepReply();
+const ReplyCapture* ReplyRoute(const ReplyCapture& later);
+void ReplyDelivered(const ReplyCapture& later);
+// Whether the handler that just ran on this thread called DeferReply (a transport asks, after it).
+bool ReplyWasDeferred();
+// Whether this thread's request came from a ring (a ReplyCapture is set).
+bool RequestFromRing();
 
 // What libfuse 3.14 does not pass on about the request this thread is serving.
 struct RequestFlags {

@@ -138,6 +138,11 @@ class UringTransport::Impl {
     io_uring ring;
     bool ring_ready = false;
     int stop_fd = -1;
+    // Entries whose replies were placed on another thread (DeferReply) and wait for their
+    // commit: PlacedLater adds them and writes done_fd, whose poll wakes the queue's thread.
+    int done_fd = -1;
+    Mutex done_mu;
+    std::vector<Entry*> done GUARDED_BY(done_mu);
     std::vector<Entry> entries;
     std::thread thread;
   };
@@ -146,9 +151,15 @@ class UringTransport::Impl {
   void DestroyQueue(Queue* q);
   void Serve(Queue* q);
   int Register(Queue* q);
-  void Handle(Entry* e);
+  // Runs the request in `e`; false if its handler deferred the reply (DeferReply): the entry is
+  // then committed by CommitPlacedLater, once the reply is in it.
+  bool Handle(Entry* e);
   void PrepareCommand(Queue* q, Entry* e, uint32_t cmd);
+  void PrepareDonePoll(Queue* q);
+  void CommitPlacedLater(Queue* q);
   static ssize_t PlaceReply(void* context, const iovec* iov, int count);
+  // ReplyCapture::placed_later: on the thread that replied.
+  static void PlacedLater(void* context);
   void ReportRegistration(int qid, int err);
 
   fuse_session* const se_;
@@ -202,7 +213,10 @@ Status UringTransport::Impl::CreateQueue(Queue* q) {
   const size_t page = PageSize();
   q->stop_fd = eventfd(0, EFD_CLOEXEC);
   if (q->stop_fd < 0) return Status::FromErrno(errno, "eventfd");
-  const unsigned depth = static_cast<unsigned>(std::max(1, config_.entries_per_queue)) + 1;
+  q->done_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  if (q->done_fd < 0) return Status::FromErrno(errno, "eventfd");
+  // One command per entry, the stop poll and the done poll.
+  const unsigned depth = static_cast<unsigned>(std::max(1, config_.entries_per_queue)) + 2;
   io_uring_params params;
   memset(&params, 0, sizeof(params));
   params.flags = IORING_SETUP_SQE128 | IORING_SETUP_CQSIZE;
@@ -245,6 +259,8 @@ void UringTransport::Impl::DestroyQueue(Queue* q) {
   q->entries.clear();
   if (q->stop_fd >= 0) close(q->stop_fd);
   q->stop_fd = -1;
+  if (q->done_fd >= 0) close(q->done_fd);
+  q->done_fd = -1;
 }
 
 void UringTransport::Impl::Stop() {
@@ -264,8 +280,8 @@ void UringTransport::Impl::Stop() {
 
 void UringTransport::Impl::PrepareCommand(Queue* q, Entry* e, uint32_t cmd) {
   io_uring_sqe* sqe = io_uring_get_sqe(&q->ring);
-  // Each entry has at most one command in the kernel and the SQ holds one per entry plus the stop
-  // poll, so this cannot run out; if it did, the entry would be lost, not the request misrouted.
+  // Each entry has at most one command in the kernel and the SQ holds one per entry plus the two
+  // polls, so this cannot run out; if it did, the entry would be lost, not the request misrouted.
   if (sqe == nullptr) {
     io_uring_submit(&q->ring);
     sqe = io_uring_get_sqe(&q->ring);
@@ -320,6 +336,7 @@ int UringTransport::Impl::Register(Queue* q) {
   memset(poll, 0, 2 * sizeof(io_uring_sqe));
   io_uring_prep_poll_add(poll, q->stop_fd, POLLIN);
   io_uring_sqe_set_data(poll, q);  // the queue itself tags the stop poll
+  PrepareDonePoll(q);
   int rc = io_uring_submit(&q->ring);
   if (rc < 0) return rc;
   __kernel_timespec ts;
@@ -372,11 +389,14 @@ void UringTransport::Impl::Serve(Queue* q) {
         stop = true;
         continue;
       }
+      if (data == &q->done_fd) {
+        CommitPlacedLater(q);
+        continue;
+      }
       Entry* e = static_cast<Entry*>(data);
       const int res = cqe->res;
       if (res == 0) {
-        Handle(e);
-        PrepareCommand(q, e, uring_abi::kCmdCommitAndFetch);
+        if (Handle(e)) PrepareCommand(q, e, uring_abi::kCmdCommitAndFetch);
       } else if (res == -EINTR || res == -EAGAIN) {
         PrepareCommand(q, e, e->last_cmd);
       } else {
@@ -395,7 +415,42 @@ void UringTransport::Impl::Serve(Queue* q) {
   io_uring_submit(&q->ring);
 }
 
-void UringTransport::Impl::Handle(Entry* e) {
+void UringTransport::Impl::PrepareDonePoll(Queue* q) {
+  io_uring_sqe* poll = io_uring_get_sqe(&q->ring);
+  if (poll == nullptr) {
+    io_uring_submit(&q->ring);
+    poll = io_uring_get_sqe(&q->ring);
+    if (poll == nullptr) return;
+  }
+  memset(poll, 0, 2 * sizeof(io_uring_sqe));
+  io_uring_prep_poll_add(poll, q->done_fd, POLLIN);
+  io_uring_sqe_set_data(poll, &q->done_fd);  // the done poll's tag
+}
+
+void UringTransport::Impl::PlacedLater(void* context) {
+  Entry* e = static_cast<Entry*>(context);
+  Queue* q = e->queue;
+  {
+    MutexLock lock(&q->done_mu);
+    q->done.push_back(e);
+  }
+  uint64_t one = 1;
+  [[maybe_unused]] ssize_t w = write(q->done_fd, &one, sizeof(one));
+}
+
+void UringTransport::Impl::CommitPlacedLater(Queue* q) {
+  uint64_t count;
+  [[maybe_unused]] ssize_t r = read(q->done_fd, &count, sizeof(count));
+  std::vector<Entry*> done;
+  {
+    MutexLock lock(&q->done_mu);
+    done.swap(q->done);
+  }
+  for (Entry* e : done) PrepareCommand(q, e, uring_abi::kCmdCommitAndFetch);
+  PrepareDonePoll(q);
+}
+
+bool UringTransport::Impl::Handle(Entry* e) {
   fuse_in_header in;
   memcpy(&in, e->header->in_out, sizeof(in));
   const uring_abi::EntInOut& ent = e->header->ring_ent_in_out;
@@ -413,6 +468,7 @@ void UringTransport::Impl::Handle(Entry* e) {
     ReplyCapture capture;
     capture.unique = in.unique;
     capture.place = &Impl::PlaceReply;
+    capture.placed_later = &Impl::PlacedLater;
     capture.context = e;
     SetReplyCapture(&capture);
     fuse_buf buf;
@@ -420,7 +476,11 @@ void UringTransport::Impl::Handle(Entry* e) {
     buf.mem = start;
     buf.size = in.len;
     fuse_session_process_buf(se_, &buf);
+    const bool later = ReplyWasDeferred();
     SetReplyCapture(nullptr);
+    // Another thread has the request now and may have replied already: `e` is not touched again
+    // here (PlacedLater gives it back).
+    if (later) return false;
   } else if (!warned_bad_request_.exchange(true)) {
     LogError(fmt::format("uring transport: request {} (opcode {}) has inconsistent sizes (len {}, "
                          "payload {}); answered EIO",
@@ -436,6 +496,7 @@ void UringTransport::Impl::Handle(Entry* e) {
     memcpy(e->header->in_out, &out, sizeof(out));
     e->header->ring_ent_in_out.payload_sz = 0;
   }
+  return true;
 }
 
 ssize_t UringTransport::Impl::PlaceReply(void* context, const iovec* iov, int count) {

@@ -17,7 +17,11 @@
 //
 // Threads. Start() spawns one thread per queue, pinned to that queue's CPU (left unpinned, with
 // one log line, if the process may not run there). A queue's thread alone submits to and reaps
-// its ring, runs the handlers of its requests one at a time, and commits their replies. Start()
+// its ring, runs the handlers of its requests one at a time, and commits their replies. A handler
+// may hand its request to another thread (DeferReply, fuse/session_io.h: a read that waits for
+// the store); that thread places the reply in the entry and wakes the queue's thread, which
+// commits it, so the ring is still touched by one thread only. Such threads must have replied
+// before Stop() (the daemon stops its miss pool first). Start()
 // returns once every queue has registered its entries (or one was refused). Stop() and the
 // destructor may be called from any one other thread.
 //

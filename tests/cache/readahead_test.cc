@@ -87,6 +87,16 @@ TEST(StreamTest, ReadsOutOfOrderWithinTheWindowKeepTheStream) {
   EXPECT_GE(total, 3 * kMiB) << "still one stream";
 }
 
+TEST(StreamTest, APieceDroppedIsAskedForAgain) {
+  PageCache::Stream s;
+  Ahead a = Next(&s, 0, 128 * kKiB);
+  ASSERT_EQ(a.offset + a.len, 640 * kKiB);
+  s.Dropped(384 * kKiB);  // the queue took [128K, 384K) and was full for the rest
+  a = Next(&s, 128 * kKiB, 128 * kKiB);
+  EXPECT_EQ(a.offset, 384 * kKiB) << "the next window starts where the dropped piece began";
+  EXPECT_GT(a.len, 0u);
+}
+
 TEST(StreamTest, OffReadsNothingAhead) {
   PageCache::Stream s;
   for (uint64_t off = 0; off < 4 * kMiB; off += 128 * kKiB) {

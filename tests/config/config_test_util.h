@@ -38,6 +38,7 @@ inline Options AllNonDefault() {
   o.low_watermark_percent = 7;
   o.probation = false;
   o.request_threads = 4;
+  o.misses_in_flight = 5;
   o.pin_threads = true;
   o.allow_other = true;
   o.attr_timeout = 2.5;
