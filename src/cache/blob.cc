@@ -135,6 +135,13 @@ void ReleaseFreedBlobs() {
 #endif
 }
 
+void NoThreadCache() {
+#ifndef CCFS_PLAIN_MALLOC
+  bool off = false;
+  mallctl("thread.tcache.enabled", nullptr, nullptr, &off, sizeof(off));
+#endif
+}
+
 void FreeBlob(Blob* blob) {
   if (blob->tail != nullptr) Deallocate(blob->tail);
   Deallocate(blob);

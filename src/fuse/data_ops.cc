@@ -235,17 +235,21 @@ void Read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info
     if (!ring) fs->inline_misses.fetch_sub(1, std::memory_order_acq_rel);
     ReplyCapture later;
     if (DeferReply(&later)) {
-      std::vector<char> part(buf, buf + have);  // empty for most misses: nothing allocated
+      // The read's own buffer, with what the tiers gave: pool threads keep no buffer between
+      // reads, so the daemon holds buffers for the reads in flight only.
+      auto own = std::make_shared<std::vector<char>>(size);
+      std::memcpy(own->data(), buf, have);
       const int open_flags = fi->flags;
-      std::function<void()> rest = [fs, req, ino, file_id, h, open_flags, off, size, later,
-                                    part = std::move(part)] {
-        char* b = ReadBuffer(size);
-        std::memcpy(b, part.data(), part.size());
+      const RequestTime time = HandOffRequestTime();  // counted when the reply is given
+      std::function<void()> rest = [fs, req, ino, file_id, h, open_flags, off, size, later, time,
+                                    have, own] {
         SetReplyCapture(ReplyRoute(later));
-        FinishRead(fs, req, ino, file_id, h, open_flags, off, size, b, part.size());
+        FinishRead(fs, req, ino, file_id, h, open_flags, off, size, own->data(), have);
         ReplyDelivered(later);
+        time.Done();
       };
       if (fs->misses->TryRun(&rest)) return;
+      KeepRequestTime();
       KeepReply();
     }
     // Every pool thread is waiting for the store already: this one waits too.

@@ -71,6 +71,28 @@ FsContext::FsContext(const Filesystem::Config& config_in, PageCache* cache_in)
                  ? std::make_unique<MissPool>(config_in.misses_in_flight, &request_cpu)
                  : nullptr) {}
 
+namespace ops {
+
+namespace {
+thread_local RequestTimeScope* t_request_time = nullptr;
+}  // namespace
+
+RequestTimeScope::RequestTimeScope(RequestTime* time) : time_(time) { t_request_time = this; }
+RequestTimeScope::~RequestTimeScope() { t_request_time = nullptr; }
+
+RequestTime HandOffRequestTime() {
+  RequestTimeScope* scope = t_request_time;
+  if (scope == nullptr) return RequestTime();
+  scope->handed_off_ = true;
+  return *scope->time_;
+}
+
+void KeepRequestTime() {
+  if (t_request_time != nullptr) t_request_time->handed_off_ = false;
+}
+
+}  // namespace ops
+
 FsContext::~FsContext() {
   size_t files_left = files.size() + control.open_files();
   size_t dirs_left = dirs.size();
@@ -120,16 +142,21 @@ void Init(void* userdata, fuse_conn_info* conn) {
 // its one reply (written to /dev/fuse; with transport = uring, handed to the ring's capture, which
 // the transport commits with its next fetch: session_io.h). The context is taken before H runs,
 // because the reply frees `req`; it outlives every handler (FsContext is destroyed after the
-// request loop stops). Two clock reads and RequestStats::Record per request.
+// request loop stops). Two clock reads and RequestStats::Record per request. A handler that
+// replies on another thread takes the time over (ops::HandOffRequestTime): it is then recorded
+// after that reply.
 template <Op op, auto H>
 struct Timed;
 template <Op op, typename... Args, void (*H)(fuse_req_t, Args...)>
 struct Timed<op, H> {
   static void Call(fuse_req_t req, Args... args) {
-    RequestStats& requests = ops::ContextOf(req)->requests;
-    const uint64_t start = SteadyNowNs();
+    ops::RequestTime time;
+    time.stats = &ops::ContextOf(req)->requests;
+    time.kind = op;
+    time.start_ns = SteadyNowNs();
+    ops::RequestTimeScope scope(&time);
     H(req, args...);
-    requests.Record(op, SteadyNowNs() - start);
+    if (!scope.handed_off()) time.Done();
   }
 };
 

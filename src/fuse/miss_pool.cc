@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <optional>
 
+#include "cache/blob.h"
+
 namespace ccfs {
 
 MissPool::MissPool(int max_threads, ThreadCpuGroup* cpu)
@@ -46,6 +48,7 @@ int MissPool::peak() const {
 
 void MissPool::Loop() {
   pthread_setname_np(pthread_self(), "ccfs-miss");
+  cache::NoThreadCache();
   std::optional<ThreadCpuGroup::Membership> member;
   if (cpu_ != nullptr) member.emplace(cpu_->Join());
   MutexLock lock(&mu_);

@@ -77,6 +77,35 @@ struct FsContext {
 
 namespace ops {
 
+// The time of the request a thread is running (the op table's timer, filesystem.cc Timed). A
+// handler that gives its reply on another thread takes it with HandOffRequestTime and calls Done
+// there after the reply; KeepRequestTime undoes a hand-off that did not happen.
+struct RequestTime {
+  RequestStats* stats = nullptr;  // nullptr: nothing to record
+  size_t kind = 0;
+  uint64_t start_ns = 0;
+  void Done() const {
+    if (stats != nullptr) stats->Record(kind, SteadyNowNs() - start_ns);
+  }
+};
+// Makes `time` this thread's request time while it lives.
+class RequestTimeScope {
+ public:
+  explicit RequestTimeScope(RequestTime* time);
+  ~RequestTimeScope();
+  RequestTimeScope(const RequestTimeScope&) = delete;
+  RequestTimeScope& operator=(const RequestTimeScope&) = delete;
+  bool handed_off() const { return handed_off_; }
+
+ private:
+  friend RequestTime HandOffRequestTime();
+  friend void KeepRequestTime();
+  RequestTime* const time_;
+  bool handed_off_ = false;
+};
+RequestTime HandOffRequestTime();
+void KeepRequestTime();
+
 // ---- shared by the handlers (entry_ops.cc) ------------------------------------------------------
 
 inline FsContext* ContextOf(fuse_req_t req) {

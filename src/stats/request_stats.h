@@ -1,6 +1,7 @@
 // RequestStats: requests by kind, and the time each took, as the daemon saw them. The FUSE layer
 // records every op of its table (fuse/filesystem.cc, kOpTable), from the handler's entry to its
-// return, which follows the handler's one reply; the metrics endpoint exports them
+// return, which follows the handler's one reply (a read handed to the miss pool: to the pool's
+// reply, fuse/miss_pool.h, so its wait for the store is in it); the metrics endpoint exports them
 // (stats/prometheus.h: ccfs_fuse_requests_total, ccfs_fuse_request_seconds). Not in it: the time a
 // request waited in the kernel's queue or for a request thread, and the trip to and from the
 // kernel.
