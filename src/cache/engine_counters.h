@@ -22,6 +22,7 @@
 #include <cstdint>
 
 #include "ccfs/stats.h"
+#include "util/thread_shard.h"
 
 namespace ccfs::cache {
 
@@ -67,11 +68,7 @@ class EngineCounters {
 
  private:
   static constexpr int kShards = 8;
-  static unsigned MyShard() {
-    static std::atomic<unsigned> next{0};
-    thread_local unsigned shard = next.fetch_add(1, std::memory_order_relaxed) % kShards;
-    return shard;
-  }
+  static unsigned MyShard() { return ThreadIndex() % kShards; }
 
   Shard shards_[kShards];
 };

@@ -30,6 +30,8 @@
 #include <string>
 #include <vector>
 
+#include "util/thread_shard.h"
+
 namespace ccfs {
 
 // Upper bounds of the exported latency histograms' buckets (ccfs_read_seconds,
@@ -80,11 +82,7 @@ class RequestStats {
 
  private:
   static constexpr unsigned kShards = 8;
-  static unsigned MyShard() {
-    static std::atomic<unsigned> next{0};
-    thread_local unsigned shard = next.fetch_add(1, std::memory_order_relaxed) % kShards;
-    return shard;
-  }
+  static unsigned MyShard() { return ThreadIndex() % kShards; }
   struct alignas(64) Slot {
     std::atomic<uint64_t> sum_ns{0};
     std::array<std::atomic<uint64_t>, kLatencyBuckets> buckets{};
