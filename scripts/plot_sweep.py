@@ -62,6 +62,10 @@ def plot(sweep, baseline, prefix, key, model_key, ylabel, title, out, scale=1.0)
     print(f"wrote {out}")
 
 
+# The exit status `ccfs replay` reads as "no matplotlib" (src/cli/plot_script.h kPlotNoMatplotlib).
+NO_MATPLOTLIB = 3
+
+
 def main():
     if len(sys.argv) != 3:
         sys.exit(__doc__.strip().splitlines()[2])
@@ -70,7 +74,9 @@ def main():
     try:
         import matplotlib  # noqa: F401
     except ImportError:
-        sys.exit("plot_sweep: matplotlib is missing (apt-get install python3-matplotlib)")
+        print("plot_sweep: matplotlib is missing (apt-get install python3-matplotlib)",
+              file=sys.stderr)
+        sys.exit(NO_MATPLOTLIB)
     plot(sweep, baseline, prefix, "hit", "model_hit", "hit ratio (%)", "Hit ratio vs C%",
          f"{prefix}-hit-ratio.png", scale=100.0)
     plot(sweep, baseline, prefix, "us", "model_us", "µs per buffer (client mean)",

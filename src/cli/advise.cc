@@ -8,9 +8,11 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
@@ -27,6 +29,8 @@
 
 namespace ccfs {
 namespace {
+
+namespace fs = std::filesystem;
 
 // The most memory advise accepts: far beyond any machine's RAM, so a value above it is a typo.
 constexpr uint64_t kMaxMemory = 16ull << 40;
@@ -46,7 +50,7 @@ struct AdviseArgs {
   std::string page_size;
   std::string config_file;
   std::vector<std::string> option_lists;
-  std::string raw_tier;
+  std::string raw_tier = "both";
   double trip_us = 0, kernel_hit_us = 0, disk_us = 0;
   const CLI::Option* trip_option = nullptr;
   const CLI::Option* kernel_hit_option = nullptr;
@@ -92,9 +96,6 @@ Status EngineOptions(const AdviseArgs& args, Options* o) {
       !(s = ApplyKeyValue("page_size", args.page_size, "--page-size", o)).ok()) {
     return s;
   }
-  if (!args.raw_tier.empty() && !(s = ApplyKeyValue("raw_tier", args.raw_tier, "--raw-tier", o)).ok()) {
-    return s;
-  }
   if (!args.memory.empty()) {
     uint64_t bytes = 0;
     if (!(s = ParseSize(args.memory, &bytes)).ok()) {
@@ -115,10 +116,16 @@ Status EngineOptions(const AdviseArgs& args, Options* o) {
 
 std::string Pct(double ratio) { return fmt::format("{:.1f}%", 100.0 * ratio); }
 
-nlohmann::json RowJson(const AdviseRow& r) {
+// A row's tier as the CSV and JSON name it; the page cache alone is the row with no tier.
+std::string TierName(const AdviseRow& r, bool page_cache) {
+  return page_cache ? "page_cache" : RawTierModeName(r.raw_tier);
+}
+
+nlohmann::json RowJson(const AdviseRow& r, double page_cache_us) {
   const ModelResult& m = r.model;
   return {{"compressed_percent", r.percent},
           {"codec", CodecName(r.codec)},
+          {"raw_tier", RawTierModeName(r.raw_tier)},
           {"hit_ratio", m.hit_ratio},
           {"raw_hit_ratio", m.raw_hit_ratio},
           {"compressed_hit_ratio", m.compressed_hit_ratio},
@@ -127,23 +134,35 @@ nlohmann::json RowJson(const AdviseRow& r) {
           {"compressed_capacity_pages", m.compressed_capacity_pages},
           {"compressions_per_read", m.compressions_per_read},
           {"us_per_buffer", m.us_per_buffer},
+          {"us_low", r.us_low},
+          {"us_high", r.us_high},
           {"compress_us_per_buffer", m.compress_us_per_buffer},
           {"trip_us_per_buffer", m.trip_us_per_buffer},
-          {"speedup", r.speedup}};
+          {"speedup", r.speedup},
+          {"vs_page_cache", page_cache_us > 0 ? m.us_per_buffer / page_cache_us : 1.0}};
 }
 
-Status WriteCsv(const std::string& path, const std::vector<AdviseRow>& rows) {
+// The page cache alone first (raw_tier "page_cache", codec "-"), then every row.
+Status WriteCsv(const std::string& path, const AdviseRow& page_cache, double page_cache_us,
+                const std::vector<AdviseRow>& rows) {
   std::ofstream csv(path);
   if (!csv) return Status::IOError(errno, path + ": cannot write: " + std::strerror(errno));
-  csv << "compressed_percent,codec,hit_ratio,raw_hit_ratio,compressed_hit_ratio,miss_ratio,"
-         "compressions_per_read,us_per_buffer,compress_us_per_buffer,trip_us_per_buffer,speedup\n";
-  for (const AdviseRow& r : rows) {
+  csv << "raw_tier,compressed_percent,codec,hit_ratio,raw_hit_ratio,compressed_hit_ratio,"
+         "miss_ratio,compressions_per_read,us_per_buffer,us_low,us_high,compress_us_per_buffer,"
+         "trip_us_per_buffer,speedup,vs_page_cache\n";
+  auto line = [&](const AdviseRow& r, bool is_page_cache) {
     const ModelResult& m = r.model;
-    csv << fmt::format("{},{},{:.6f},{:.6f},{:.6f},{:.6f},{:.6f},{:.3f},{:.3f},{:.3f},{:.4f}\n",
-                       r.percent, CodecName(r.codec), m.hit_ratio, m.raw_hit_ratio,
+    csv << fmt::format("{},{},{},{:.6f},{:.6f},{:.6f},{:.6f},{:.6f},{:.3f},{:.3f},{:.3f},{:.3f},"
+                       "{:.3f},{:.4f},{:.4f}\n",
+                       TierName(r, is_page_cache), r.percent,
+                       is_page_cache ? "-" : CodecName(r.codec), m.hit_ratio, m.raw_hit_ratio,
                        m.compressed_hit_ratio, m.miss_ratio, m.compressions_per_read,
-                       m.us_per_buffer, m.compress_us_per_buffer, m.trip_us_per_buffer, r.speedup);
-  }
+                       m.us_per_buffer, r.us_low, r.us_high, m.compress_us_per_buffer,
+                       m.trip_us_per_buffer, r.speedup,
+                       page_cache_us > 0 ? m.us_per_buffer / page_cache_us : 1.0);
+  };
+  line(page_cache, true);
+  for (const AdviseRow& r : rows) line(r, false);
   csv.close();
   if (!csv) return Status::IOError(errno, path + ": write failed");
   return Status::Ok();
@@ -169,9 +188,15 @@ int RunAdvise(const AdviseArgs& args) {
     return Fail(fmt::format("--memory {} at C={}%: {}", FormatSize(o.memory), percents.back(),
                             s.ToString()));
   }
-  RawTierMode raw_tier = o.kernel_raw_tier() ? RawTierMode::kKernel : RawTierMode::kDaemon;
-  if (args.kernel_hit_option->count() > 0 && raw_tier != RawTierMode::kKernel) {
-    return Fail("--kernel-hit-us: only --raw-tier kernel has kernel hits");
+  std::vector<RawTierMode> tiers;
+  if (args.raw_tier == "both") {
+    tiers = {RawTierMode::kDaemon, RawTierMode::kKernel};
+  } else {
+    RawTierMode tier;
+    if (!ParseRawTierMode(args.raw_tier, &tier)) {
+      return Fail(fmt::format("--raw-tier {}: must be daemon, kernel or both", args.raw_tier));
+    }
+    tiers = {tier};
   }
   PathCosts costs;
   costs.trip_us = kAssumedTripUs;
@@ -225,14 +250,16 @@ int RunAdvise(const AdviseArgs& args) {
     return 1;
   }
   std::vector<std::string> assumptions;
+  MissCost miss{costs.disk_us, costs.disk_us, costs.disk_us, costs.disk_us};
   if (args.disk_option->count() == 0) {
     if (!sample.direct) {
       return Fail(fmt::format("{}: its file system refuses O_DIRECT (tmpfs?), so a miss's cost "
                               "cannot be measured here: give --disk-us",
                               args.dataset));
     }
-    costs.disk_us = sample.read_us;
+    miss = MissCostOf(sample);
   }
+  costs.disk_us = miss.median;
   costs.hit_us = MeasureCopyUs(sample, kMeasureSeconds);
   if (args.trip_option->count() == 0) {
     assumptions.push_back(fmt::format(
@@ -240,7 +267,8 @@ int RunAdvise(const AdviseArgs& args) {
         "through a mount often pay more (ccfs replay MOUNT --json, costs_us.trip); give --trip-us",
         kAssumedTripUs));
   }
-  if (raw_tier == RawTierMode::kKernel && args.kernel_hit_option->count() == 0) {
+  // Kernel hits: the page cache alone has them, and so has raw_tier = kernel.
+  if (args.kernel_hit_option->count() == 0) {
     if (!(s = MeasureKernelHitUs(dataset, sample, &costs.kernel_hit_us)).ok()) {
       fmt::print(stderr, "ccfs advise: timing kernel hits: {}\n", s.ToString());
       return 1;
@@ -263,15 +291,28 @@ int RunAdvise(const AdviseArgs& args) {
   in.memory_bytes = o.memory;
   in.page_size = o.page_size;
   in.dataset_pages = dataset.pages();
-  in.raw_tier = raw_tier;
   in.admission_filter = o.admission_filter;
   in.costs = costs;
   in.codecs = codecs;
   in.percents = percents;
-  UseReuseProfile(reuse, exact, &in);
   in.dist = dist;
-  const std::vector<AdviseRow> rows = PredictSplits(in);
-  const Advice advice = ChooseSplit(rows);
+  Prediction prediction = PredictConfigurations(in, tiers, reuse, exact, miss.median);
+  const Prediction fast = PredictConfigurations(in, tiers, reuse, exact, miss.p10);
+  const Prediction slow = PredictConfigurations(in, tiers, reuse, exact, miss.p90);
+  SetErrorBands(fast, slow, &prediction);
+  const Verdict verdict = JudgeAgainstPageCache(prediction, fast, slow);
+  std::vector<std::pair<RawTierMode, Advice>> advice;
+  for (RawTierMode tier : tiers) {
+    std::vector<AdviseRow> rows;
+    for (const AdviseRow& r : prediction.rows) {
+      if (r.raw_tier == tier) rows.push_back(r);
+    }
+    advice.emplace_back(tier, ChooseSplit(rows));
+  }
+  AdviseRow page_cache;
+  page_cache.model = prediction.page_cache;
+  page_cache.us_low = fast.page_cache.us_per_buffer * (1 - kModelError);
+  page_cache.us_high = slow.page_cache.us_per_buffer * (1 + kModelError);
   const std::string charge =
       o.admission_filter
           ? "one compression per raw victim the admission filter lets through (read again while "
@@ -282,18 +323,27 @@ int RunAdvise(const AdviseArgs& args) {
   const std::string curve_source =
       exact ? "the exact LRU curve of the reads" : "the law's share of the hottest pages (the "
                                                    "oracle; --exact for the LRU curve)";
+  assumptions.push_back(fmt::format(
+      "ccfs's daemon needs memory of its own beside its tiers (about 20 MiB, `ccfs stat`'s rss); "
+      "the page cache alone gets exactly --memory"));
 
   // ---- the output ----
-  const bool write_files = !args.json || args.out_option->count() > 0;
-  const std::string prefix = args.out.empty() ? "advise" : args.out;
+  const bool write_files = args.out_option->count() > 0;
+  const std::string csv_path = args.out + "/advise.csv";
+  const std::string png_prefix = args.out + "/advise";
   if (write_files) {
-    if (!(s = WriteCsv(prefix + ".csv", rows)).ok()) {
+    std::error_code ec;
+    fs::create_directories(args.out, ec);
+    if (ec) return Fail(fmt::format("--out {}: cannot create: {}", args.out, ec.message()));
+    if (!(s = WriteCsv(csv_path, page_cache, prediction.page_cache.us_per_buffer,
+                       prediction.rows)).ok()) {
       fmt::print(stderr, "ccfs advise: {}\n", s.ToString());
       return 1;
     }
   }
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  const double pc_us = prediction.page_cache.us_per_buffer;
   if (args.json) {
     nlohmann::json codec_json = nlohmann::json::array();
     for (const CodecProfile& c : codecs) {
@@ -312,13 +362,24 @@ int RunAdvise(const AdviseArgs& args) {
       curve.push_back({{"pages", pages}, {"hit_ratio", hit}});
     }
     nlohmann::json row_json = nlohmann::json::array();
-    for (const AdviseRow& r : rows) row_json.push_back(RowJson(r));
+    for (const AdviseRow& r : prediction.rows) row_json.push_back(RowJson(r, pc_us));
+    nlohmann::json tier_names = nlohmann::json::array();
+    nlohmann::json advice_json = nlohmann::json::array();
+    for (const auto& [tier, a] : advice) {
+      tier_names.push_back(RawTierModeName(tier));
+      advice_json.push_back({{"raw_tier", RawTierModeName(tier)},
+                             {"text", a.text},
+                             {"compress", a.compress},
+                             {"compressed_percent", a.best.percent},
+                             {"codec", CodecName(a.best.codec)},
+                             {"speedup", a.best.speedup}});
+    }
     nlohmann::json j = {
         {"dataset", args.dataset},
         {"dataset_pages", dataset.pages()},
         {"page_size", o.page_size},
         {"memory_bytes", o.memory},
-        {"raw_tier", RawTierModeName(raw_tier)},
+        {"raw_tiers", tier_names},
         {"workload",
          {{"source", workload},
           {"reads", reuse.reads()},
@@ -331,27 +392,43 @@ int RunAdvise(const AdviseArgs& args) {
          {{"hit", costs.hit_us},
           {"disk", costs.disk_us},
           {"trip", costs.trip_us},
-          {"kernel_hit", raw_tier == RawTierMode::kKernel ? nlohmann::json(costs.kernel_hit_us)
-                                                          : nlohmann::json(nullptr)}}},
+          {"kernel_hit", costs.kernel_hit_us}}},
+        {"miss_cost_us",
+         {{"median", miss.median},
+          {"p10", miss.p10},
+          {"p90", miss.p90},
+          {"mean", miss.mean},
+          {"measured", args.disk_option->count() == 0}}},
+        {"model_error", kModelError},
         {"assumptions", assumptions},
         {"compression_charge", charge},
         {"curve_source", curve_source},
         {"curve", curve},
+        {"page_cache", RowJson(page_cache, pc_us)},
         {"rows", row_json},
-        {"advice",
-         {{"text", advice.text},
-          {"compress", advice.compress},
-          {"compressed_percent", advice.best.percent},
-          {"codec", CodecName(advice.best.codec)},
-          {"speedup", advice.best.speedup}}},
+        {"advice", advice_json},
+        {"verdict",
+         {{"answer", VerdictName(verdict.kind)},
+          {"text", verdict.text},
+          {"raw_tier", RawTierModeName(verdict.best.raw_tier)},
+          {"compressed_percent", verdict.best.percent},
+          {"codec", CodecName(verdict.best.codec)},
+          {"vs_page_cache", verdict.ratio},
+          {"vs_page_cache_fast_misses", verdict.ratio_fast},
+          {"vs_page_cache_slow_misses", verdict.ratio_slow}}},
         {"seconds", seconds}};
     fmt::print("{}\n", j.dump());
   } else {
-    fmt::print("ccfs advise: {}, {} pages of {} ({}); {} of memory ({:.0f} pages); raw tier in "
-               "the {}\n",
+    std::string tier_text;
+    for (RawTierMode tier : tiers) {
+      tier_text += fmt::format("{}{}", tier_text.empty() ? "" : " and ",
+                               tier == RawTierMode::kKernel ? "in the kernel's page cache"
+                                                            : "in the daemon");
+    }
+    fmt::print("ccfs advise: {}, {} pages of {} ({}); {} of memory ({:.0f} pages); raw tier {}, "
+               "against the page cache alone\n",
                args.dataset, dataset.pages(), FormatSize(o.page_size), FormatSize(dataset.bytes()),
-               FormatSize(o.memory), static_cast<double>(o.memory) / o.page_size,
-               raw_tier == RawTierMode::kKernel ? "kernel's page cache" : "daemon");
+               FormatSize(o.memory), static_cast<double>(o.memory) / o.page_size, tier_text);
     fmt::print("workload: {}, {} reads after a warm-up of {} operations, {} distinct pages; hit "
                "ratios from {}\n",
                workload, reuse.reads(), warmup, reuse.distinct_pages(), curve_source);
@@ -363,42 +440,78 @@ int RunAdvise(const AdviseArgs& args) {
                  Pct(c.zero_fraction), c.compress_us, c.decompress_us);
     }
     fmt::print("\n");
-    std::string disk = args.disk_option->count() > 0
-                           ? "given"
-                           : fmt::format("mean of {} O_DIRECT reads", sample.pages.size());
-    fmt::print("costs: raw hit {:.2f} µs (a page copy), miss {:.1f} µs ({}), trip {:g} µs{}\n",
-               costs.hit_us, costs.disk_us, disk, costs.trip_us,
-               raw_tier == RawTierMode::kKernel
-                   ? fmt::format(" on compressed hits and misses, kernel hit {:.2f} µs{}",
-                                 costs.kernel_hit_us,
-                                 args.kernel_hit_option->count() ? "" : " (buffered re-reads)")
-                   : " on every read");
+    const std::string miss_text =
+        args.disk_option->count() > 0
+            ? fmt::format("{:.1f} µs (given)", miss.median)
+            : fmt::format("{:.1f} µs (median of {} O_DIRECT reads; 10th-90th percentile "
+                          "{:.1f}-{:.1f}, mean {:.1f})",
+                          miss.median, sample.pages.size(), miss.p10, miss.p90, miss.mean);
+    fmt::print("costs: miss {}; raw hit {:.2f} µs (a page copy); kernel hit {:.2f} µs{}; trip "
+               "{:g} µs (raw_tier = daemon: every read; kernel: compressed hits and misses; the "
+               "page cache alone: none)\n",
+               miss_text, costs.hit_us, costs.kernel_hit_us,
+               args.kernel_hit_option->count() ? " (given)" : " (buffered re-reads)",
+               costs.trip_us);
     for (const std::string& a : assumptions) fmt::print("assumed: {}\n", a);
     fmt::print("charged: {}\n", charge);
-    fmt::print("{:>4} {:>5} {:>7} {:>7} {:>7} {:>7} {:>10} {:>10} {:>8}\n", "C%", "codec", "hit",
-               "raw", "compr", "miss", "compr/read", "µs/buffer", "vs C=0");
-    for (const AdviseRow& r : rows) {
+    fmt::print("band: the model's error (±{:.0f}%) around µs per buffer at the 10th and 90th "
+               "percentile of the miss cost\n",
+               100 * kModelError);
+    fmt::print("{:>10} {:>4} {:>5} {:>7} {:>7} {:>7} {:>7} {:>10} {:>10} {:>15} {:>9}\n", "",
+               "C%", "codec", "hit", "raw", "compr", "miss", "compr/read", "µs/buffer", "band",
+               "vs page$");
+    auto print_row = [&](const std::string& name, const AdviseRow& r, bool codec_free) {
       const ModelResult& m = r.model;
-      if (r.percent == 0 && r.codec != rows.front().codec) continue;  // C = 0 is codec-free
-      fmt::print("{:>4} {:>5} {:>7} {:>7} {:>7} {:>7} {:>10.3f} {:>10.2f} {:>7.2f}x\n", r.percent,
-                 r.percent == 0 ? "-" : CodecName(r.codec), Pct(m.hit_ratio), Pct(m.raw_hit_ratio),
-                 Pct(m.compressed_hit_ratio), Pct(m.miss_ratio), m.compressions_per_read,
-                 m.us_per_buffer, r.speedup);
+      fmt::print("{:>10} {:>4} {:>5} {:>7} {:>7} {:>7} {:>7} {:>10.3f} {:>10.2f} {:>15} {:>8.2f}x\n",
+                 name, r.percent, codec_free ? "-" : CodecName(r.codec), Pct(m.hit_ratio),
+                 Pct(m.raw_hit_ratio), Pct(m.compressed_hit_ratio), Pct(m.miss_ratio),
+                 m.compressions_per_read, m.us_per_buffer,
+                 fmt::format("{:.1f}-{:.1f}", r.us_low, r.us_high),
+                 pc_us > 0 ? m.us_per_buffer / pc_us : 1.0);
+    };
+    print_row("page cache", page_cache, true);
+    for (size_t i = 0; i < prediction.rows.size(); ++i) {
+      const AdviseRow& r = prediction.rows[i];
+      // C = 0 is codec-free: one line per tier.
+      if (r.percent == 0 && i > 0 && prediction.rows[i - 1].percent == 0 &&
+          prediction.rows[i - 1].raw_tier == r.raw_tier) {
+        continue;
+      }
+      print_row(RawTierModeName(r.raw_tier), r, r.percent == 0);
     }
-    fmt::print("advice: {}\n", advice.text);
+    fmt::print("(vs page$: µs per buffer against the page cache alone's; below 1x ccfs is faster)\n");
+    for (const auto& [tier, a] : advice) {
+      fmt::print("split, raw_tier = {}: {}\n", RawTierModeName(tier), a.text);
+    }
+    fmt::print("verdict: {}\n", verdict.text);
+    if (verdict.kind == Verdict::Kind::kCcfs) {
+      std::string opts = fmt::format("memory={},raw_tier={},compressed_percent={}",
+                                     FormatSize(o.memory), RawTierModeName(verdict.best.raw_tier),
+                                     verdict.best.percent);
+      if (verdict.best.percent > 0) opts += fmt::format(",compressor={}", CodecName(verdict.best.codec));
+      fmt::print("mount: ccfs mount -o {} {} MOUNTPOINT\n", opts, args.dataset);
+    }
+    if (!write_files) fmt::print("files: none (--out DIR writes DIR/advise.csv and DIR/advise.png)\n");
   }
   if (!write_files) return 0;
   FILE* note = args.json ? stderr : stdout;
-  fmt::print(note, "wrote {}.csv\n", prefix);
+  fmt::print(note, "wrote {}\n", csv_path);
   std::string script = FindPlotScript(args.plot_script, "CCFS_PLOT_ADVISE_SCRIPT", "plot_advise.py");
   if (script.empty()) {
-    fmt::print(stderr, "ccfs advise: plot_advise.py not found (give --plot-script); no plot\n");
+    fmt::print(stderr, "ccfs advise: no plot: plot_advise.py was not found beside the binary "
+                       "(give --plot-script); {} is complete\n", csv_path);
     return 0;
   }
   std::string command;
   std::fflush(stdout);
-  if (RunPlotScript(script, {prefix + ".csv", prefix, advice.text}, &command) != 0) {
-    fmt::print(stderr, "ccfs advise: plotting failed ({}); the CSV is complete\n", command);
+  const int plotted = RunPlotScript(script, {csv_path, png_prefix, verdict.text}, &command);
+  if (plotted == kPlotNoMatplotlib) {
+    fmt::print(stderr, "ccfs advise: no plot: python3-matplotlib is not installed (apt-get install "
+                       "python3-matplotlib); {} is complete\n", csv_path);
+    return 0;
+  }
+  if (plotted != 0) {
+    fmt::print(stderr, "ccfs advise: plotting failed ({}); {} is complete\n", command, csv_path);
     return 1;
   }
   return 0;
@@ -416,10 +529,14 @@ CommandRegistrar registrar(
           "hottest pages), and evaluates the model of `ccfs model` at each C% from 0 to --c-max "
           "in steps of --c-step: raw capacity T(1-C)/B, compressed T C R/B (R over the pages that "
           "compress enough, the others spread it), compressions charged per raw victim the "
-          "admission filter lets through. Prints a table and one line of advice; writes "
-          "PREFIX.csv and PREFIX.png (scripts/plot_advise.py). Engine settings (page_size, "
-          "compression_level, min_savings_percent, admission_filter, raw_tier, memory) come from "
-          "--config and -o as for `ccfs mount`.");
+          "admission filter lets through; and the page cache alone with the same memory (no FUSE "
+          "trip, no compressed tier). Prints a table with each configuration's band (the "
+          "model's error at the 10th and 90th percentile of the miss cost), the best split per "
+          "raw tier, and a verdict: yes (ccfs is faster by more than the model's error), close, "
+          "or no (use the page cache alone). With --out DIR, writes DIR/advise.csv and "
+          "DIR/advise.png (plot_advise.py, which needs python3-matplotlib). Engine settings "
+          "(page_size, compression_level, min_savings_percent, admission_filter, memory) come "
+          "from --config and -o as for `ccfs mount`.");
       app->add_option("dataset", args->dataset, "the data set directory")->required();
       app->add_option("--trace", args->trace,
                       "a recorded trace (ccfs CSV, fio iolog v2/v3, MSR Cambridge CSV)");
@@ -441,8 +558,9 @@ CommandRegistrar registrar(
       app->add_option("--config", args->config_file, "a ccfs.toml with the engine's settings");
       app->add_option("-o", args->option_lists, "key=value[,key=value...] engine settings");
       app->add_option("--raw-tier", args->raw_tier,
-                      "daemon (every read crosses FUSE) or kernel (the kernel's page cache "
-                      "answers raw hits); default: the config's, daemon");
+                      "daemon (every read crosses FUSE), kernel (the kernel's page cache "
+                      "answers raw hits) or both")
+          ->capture_default_str();
       args->trip_option = app->add_option(
           "--trip-us", args->trip_us,
           fmt::format("µs per FUSE round trip (default {:g}, assumed: bench/fuse_rtt's null-FUSE "
@@ -450,9 +568,9 @@ CommandRegistrar registrar(
                       kAssumedTripUs));
       args->kernel_hit_option = app->add_option(
           "--kernel-hit-us", args->kernel_hit_us,
-          "--raw-tier kernel: µs per kernel page-cache hit (default: measured)");
+          "µs per read the kernel's page cache answers (default: measured)");
       args->disk_option = app->add_option(
-          "--disk-us", args->disk_us, "µs per miss (default: measured, O_DIRECT reads)");
+          "--disk-us", args->disk_us, "µs per miss (default: measured, the median of the sample's O_DIRECT reads)");
       app->add_option("--c-step", args->c_step, "step of C%, 1..95")->capture_default_str();
       app->add_option("--c-max", args->c_max, "largest C%, 0..95")->capture_default_str();
       app->add_option("--ops", args->ops,
@@ -465,9 +583,9 @@ CommandRegistrar registrar(
       app->add_option("--sample-pages", args->sample_pages, "pages sampled for the codecs")
           ->capture_default_str();
       app->add_flag("--json", args->json,
-                    "print one JSON object (with the hit-ratio curve); files only with --out");
-      args->out_option =
-          app->add_option("--out", args->out, "prefix of the CSV and PNG written (default advise)");
+                    "print one JSON object (with the hit-ratio curve)");
+      args->out_option = app->add_option(
+          "--out", args->out, "directory for advise.csv and advise.png (created; default: none)");
       app->add_option("--plot-script", args->plot_script, "path of plot_advise.py");
       return [args] { return RunAdvise(*args); };
     });

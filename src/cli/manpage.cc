@@ -313,12 +313,13 @@ ccfs replay /srv/data \-\-dist pareto \-\-duration 60
 .RE
 .fi
 .PP
-Before mounting, predict which share of 1 GiB to compress, and with which codec, for an 80/20
-workload (a table, one line of advice, advise.csv and advise.png):
+Before mounting, ask whether ccfs pays at all against the page cache alone with 1 GiB, and which
+raw tier, share and codec to use, for an 80/20 workload (a table with each prediction's band, a
+verdict, and out/advise.csv and out/advise.png):
 .PP
 .nf
 .RS
-ccfs advise /srv/dataset \-\-memory 1GiB \-\-dist pareto \-\-exact
+ccfs advise /srv/dataset \-\-memory 1GiB \-\-dist pareto \-\-exact \-\-out out
 .RE
 .fi
 .SH SEE ALSO

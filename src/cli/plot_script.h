@@ -15,6 +15,10 @@ namespace ccfs {
 // in or under the source tree) and ../share/ccfs/NAME (an installed tree). "" if none.
 std::string FindPlotScript(const std::string& given, const char* env_var, const std::string& name);
 
+// The exit status of a plot script that found no matplotlib (python3-matplotlib is a Recommends
+// of the package, not a Depends): the command says so and its other outputs stand.
+inline constexpr int kPlotNoMatplotlib = 3;
+
 // Runs `python3 SCRIPT ARGS...` (no shell: each argument reaches the script as it is) and waits;
 // returns its exit status (0 = plotted) and sets *command to the line run, for messages. Debian's
 // /usr/bin/python3 is preferred: it is the one python3-matplotlib installs into, where a python3

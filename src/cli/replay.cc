@@ -287,6 +287,11 @@ int RunSweep(const ReplayArgs& args, ReplayOptions options, const std::vector<in
   }
   std::string command;
   int rc = RunPlotScript(script, {csv_path, args.sweep_out}, &command);
+  if (rc == kPlotNoMatplotlib) {
+    fmt::print(stderr, "ccfs replay: no plots: python3-matplotlib is not installed (apt-get "
+                       "install python3-matplotlib); the CSV is complete\n");
+    return 0;
+  }
   if (rc != 0) {
     fmt::print(stderr, "ccfs replay: plotting failed ({}); the CSV is complete\n", command);
     return 1;

@@ -23,6 +23,7 @@ struct PageSample {
   std::vector<uint64_t> pages;         // global page indices, in the order read
   std::vector<std::vector<char>> data; // their bytes (the last page of a file may be short)
   double read_us = 0;                  // mean µs per page read
+  std::vector<double> read_times_us;   // each page's read, in the order read
   bool direct = true;                  // every read bypassed the page cache
 };
 

@@ -43,10 +43,13 @@ struct AdviseInputs {
 };
 
 struct AdviseRow {
+  RawTierMode raw_tier = RawTierMode::kDaemon;
   int percent = 0;
   CodecKind codec = CodecKind::kLz4;
   ModelResult model;
-  double speedup = 1.0;  // µs per buffer at C = 0 / this row's
+  double speedup = 1.0;  // µs per buffer at C = 0 (of the same raw tier) / this row's
+  // The band the row's µs per buffer may lie in (SetErrorBands); both 0 until set.
+  double us_low = 0, us_high = 0;
 };
 
 // One row per (percent, codec), percents outermost. C = 0 has no compressed tier and is the same
@@ -65,6 +68,47 @@ struct Advice {
 };
 // REQUIRES: rows from PredictSplits, with a C = 0 row.
 Advice ChooseSplit(const std::vector<AdviseRow>& rows);
+
+// ---- against the page cache alone ---------------------------------------------------------------
+//
+// The question before any split: does ccfs pay here at all? The alternative is the kernel's page
+// cache alone with the same memory: raw_tier = kernel at C = 0 without the FUSE trip (a hit costs
+// kernel_hit_us, a miss disk_us), the same reuse curve.
+ModelResult PredictPageCache(const AdviseInputs& inputs);
+
+// The model's error on µs per buffer, measured against the engine in the same run
+// (docs/MEASUREMENTS.md, "How close does `ccfs advise` come?": within −12..+10%).
+inline constexpr double kModelError = 0.12;
+
+// One prediction of every configuration at one miss cost: the rows of every raw tier evaluated,
+// and the page cache alone.
+struct Prediction {
+  std::vector<AdviseRow> rows;
+  ModelResult page_cache;
+};
+
+// Sets each row's band of `median` from the same row at the fastest and slowest miss costs seen
+// (`fast`, `slow`: the same inputs but disk_us), widened by kModelError. REQUIRES: the three hold
+// the same rows in the same order.
+void SetErrorBands(const Prediction& fast, const Prediction& slow, Prediction* median);
+
+struct Verdict {
+  enum class Kind {
+    kCcfs,       // faster than the page cache by more than the model's error, at every miss cost
+    kClose,      // faster at the median miss cost, but within the error or not at every cost
+    kPageCache,  // not faster: the page cache alone
+  };
+  Kind kind = Kind::kPageCache;
+  AdviseRow best;             // ccfs's fastest configuration at the median miss cost
+  double ratio = 1;           // its µs per buffer / the page cache's, at the median miss cost
+  double ratio_fast = 1;      // the same at the fast and slow miss costs
+  double ratio_slow = 1;
+  std::string text;           // one line, beginning "yes", "close" or "no"
+};
+// REQUIRES: as SetErrorBands, and at least one row.
+Verdict JudgeAgainstPageCache(const Prediction& median, const Prediction& fast,
+                              const Prediction& slow);
+const char* VerdictName(Verdict::Kind kind);  // "yes", "close", "no"
 
 }  // namespace ccfs
 

@@ -127,7 +127,9 @@ Status SamplePages(const Dataset& dataset, uint64_t count, uint64_t seed, PageSa
     size_t got = 0;
     const auto start = Clock::now();
     Status s = file->ReadPage(ref.offset, frame, buf.get(), &got);
-    total_us += SecondsSince(start) * 1e6;
+    const double us = SecondsSince(start) * 1e6;
+    total_us += us;
+    sample->read_times_us.push_back(us);
     if (!s.ok()) return s;
     sample->direct = sample->direct && file->direct();
     const uint64_t want = std::min<uint64_t>(page_size, dataset.files()[ref.file].size - ref.offset);
@@ -139,6 +141,23 @@ Status SamplePages(const Dataset& dataset, uint64_t count, uint64_t seed, PageSa
   }
   sample->read_us = sample->pages.empty() ? 0 : total_us / sample->pages.size();
   return Status::Ok();
+}
+
+MissCost MissCostOf(const PageSample& sample) {
+  MissCost cost;
+  std::vector<double> times = sample.read_times_us;
+  if (times.empty()) return cost;
+  std::sort(times.begin(), times.end());
+  // Nearest rank: the smallest time at or above the share q of the reads.
+  auto rank = [&times](double q) {
+    const size_t i = static_cast<size_t>(std::ceil(q * times.size()));
+    return times[std::min(times.size() - 1, i == 0 ? 0 : i - 1)];
+  };
+  cost.p10 = rank(0.10);
+  cost.median = rank(0.50);
+  cost.p90 = rank(0.90);
+  cost.mean = sample.read_us;
+  return cost;
 }
 
 Status MeasureKernelHitUs(const Dataset& dataset, const PageSample& sample, double* us) {
@@ -177,6 +196,21 @@ void UseReuseProfile(const ReuseProfile& reuse, bool exact, AdviseInputs* in) {
   in->admitted_per_read = [&reuse, promote, filter](double raw, double reach, double ghost) {
     return reuse.AdmittedPerRead(raw, reach, ghost, promote, filter);
   };
+}
+
+Prediction PredictConfigurations(const AdviseInputs& base, const std::vector<RawTierMode>& tiers,
+                                 const ReuseProfile& reuse, bool exact, double disk_us) {
+  Prediction p;
+  AdviseInputs in = base;
+  in.costs.disk_us = disk_us;
+  for (RawTierMode tier : tiers) {
+    in.raw_tier = tier;
+    UseReuseProfile(reuse, exact, &in);
+    std::vector<AdviseRow> rows = PredictSplits(in);
+    p.rows.insert(p.rows.end(), rows.begin(), rows.end());
+  }
+  p.page_cache = PredictPageCache(in);
+  return p;
 }
 
 }  // namespace ccfs

@@ -86,6 +86,14 @@ Status SamplePages(const Dataset& dataset, uint64_t count, uint64_t seed, PageSa
 // ~0.87).
 inline constexpr uint64_t kDefaultSamplePages = 1024;
 
+// What a miss costs, from a sample's O_DIRECT reads: the median (the model's figure: a few slow
+// first reads of a file's metadata must not move it), the 10th and 90th percentiles (the spread
+// the prediction's band covers), and the mean.
+struct MissCost {
+  double median = 0, p10 = 0, p90 = 0, mean = 0;
+};
+MissCost MissCostOf(const PageSample& sample);
+
 // Mean µs of a buffered pread of a page the kernel's page cache holds: up to 64 sampled pages are
 // read once to load them, then re-read and timed.
 Status MeasureKernelHitUs(const Dataset& dataset, const PageSample& sample, double* us);
@@ -95,6 +103,11 @@ Status MeasureKernelHitUs(const Dataset& dataset, const PageSample& sample, doub
 // `in` with hot_share (if `exact`) and admitted_per_read taken from `reuse`, which must outlive
 // every use of the result.
 void UseReuseProfile(const ReuseProfile& reuse, bool exact, AdviseInputs* in);
+
+// Every split and codec of each raw tier in `tiers` (in that order), and the page cache alone, at
+// the miss cost `disk_us`: `base` with raw_tier, disk_us and the reuse set per tier.
+Prediction PredictConfigurations(const AdviseInputs& base, const std::vector<RawTierMode>& tiers,
+                                 const ReuseProfile& reuse, bool exact, double disk_us);
 
 }  // namespace ccfs
 

@@ -6,7 +6,7 @@
 # ccfs runs and prints the project's version, that `man ccfs` and `man ccfs.toml` find and render
 # its pages without a warning, that the example mount unit it ships verifies, that its changelog
 # parses and names that version, and that the plot scripts its commands run are where the
-# binary looks for them.
+# binary looks for them (an unpacked `ccfs advise --out` plots with them).
 #
 # Usage: tests/packaging/deb_test.sh [BUILD_DIR]      (default: build)
 set -euo pipefail
@@ -108,6 +108,19 @@ grep -q '^License: Expat$' "$root/usr/share/doc/ccfs/copyright" || fail "copyrig
 for script in plot_sweep.py plot_advise.py; do
   [ -x "$root/usr/share/ccfs/$script" ] || fail "usr/share/ccfs/$script is missing or not executable"
 done
+# The unpacked advise finds its plot script and plots, or, where python3-matplotlib (a Recommends)
+# is missing, says so and keeps the CSV.
+"$root/usr/bin/ccfs" mkdata "$work/data" --size 2MiB >/dev/null
+"$root/usr/bin/ccfs" advise "$work/data" --memory 1MiB --c-max 50 --disk-us 100 \
+  --kernel-hit-us 1 --sample-pages 32 --out "$work/advise" >"$work/advise.log" 2>&1 ||
+  fail "ccfs advise --out failed: $(cat "$work/advise.log")"
+[ -s "$work/advise/advise.csv" ] || fail "ccfs advise wrote no advise.csv: $(cat "$work/advise.log")"
+if /usr/bin/python3 -c 'import matplotlib' 2>/dev/null; then
+  [ -s "$work/advise/advise.png" ] || fail "ccfs advise did not plot: $(cat "$work/advise.log")"
+else
+  grep -q 'python3-matplotlib is not installed' "$work/advise.log" ||
+    fail "ccfs advise without matplotlib did not say so: $(cat "$work/advise.log")"
+fi
 if command -v systemd-analyze >/dev/null; then
   # Checks the unit's syntax, its name against Where=, and its Documentation= man pages (found
   # through MANPATH in the package).

@@ -148,5 +148,67 @@ TEST(Advice, CompressesWhereMissesAreDearAndNotWhereTheyAreCheap) {
       << cheap.text;
 }
 
+// The page cache alone: raw_tier = kernel at C = 0 without the trip; and the verdict against it,
+// which says yes only beyond the model's error at every miss cost, no when ccfs is not faster.
+TEST(Verdict, AgainstThePageCacheAlone) {
+  std::vector<uint64_t> reads;
+  Rng rng(3);
+  for (int i = 0; i < 50000; ++i) reads.push_back(rng.Below(1000));
+  ReuseProfile reuse = ReuseProfile::FromPages(reads, 1000, 5000);
+  AdviseInputs in;
+  in.memory_bytes = 100 * 8192;
+  in.page_size = 8192;
+  in.dataset_pages = 1000;
+  in.costs.hit_us = 1;
+  in.costs.kernel_hit_us = 2;
+  in.costs.trip_us = 20;
+  in.codecs = {{CodecKind::kZstd, 1, 3.0, 1.0, 0, 20, 3}};
+  in.percents = {0, 30, 60, 90};
+  const std::vector<RawTierMode> both = {RawTierMode::kDaemon, RawTierMode::kKernel};
+
+  Prediction at = PredictConfigurations(in, both, reuse, true, 1000);
+  ASSERT_EQ(at.rows.size(), 8u);
+  EXPECT_EQ(at.rows[0].raw_tier, RawTierMode::kDaemon);
+  EXPECT_EQ(at.rows[4].raw_tier, RawTierMode::kKernel);
+  // Kernel mode at C = 0 is the page cache plus one trip per miss.
+  const ModelResult& pc = at.page_cache;
+  EXPECT_NEAR(pc.hit_ratio, 0.1, 0.01);
+  EXPECT_NEAR(pc.us_per_buffer, pc.hit_ratio * 2 + pc.miss_ratio * 1000, 1e-6);
+  EXPECT_NEAR(at.rows[4].model.us_per_buffer, pc.us_per_buffer + pc.miss_ratio * 20, 1e-6);
+
+  // Misses of 1 ms: three times the hits from the compressed tier pay, at every miss cost.
+  Prediction fast = PredictConfigurations(in, both, reuse, true, 800);
+  Prediction slow = PredictConfigurations(in, both, reuse, true, 1500);
+  SetErrorBands(fast, slow, &at);
+  for (size_t i = 0; i < at.rows.size(); ++i) {
+    EXPECT_NEAR(at.rows[i].us_low, fast.rows[i].model.us_per_buffer * (1 - kModelError), 1e-9);
+    EXPECT_NEAR(at.rows[i].us_high, slow.rows[i].model.us_per_buffer * (1 + kModelError), 1e-9);
+    EXPECT_LT(at.rows[i].us_low, at.rows[i].model.us_per_buffer);
+    EXPECT_GT(at.rows[i].us_high, at.rows[i].model.us_per_buffer);
+  }
+  Verdict dear = JudgeAgainstPageCache(at, fast, slow);
+  EXPECT_EQ(dear.kind, Verdict::Kind::kCcfs) << dear.text;
+  EXPECT_EQ(dear.best.raw_tier, RawTierMode::kKernel);
+  EXPECT_EQ(dear.best.percent, 90);
+  EXPECT_LT(dear.ratio, 1 - kModelError);
+  EXPECT_EQ(dear.text.rfind("yes: ccfs with raw_tier = kernel, compressed_percent = 90, compressor "
+                            "= zstd", 0), 0u) << dear.text;
+
+  // Misses of 3 µs: nothing beats the page cache, whose hits need no trip.
+  Prediction cheap = PredictConfigurations(in, both, reuse, true, 3);
+  Verdict no = JudgeAgainstPageCache(cheap, cheap, cheap);
+  EXPECT_EQ(no.kind, Verdict::Kind::kPageCache) << no.text;
+  EXPECT_GE(no.ratio, 1);
+  EXPECT_EQ(no.text.rfind("no: use the page cache alone", 0), 0u) << no.text;
+
+  // Faster at the median, but the fastest misses turn it: close, not yes.
+  Prediction cheaper = PredictConfigurations(in, both, reuse, true, 3);
+  Verdict close = JudgeAgainstPageCache(at, cheaper, slow);
+  EXPECT_EQ(close.kind, Verdict::Kind::kClose) << close.text;
+  EXPECT_GT(close.ratio_fast, 1);
+  EXPECT_EQ(close.text.rfind("close: ", 0), 0u) << close.text;
+  EXPECT_STREQ(VerdictName(close.kind), "close");
+}
+
 }  // namespace
 }  // namespace ccfs
