@@ -12,19 +12,17 @@
 #include <fstream>
 #include <memory>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "cache/model_facts.h"
 #include "ccfs/config.h"
 #include "cli/command.h"
 #include "cli/plot_script.h"
 #include "trace/advise.h"
-#include "trace/dataset.h"
-#include "trace/op_source.h"
 #include "trace/trace_file.h"
 
 namespace ccfs {
@@ -168,334 +166,245 @@ Status WriteCsv(const std::string& path, const AdviseRow& page_cache, double pag
   return Status::Ok();
 }
 
-int RunAdvise(const AdviseArgs& args) {
-  const auto started = std::chrono::steady_clock::now();
-  // ---- the arguments ----
-  Options o;
+// The request from the arguments; false (after saying why) if they make none.
+bool BuildRequest(const AdviseArgs& args, AdviseRequest* req) {
+  Options& o = req->engine;
   Status s = EngineOptions(args, &o);
-  if (!s.ok()) return Fail(s.ToString());
+  if (!s.ok()) return Fail(s.ToString()), false;
   if (args.c_step < 1 || args.c_step > 95) {
-    return Fail(fmt::format("--c-step {}: must be 1..95 (percent)", args.c_step));
+    return Fail(fmt::format("--c-step {}: must be 1..95 (percent)", args.c_step)), false;
   }
   if (args.c_max < 0 || args.c_max > 95) {
-    return Fail(fmt::format("--c-max {}: must be 0..95 (percent)", args.c_max));
+    return Fail(fmt::format("--c-max {}: must be 0..95 (percent)", args.c_max)), false;
   }
-  std::vector<int> percents;
-  for (int c = 0; c <= args.c_max; c += args.c_step) percents.push_back(c);
+  for (int c = 0; c <= args.c_max; c += args.c_step) req->percents.push_back(c);
   // The engine's rule for memory (the raw tier holds 16 pages) at the largest split evaluated.
-  o.compressed_percent = percents.back();
+  o.compressed_percent = req->percents.back();
   if (!(s = o.Validate()).ok()) {
-    return Fail(fmt::format("--memory {} at C={}%: {}", FormatSize(o.memory), percents.back(),
-                            s.ToString()));
+    return Fail(fmt::format("--memory {} at C={}%: {}", FormatSize(o.memory),
+                            req->percents.back(), s.ToString())),
+           false;
   }
-  std::vector<RawTierMode> tiers;
   if (args.raw_tier == "both") {
-    tiers = {RawTierMode::kDaemon, RawTierMode::kKernel};
+    req->tiers = {RawTierMode::kDaemon, RawTierMode::kKernel};
   } else {
     RawTierMode tier;
     if (!ParseRawTierMode(args.raw_tier, &tier)) {
-      return Fail(fmt::format("--raw-tier {}: must be daemon, kernel or both", args.raw_tier));
+      return Fail(fmt::format("--raw-tier {}: must be daemon, kernel or both", args.raw_tier)),
+             false;
     }
-    tiers = {tier};
+    req->tiers = {tier};
   }
-  PathCosts costs;
-  costs.trip_us = kAssumedTripUs;
-  if (!GivenCost(args.trip_option, args.trip_us, &costs.trip_us) ||
-      !GivenCost(args.kernel_hit_option, args.kernel_hit_us, &costs.kernel_hit_us) ||
-      !GivenCost(args.disk_option, args.disk_us, &costs.disk_us)) {
-    return 2;
+  double cost = 0;
+  for (auto [option, value, out] :
+       {std::tuple{args.trip_option, args.trip_us, &req->trip_us},
+        std::tuple{args.kernel_hit_option, args.kernel_hit_us, &req->kernel_hit_us},
+        std::tuple{args.disk_option, args.disk_us, &req->disk_us}}) {
+    cost = -1;
+    if (!GivenCost(option, value, &cost)) return false;
+    if (cost >= 0) *out = cost;
   }
   if (!args.trace.empty() && args.dist_option->count() > 0) {
-    return Fail("give --trace FILE or --dist LAW, not both");
+    return Fail("give --trace FILE or --dist LAW, not both"), false;
   }
-  if (args.sample_pages < 1) return Fail("--sample-pages 0: must be at least 1");
-  DistSpec dist;
-  if (!(s = ParseDistSpec(args.dist, args.hot_fraction, &dist)).ok()) return Fail(s.ToString());
-  TraceFormat trace_format;
-  if (!(s = ParseTraceFormat(args.trace_format, &trace_format)).ok()) return Fail(s.ToString());
+  if (args.sample_pages < 1) return Fail("--sample-pages 0: must be at least 1"), false;
+  if (!(s = ParseDistSpec(args.dist, args.hot_fraction, &req->dist)).ok()) {
+    return Fail(s.ToString()), false;
+  }
+  if (!(s = ParseTraceFormat(args.trace_format, &req->trace_format)).ok()) {
+    return Fail(s.ToString()), false;
+  }
+  req->dataset = args.dataset;
+  req->trace = args.trace;
+  req->exact = args.exact;
+  req->ops = args.ops;
+  req->warmup = args.warmup;
+  req->seed = args.seed;
+  req->sample_pages = args.sample_pages;
+  req->measure_seconds = kMeasureSeconds;
+  req->assumed_trip_us = kAssumedTripUs;
+  return true;
+}
 
-  // ---- the data set and the workload ----
-  Dataset dataset;
-  if (!(s = Dataset::Open(args.dataset, o.page_size, &dataset)).ok()) return Fail(s.ToString());
-  std::unique_ptr<AccessDistribution> law;
-  if (!(s = NewAccessDistribution(dist, dataset.pages(), args.seed, &law)).ok()) {
-    return Fail(s.ToString());
+std::string ChargeText(const AdviseRequest& req) {
+  return req.engine.admission_filter
+             ? "one compression per raw victim the admission filter lets through (read again "
+               "while raw, promoted, or back while the ghost set remembers it), counted in full "
+               "though ccfs compresses in the background"
+             : "one compression per raw victim (admission_filter = false), counted in full though "
+               "ccfs compresses in the background";
+}
+
+std::string CurveSource(const AdviseReport& r) {
+  return r.exact ? "the exact LRU curve of the reads"
+                 : "the law's share of the hottest pages (the oracle; --exact for the LRU curve)";
+}
+
+void PrintJson(const AdviseRequest& req, const AdviseReport& r, double seconds) {
+  const double pc_us = r.prediction.page_cache.us_per_buffer;
+  nlohmann::json codec_json = nlohmann::json::array();
+  for (const CodecProfile& c : r.codecs) {
+    codec_json.push_back({{"codec", CodecName(c.codec)},
+                          {"level", c.level},
+                          {"ratio", c.ratio},
+                          {"storable_fraction", c.storable_fraction},
+                          {"zero_fraction", c.zero_fraction},
+                          {"compress_us", c.compress_us},
+                          {"decompress_us", c.decompress_us}});
   }
-  OpSource source(dataset, law.get(), args.seed, 0);
-  uint64_t ops = args.ops > 0 ? args.ops : 200000;
-  std::string workload = dist.ToString();
-  if (!args.trace.empty()) {
-    std::vector<TraceRecord> records;
-    if (!(s = ReadTraceFile(args.trace, dataset, trace_format, &records)).ok()) {
-      return Fail(s.ToString());
+  nlohmann::json curve = nlohmann::json::array();
+  for (int i = 0; i <= kCurvePoints; ++i) {
+    const double pages = static_cast<double>(r.dataset.pages()) * i / kCurvePoints;
+    curve.push_back({{"pages", pages}, {"hit_ratio", r.HitRatio(pages)}});
+  }
+  nlohmann::json row_json = nlohmann::json::array();
+  for (const AdviseRow& row : r.prediction.rows) row_json.push_back(RowJson(row, pc_us));
+  nlohmann::json tier_names = nlohmann::json::array();
+  nlohmann::json advice_json = nlohmann::json::array();
+  for (const auto& [tier, a] : r.advice) {
+    tier_names.push_back(RawTierModeName(tier));
+    advice_json.push_back({{"raw_tier", RawTierModeName(tier)},
+                           {"text", a.text},
+                           {"compress", a.compress},
+                           {"compressed_percent", a.best.percent},
+                           {"codec", CodecName(a.best.codec)},
+                           {"speedup", a.best.speedup}});
+  }
+  const Verdict& v = r.verdict;
+  nlohmann::json j = {
+      {"dataset", req.dataset},
+      {"dataset_pages", r.dataset.pages()},
+      {"page_size", req.engine.page_size},
+      {"memory_bytes", req.engine.memory},
+      {"raw_tiers", tier_names},
+      {"workload",
+       {{"source", r.workload},
+        {"reads", r.reuse.reads()},
+        {"warmup_ops", r.warmup},
+        {"distinct_pages", r.reuse.distinct_pages()},
+        {"exact", r.exact}}},
+      {"sample_pages", r.sampled_pages},
+      {"codecs", codec_json},
+      {"costs_us",
+       {{"hit", r.costs.hit_us},
+        {"disk", r.costs.disk_us},
+        {"trip", r.costs.trip_us},
+        {"kernel_hit", r.costs.kernel_hit_us}}},
+      {"miss_cost_us",
+       {{"median", r.miss.median},
+        {"p10", r.miss.p10},
+        {"p90", r.miss.p90},
+        {"mean", r.miss.mean},
+        {"measured", !req.disk_us.has_value()}}},
+      {"model_error", kModelError},
+      {"assumptions", r.assumptions},
+      {"compression_charge", ChargeText(req)},
+      {"curve_source", CurveSource(r)},
+      {"curve", curve},
+      {"page_cache", RowJson(r.page_cache, pc_us)},
+      {"rows", row_json},
+      {"advice", advice_json},
+      {"verdict",
+       {{"answer", VerdictName(v.kind)},
+        {"text", v.text},
+        {"raw_tier", RawTierModeName(v.best.raw_tier)},
+        {"compressed_percent", v.best.percent},
+        {"codec", CodecName(v.best.codec)},
+        {"vs_page_cache", v.ratio},
+        {"vs_page_cache_fast_misses", v.ratio_fast},
+        {"vs_page_cache_slow_misses", v.ratio_slow}}},
+      {"seconds", seconds}};
+  fmt::print("{}\n", j.dump());
+}
+
+void PrintText(const AdviseRequest& req, const AdviseReport& r, bool files) {
+  const Options& o = req.engine;
+  std::string tier_text;
+  for (RawTierMode tier : req.tiers) {
+    tier_text += fmt::format("{}{}", tier_text.empty() ? "" : " and ",
+                             tier == RawTierMode::kKernel ? "in the kernel's page cache"
+                                                          : "in the daemon");
+  }
+  fmt::print("ccfs advise: {}, {} pages of {} ({}); {} of memory ({:.0f} pages); raw tier {}, "
+             "against the page cache alone\n",
+             req.dataset, r.dataset.pages(), FormatSize(o.page_size), FormatSize(r.dataset.bytes()),
+             FormatSize(o.memory), static_cast<double>(o.memory) / o.page_size, tier_text);
+  fmt::print("workload: {}, {} reads after a warm-up of {} operations, {} distinct pages; hit "
+             "ratios from {}\n",
+             r.workload, r.reuse.reads(), r.warmup, r.reuse.distinct_pages(), CurveSource(r));
+  fmt::print("data: {} sampled pages (seed {})", r.sampled_pages, req.seed);
+  for (const CodecProfile& c : r.codecs) {
+    fmt::print("; {} level {}: {:.2f}x, {} kept ({} zero), compress {:.1f} µs, decompress "
+               "{:.1f} µs",
+               CodecName(c.codec), c.level, c.ratio, Pct(c.storable_fraction),
+               Pct(c.zero_fraction), c.compress_us, c.decompress_us);
+  }
+  fmt::print("\n");
+  const std::string miss_text =
+      req.disk_us ? fmt::format("{:.1f} µs (given)", r.miss.median)
+                  : fmt::format("{:.1f} µs (median of {} O_DIRECT reads; 10th-90th percentile "
+                                "{:.1f}-{:.1f}, mean {:.1f})",
+                                r.miss.median, r.sampled_pages, r.miss.p10, r.miss.p90,
+                                r.miss.mean);
+  fmt::print("costs: miss {}; raw hit {:.2f} µs (a page copy); kernel hit {:.2f} µs{}; trip "
+             "{:g} µs (raw_tier = daemon: every read; kernel: compressed hits and misses; the "
+             "page cache alone: none)\n",
+             miss_text, r.costs.hit_us, r.costs.kernel_hit_us,
+             req.kernel_hit_us ? " (given)" : " (buffered re-reads)", r.costs.trip_us);
+  for (const std::string& a : r.assumptions) fmt::print("assumed: {}\n", a);
+  fmt::print("charged: {}\n", ChargeText(req));
+  fmt::print("band: the model's error (±{:.0f}%) around µs per buffer at the 10th and 90th "
+             "percentile of the miss cost\n",
+             100 * kModelError);
+  fmt::print("{:>10} {:>4} {:>5} {:>7} {:>7} {:>7} {:>7} {:>10} {:>10} {:>15} {:>9}\n", "", "C%",
+             "codec", "hit", "raw", "compr", "miss", "compr/read", "µs/buffer", "band",
+             "vs page$");
+  const double pc_us = r.prediction.page_cache.us_per_buffer;
+  auto print_row = [pc_us](const std::string& name, const AdviseRow& row, bool codec_free) {
+    const ModelResult& m = row.model;
+    fmt::print("{:>10} {:>4} {:>5} {:>7} {:>7} {:>7} {:>7} {:>10.3f} {:>10.2f} {:>15} {:>8.2f}x\n",
+               name, row.percent, codec_free ? "-" : CodecName(row.codec), Pct(m.hit_ratio),
+               Pct(m.raw_hit_ratio), Pct(m.compressed_hit_ratio), Pct(m.miss_ratio),
+               m.compressions_per_read, m.us_per_buffer,
+               fmt::format("{:.1f}-{:.1f}", row.us_low, row.us_high),
+               pc_us > 0 ? m.us_per_buffer / pc_us : 1.0);
+  };
+  print_row("page cache", r.page_cache, true);
+  const std::vector<AdviseRow>& rows = r.prediction.rows;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    // C = 0 is codec-free: one line per tier.
+    if (rows[i].percent == 0 && i > 0 && rows[i - 1].percent == 0 &&
+        rows[i - 1].raw_tier == rows[i].raw_tier) {
+      continue;
     }
-    source.SetTrace(records);
-    if (source.trace_ops() == 0) return Fail(args.trace + ": no operations in the trace");
-    if (args.ops == 0) ops = source.trace_ops();
-    workload = "trace " + args.trace;
+    print_row(RawTierModeName(rows[i].raw_tier), rows[i], rows[i].percent == 0);
   }
-  const bool exact = args.exact || !args.trace.empty();
-  const uint64_t warmup = args.warmup >= 0 ? static_cast<uint64_t>(args.warmup)
-                                           : DefaultWarmupOps(o.memory, o.page_size, dataset.pages());
-  ReuseProfile reuse = ReuseProfile::Build(dataset, source, warmup, ops);
-  if (reuse.reads() == 0) {
-    return Fail(fmt::format("{}: no reads among the {} operations measured (writes are not "
-                            "cached reads)", workload, ops));
+  fmt::print("(vs page$: µs per buffer against the page cache alone's; below 1x ccfs is faster)\n");
+  for (const auto& [tier, a] : r.advice) {
+    fmt::print("split, raw_tier = {}: {}\n", RawTierModeName(tier), a.text);
   }
+  const Verdict& v = r.verdict;
+  fmt::print("verdict: {}\n", v.text);
+  if (v.kind == Verdict::Kind::kCcfs) {
+    std::string opts = fmt::format("memory={},raw_tier={},compressed_percent={}",
+                                   FormatSize(o.memory), RawTierModeName(v.best.raw_tier),
+                                   v.best.percent);
+    if (v.best.percent > 0) opts += fmt::format(",compressor={}", CodecName(v.best.codec));
+    fmt::print("mount: ccfs mount -o {} {} MOUNTPOINT\n", opts, req.dataset);
+  }
+  if (!files) fmt::print("files: none (--out DIR writes DIR/advise.csv and DIR/advise.png)\n");
+}
 
-  // ---- the data's compressibility and the paths' costs ----
-  PageSample sample;
-  if (!(s = SamplePages(dataset, args.sample_pages, args.seed, &sample)).ok()) {
-    fmt::print(stderr, "ccfs advise: reading the sample: {}\n", s.ToString());
+// DIR/advise.csv and DIR/advise.png (DIR exists); the exit status.
+int WriteFiles(const AdviseArgs& args, const AdviseReport& r) {
+  const std::string csv_path = args.out + "/advise.csv";
+  Status s = WriteCsv(csv_path, r.page_cache, r.prediction.page_cache.us_per_buffer,
+                      r.prediction.rows);
+  if (!s.ok()) {
+    fmt::print(stderr, "ccfs advise: {}\n", s.ToString());
     return 1;
   }
-  std::vector<std::string> assumptions;
-  MissCost miss{costs.disk_us, costs.disk_us, costs.disk_us, costs.disk_us};
-  if (args.disk_option->count() == 0) {
-    if (!sample.direct) {
-      return Fail(fmt::format("{}: its file system refuses O_DIRECT (tmpfs?), so a miss's cost "
-                              "cannot be measured here: give --disk-us",
-                              args.dataset));
-    }
-    miss = MissCostOf(sample);
-  }
-  costs.disk_us = miss.median;
-  costs.hit_us = MeasureCopyUs(sample, kMeasureSeconds);
-  if (args.trip_option->count() == 0) {
-    assumptions.push_back(fmt::format(
-        "trip {:g} µs: the null-FUSE round trip bench/fuse_rtt measures on a 2-vCPU VM; runs "
-        "through a mount often pay more (ccfs replay MOUNT --json, costs_us.trip); give --trip-us",
-        kAssumedTripUs));
-  }
-  // Kernel hits: the page cache alone has them, and so has raw_tier = kernel.
-  if (args.kernel_hit_option->count() == 0) {
-    if (!(s = MeasureKernelHitUs(dataset, sample, &costs.kernel_hit_us)).ok()) {
-      fmt::print(stderr, "ccfs advise: timing kernel hits: {}\n", s.ToString());
-      return 1;
-    }
-  }
-  std::vector<CodecProfile> codecs;
-  for (CodecKind kind : AllCodecKinds()) {
-    const int level = kind == o.compressor ? o.compression_level : kDefaultCodecLevel;
-    codecs.emplace_back();
-    s = MeasureCodec(sample, kind, level, o.min_savings_percent, kMeasureSeconds,
-                     cache::EngineTierCharges(), &codecs.back());
-    if (!s.ok()) {
-      fmt::print(stderr, "ccfs advise: {}\n", s.ToString());
-      return 1;
-    }
-  }
-
-  // ---- the prediction ----
-  AdviseInputs in;
-  in.memory_bytes = o.memory;
-  in.page_size = o.page_size;
-  in.dataset_pages = dataset.pages();
-  in.admission_filter = o.admission_filter;
-  in.costs = costs;
-  in.codecs = codecs;
-  in.percents = percents;
-  in.dist = dist;
-  Prediction prediction = PredictConfigurations(in, tiers, reuse, exact, miss.median);
-  const Prediction fast = PredictConfigurations(in, tiers, reuse, exact, miss.p10);
-  const Prediction slow = PredictConfigurations(in, tiers, reuse, exact, miss.p90);
-  SetErrorBands(fast, slow, &prediction);
-  const Verdict verdict = JudgeAgainstPageCache(prediction, fast, slow);
-  std::vector<std::pair<RawTierMode, Advice>> advice;
-  for (RawTierMode tier : tiers) {
-    std::vector<AdviseRow> rows;
-    for (const AdviseRow& r : prediction.rows) {
-      if (r.raw_tier == tier) rows.push_back(r);
-    }
-    advice.emplace_back(tier, ChooseSplit(rows));
-  }
-  AdviseRow page_cache;
-  page_cache.model = prediction.page_cache;
-  page_cache.us_low = fast.page_cache.us_per_buffer * (1 - kModelError);
-  page_cache.us_high = slow.page_cache.us_per_buffer * (1 + kModelError);
-  const std::string charge =
-      o.admission_filter
-          ? "one compression per raw victim the admission filter lets through (read again while "
-            "raw, promoted, or back while the ghost set remembers it), counted in full though ccfs "
-            "compresses in the background"
-          : "one compression per raw victim (admission_filter = false), counted in full though ccfs "
-            "compresses in the background";
-  const std::string curve_source =
-      exact ? "the exact LRU curve of the reads" : "the law's share of the hottest pages (the "
-                                                   "oracle; --exact for the LRU curve)";
-  assumptions.push_back(fmt::format(
-      "ccfs's daemon needs memory of its own beside its tiers (about 20 MiB, `ccfs stat`'s rss); "
-      "the page cache alone gets exactly --memory"));
-
-  // ---- the output ----
-  const bool write_files = args.out_option->count() > 0;
-  const std::string csv_path = args.out + "/advise.csv";
-  const std::string png_prefix = args.out + "/advise";
-  if (write_files) {
-    std::error_code ec;
-    fs::create_directories(args.out, ec);
-    if (ec) return Fail(fmt::format("--out {}: cannot create: {}", args.out, ec.message()));
-    if (!(s = WriteCsv(csv_path, page_cache, prediction.page_cache.us_per_buffer,
-                       prediction.rows)).ok()) {
-      fmt::print(stderr, "ccfs advise: {}\n", s.ToString());
-      return 1;
-    }
-  }
-  const double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-  const double pc_us = prediction.page_cache.us_per_buffer;
-  if (args.json) {
-    nlohmann::json codec_json = nlohmann::json::array();
-    for (const CodecProfile& c : codecs) {
-      codec_json.push_back({{"codec", CodecName(c.codec)},
-                            {"level", c.level},
-                            {"ratio", c.ratio},
-                            {"storable_fraction", c.storable_fraction},
-                            {"zero_fraction", c.zero_fraction},
-                            {"compress_us", c.compress_us},
-                            {"decompress_us", c.decompress_us}});
-    }
-    nlohmann::json curve = nlohmann::json::array();
-    for (int i = 0; i <= kCurvePoints; ++i) {
-      const double pages = static_cast<double>(dataset.pages()) * i / kCurvePoints;
-      const double hit = exact ? reuse.curve().HitRatio(pages) : law->HotShare(pages);
-      curve.push_back({{"pages", pages}, {"hit_ratio", hit}});
-    }
-    nlohmann::json row_json = nlohmann::json::array();
-    for (const AdviseRow& r : prediction.rows) row_json.push_back(RowJson(r, pc_us));
-    nlohmann::json tier_names = nlohmann::json::array();
-    nlohmann::json advice_json = nlohmann::json::array();
-    for (const auto& [tier, a] : advice) {
-      tier_names.push_back(RawTierModeName(tier));
-      advice_json.push_back({{"raw_tier", RawTierModeName(tier)},
-                             {"text", a.text},
-                             {"compress", a.compress},
-                             {"compressed_percent", a.best.percent},
-                             {"codec", CodecName(a.best.codec)},
-                             {"speedup", a.best.speedup}});
-    }
-    nlohmann::json j = {
-        {"dataset", args.dataset},
-        {"dataset_pages", dataset.pages()},
-        {"page_size", o.page_size},
-        {"memory_bytes", o.memory},
-        {"raw_tiers", tier_names},
-        {"workload",
-         {{"source", workload},
-          {"reads", reuse.reads()},
-          {"warmup_ops", warmup},
-          {"distinct_pages", reuse.distinct_pages()},
-          {"exact", exact}}},
-        {"sample_pages", sample.pages.size()},
-        {"codecs", codec_json},
-        {"costs_us",
-         {{"hit", costs.hit_us},
-          {"disk", costs.disk_us},
-          {"trip", costs.trip_us},
-          {"kernel_hit", costs.kernel_hit_us}}},
-        {"miss_cost_us",
-         {{"median", miss.median},
-          {"p10", miss.p10},
-          {"p90", miss.p90},
-          {"mean", miss.mean},
-          {"measured", args.disk_option->count() == 0}}},
-        {"model_error", kModelError},
-        {"assumptions", assumptions},
-        {"compression_charge", charge},
-        {"curve_source", curve_source},
-        {"curve", curve},
-        {"page_cache", RowJson(page_cache, pc_us)},
-        {"rows", row_json},
-        {"advice", advice_json},
-        {"verdict",
-         {{"answer", VerdictName(verdict.kind)},
-          {"text", verdict.text},
-          {"raw_tier", RawTierModeName(verdict.best.raw_tier)},
-          {"compressed_percent", verdict.best.percent},
-          {"codec", CodecName(verdict.best.codec)},
-          {"vs_page_cache", verdict.ratio},
-          {"vs_page_cache_fast_misses", verdict.ratio_fast},
-          {"vs_page_cache_slow_misses", verdict.ratio_slow}}},
-        {"seconds", seconds}};
-    fmt::print("{}\n", j.dump());
-  } else {
-    std::string tier_text;
-    for (RawTierMode tier : tiers) {
-      tier_text += fmt::format("{}{}", tier_text.empty() ? "" : " and ",
-                               tier == RawTierMode::kKernel ? "in the kernel's page cache"
-                                                            : "in the daemon");
-    }
-    fmt::print("ccfs advise: {}, {} pages of {} ({}); {} of memory ({:.0f} pages); raw tier {}, "
-               "against the page cache alone\n",
-               args.dataset, dataset.pages(), FormatSize(o.page_size), FormatSize(dataset.bytes()),
-               FormatSize(o.memory), static_cast<double>(o.memory) / o.page_size, tier_text);
-    fmt::print("workload: {}, {} reads after a warm-up of {} operations, {} distinct pages; hit "
-               "ratios from {}\n",
-               workload, reuse.reads(), warmup, reuse.distinct_pages(), curve_source);
-    fmt::print("data: {} sampled pages (seed {})", sample.pages.size(), args.seed);
-    for (const CodecProfile& c : codecs) {
-      fmt::print("; {} level {}: {:.2f}x, {} kept ({} zero), compress {:.1f} µs, decompress "
-                 "{:.1f} µs",
-                 CodecName(c.codec), c.level, c.ratio, Pct(c.storable_fraction),
-                 Pct(c.zero_fraction), c.compress_us, c.decompress_us);
-    }
-    fmt::print("\n");
-    const std::string miss_text =
-        args.disk_option->count() > 0
-            ? fmt::format("{:.1f} µs (given)", miss.median)
-            : fmt::format("{:.1f} µs (median of {} O_DIRECT reads; 10th-90th percentile "
-                          "{:.1f}-{:.1f}, mean {:.1f})",
-                          miss.median, sample.pages.size(), miss.p10, miss.p90, miss.mean);
-    fmt::print("costs: miss {}; raw hit {:.2f} µs (a page copy); kernel hit {:.2f} µs{}; trip "
-               "{:g} µs (raw_tier = daemon: every read; kernel: compressed hits and misses; the "
-               "page cache alone: none)\n",
-               miss_text, costs.hit_us, costs.kernel_hit_us,
-               args.kernel_hit_option->count() ? " (given)" : " (buffered re-reads)",
-               costs.trip_us);
-    for (const std::string& a : assumptions) fmt::print("assumed: {}\n", a);
-    fmt::print("charged: {}\n", charge);
-    fmt::print("band: the model's error (±{:.0f}%) around µs per buffer at the 10th and 90th "
-               "percentile of the miss cost\n",
-               100 * kModelError);
-    fmt::print("{:>10} {:>4} {:>5} {:>7} {:>7} {:>7} {:>7} {:>10} {:>10} {:>15} {:>9}\n", "",
-               "C%", "codec", "hit", "raw", "compr", "miss", "compr/read", "µs/buffer", "band",
-               "vs page$");
-    auto print_row = [&](const std::string& name, const AdviseRow& r, bool codec_free) {
-      const ModelResult& m = r.model;
-      fmt::print("{:>10} {:>4} {:>5} {:>7} {:>7} {:>7} {:>7} {:>10.3f} {:>10.2f} {:>15} {:>8.2f}x\n",
-                 name, r.percent, codec_free ? "-" : CodecName(r.codec), Pct(m.hit_ratio),
-                 Pct(m.raw_hit_ratio), Pct(m.compressed_hit_ratio), Pct(m.miss_ratio),
-                 m.compressions_per_read, m.us_per_buffer,
-                 fmt::format("{:.1f}-{:.1f}", r.us_low, r.us_high),
-                 pc_us > 0 ? m.us_per_buffer / pc_us : 1.0);
-    };
-    print_row("page cache", page_cache, true);
-    for (size_t i = 0; i < prediction.rows.size(); ++i) {
-      const AdviseRow& r = prediction.rows[i];
-      // C = 0 is codec-free: one line per tier.
-      if (r.percent == 0 && i > 0 && prediction.rows[i - 1].percent == 0 &&
-          prediction.rows[i - 1].raw_tier == r.raw_tier) {
-        continue;
-      }
-      print_row(RawTierModeName(r.raw_tier), r, r.percent == 0);
-    }
-    fmt::print("(vs page$: µs per buffer against the page cache alone's; below 1x ccfs is faster)\n");
-    for (const auto& [tier, a] : advice) {
-      fmt::print("split, raw_tier = {}: {}\n", RawTierModeName(tier), a.text);
-    }
-    fmt::print("verdict: {}\n", verdict.text);
-    if (verdict.kind == Verdict::Kind::kCcfs) {
-      std::string opts = fmt::format("memory={},raw_tier={},compressed_percent={}",
-                                     FormatSize(o.memory), RawTierModeName(verdict.best.raw_tier),
-                                     verdict.best.percent);
-      if (verdict.best.percent > 0) opts += fmt::format(",compressor={}", CodecName(verdict.best.codec));
-      fmt::print("mount: ccfs mount -o {} {} MOUNTPOINT\n", opts, args.dataset);
-    }
-    if (!write_files) fmt::print("files: none (--out DIR writes DIR/advise.csv and DIR/advise.png)\n");
-  }
-  if (!write_files) return 0;
-  FILE* note = args.json ? stderr : stdout;
-  fmt::print(note, "wrote {}\n", csv_path);
+  fmt::print(args.json ? stderr : stdout, "wrote {}\n", csv_path);
   std::string script = FindPlotScript(args.plot_script, "CCFS_PLOT_ADVISE_SCRIPT", "plot_advise.py");
   if (script.empty()) {
     fmt::print(stderr, "ccfs advise: no plot: plot_advise.py was not found beside the binary "
@@ -504,7 +413,8 @@ int RunAdvise(const AdviseArgs& args) {
   }
   std::string command;
   std::fflush(stdout);
-  const int plotted = RunPlotScript(script, {csv_path, png_prefix, verdict.text}, &command);
+  const int plotted =
+      RunPlotScript(script, {csv_path, args.out + "/advise", r.verdict.text}, &command);
   if (plotted == kPlotNoMatplotlib) {
     fmt::print(stderr, "ccfs advise: no plot: python3-matplotlib is not installed (apt-get install "
                        "python3-matplotlib); {} is complete\n", csv_path);
@@ -515,6 +425,34 @@ int RunAdvise(const AdviseArgs& args) {
     return 1;
   }
   return 0;
+}
+
+int AdviseCommand(const AdviseArgs& args) {
+  const auto started = std::chrono::steady_clock::now();
+  AdviseRequest req;
+  if (!BuildRequest(args, &req)) return 2;
+  const bool files = args.out_option->count() > 0;
+  if (files) {
+    std::error_code ec;
+    fs::create_directories(args.out, ec);
+    if (ec) return Fail(fmt::format("--out {}: cannot create: {}", args.out, ec.message()));
+  }
+  AdviseReport report;
+  Status s = RunAdvise(req, &report);
+  if (!s.ok()) {
+    if (s.code() == Status::Code::kInvalidArgument || s.code() == Status::Code::kNotFound) {
+      return Fail(s.ToString());
+    }
+    fmt::print(stderr, "ccfs advise: {}\n", s.ToString());
+    return 1;
+  }
+  if (args.json) {
+    PrintJson(req, report,
+              std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
+  } else {
+    PrintText(req, report, files);
+  }
+  return files ? WriteFiles(args, report) : 0;
 }
 
 CommandRegistrar registrar(
@@ -587,7 +525,7 @@ CommandRegistrar registrar(
       args->out_option = app->add_option(
           "--out", args->out, "directory for advise.csv and advise.png (created; default: none)");
       app->add_option("--plot-script", args->plot_script, "path of plot_advise.py");
-      return [args] { return RunAdvise(*args); };
+      return [args] { return AdviseCommand(*args); };
     });
 
 }  // namespace

@@ -109,22 +109,25 @@ Verdict JudgeAgainstPageCache(const Prediction& median, const Prediction& fast,
   v.ratio = ratio(median);
   v.ratio_fast = ratio(fast);
   v.ratio_slow = ratio(slow);
-  const std::string spread = fmt::format(
-      "{:.2f}x with the fastest tenth of misses, {:.2f}x with the slowest", v.ratio_fast,
-      v.ratio_slow);
+  // No spread when the miss cost was given rather than sampled.
+  const std::string spread =
+      fast.page_cache.us_per_buffer == slow.page_cache.us_per_buffer
+          ? ""
+          : fmt::format(" ({:.2f}x with the fastest tenth of misses, {:.2f}x with the slowest)",
+                        v.ratio_fast, v.ratio_slow);
   if (v.ratio >= 1) {
     v.kind = Verdict::Kind::kPageCache;
     v.text = fmt::format("no: use the page cache alone; ccfs's best here ({}) is predicted {:.2f}x "
-                         "its µs per buffer ({})",
+                         "its µs per buffer{}",
                          Configuration(v.best), v.ratio, spread);
   } else if (v.ratio <= 1 - kModelError && v.ratio_fast <= 1 && v.ratio_slow <= 1) {
     v.kind = Verdict::Kind::kCcfs;
-    v.text = fmt::format("yes: ccfs with {}: predicted {:.2f}x the page cache's µs per buffer ({})",
+    v.text = fmt::format("yes: ccfs with {}: predicted {:.2f}x the page cache's µs per buffer{}",
                          Configuration(v.best), v.ratio, spread);
   } else {
     v.kind = Verdict::Kind::kClose;
     v.text = fmt::format("close: ccfs's best ({}) is predicted {:.2f}x the page cache's µs per "
-                         "buffer ({}), within the model's error of ±{:.0f}% or not at every miss "
+                         "buffer{}, within the model's error of ±{:.0f}% or not at every miss "
                          "cost; the page cache alone is simpler unless `ccfs replay` on a mount of "
                          "your store shows otherwise",
                          Configuration(v.best), v.ratio, spread, 100 * kModelError);

@@ -13,6 +13,7 @@
 
 #include <fmt/format.h>
 
+#include "cache/model_facts.h"
 #include "ccfs/backing_store.h"
 #include "trace/replay_target.h"
 #include "util/rng.h"
@@ -211,6 +212,128 @@ Prediction PredictConfigurations(const AdviseInputs& base, const std::vector<Raw
   }
   p.page_cache = PredictPageCache(in);
   return p;
+}
+
+double AdviseReport::HitRatio(double pages) const {
+  return exact ? reuse.curve().HitRatio(pages) : law->HotShare(pages);
+}
+
+namespace {
+
+// The workload: the law's or the trace's operations, and their reuse.
+Status ReadWorkload(const AdviseRequest& req, AdviseReport* r) {
+  Status s = Dataset::Open(req.dataset, req.engine.page_size, &r->dataset);
+  if (!s.ok()) return s;
+  if (!(s = NewAccessDistribution(req.dist, r->dataset.pages(), req.seed, &r->law)).ok()) return s;
+  OpSource source(r->dataset, r->law.get(), req.seed, 0);
+  uint64_t ops = req.ops > 0 ? req.ops : 200000;
+  r->workload = req.dist.ToString();
+  if (!req.trace.empty()) {
+    std::vector<TraceRecord> records;
+    if (!(s = ReadTraceFile(req.trace, r->dataset, req.trace_format, &records)).ok()) return s;
+    source.SetTrace(records);
+    if (source.trace_ops() == 0) {
+      return Status::InvalidArgument(req.trace + ": no operations in the trace");
+    }
+    if (req.ops == 0) ops = source.trace_ops();
+    r->workload = "trace " + req.trace;
+  }
+  r->exact = req.exact || !req.trace.empty();
+  r->warmup = req.warmup >= 0 ? static_cast<uint64_t>(req.warmup)
+                              : DefaultWarmupOps(req.engine.memory, req.engine.page_size,
+                                                 r->dataset.pages());
+  r->reuse = ReuseProfile::Build(r->dataset, source, r->warmup, ops);
+  if (r->reuse.reads() == 0) {
+    return Status::InvalidArgument(fmt::format(
+        "{}: no reads among the {} operations measured (writes are not cached reads)",
+        r->workload, ops));
+  }
+  return Status::Ok();
+}
+
+// The data's compressibility and the paths' costs, from one sample of its pages.
+Status MeasureDataAndPaths(const AdviseRequest& req, AdviseReport* r) {
+  PageSample sample;
+  Status s = SamplePages(r->dataset, req.sample_pages, req.seed, &sample);
+  if (!s.ok()) return Status::IOError(s.err(), "reading the sample: " + s.message());
+  r->sampled_pages = sample.pages.size();
+  if (req.disk_us) {
+    r->miss = {*req.disk_us, *req.disk_us, *req.disk_us, *req.disk_us};
+  } else {
+    if (!sample.direct) {
+      return Status::InvalidArgument(fmt::format(
+          "{}: its file system refuses O_DIRECT (tmpfs?), so a miss's cost cannot be measured "
+          "here: give --disk-us",
+          req.dataset));
+    }
+    r->miss = MissCostOf(sample);
+  }
+  r->costs.disk_us = r->miss.median;
+  r->costs.hit_us = MeasureCopyUs(sample, req.measure_seconds);
+  r->costs.trip_us = req.trip_us.value_or(req.assumed_trip_us);
+  // Kernel hits: the page cache alone has them, and so has raw_tier = kernel.
+  if (req.kernel_hit_us) {
+    r->costs.kernel_hit_us = *req.kernel_hit_us;
+  } else if (!(s = MeasureKernelHitUs(r->dataset, sample, &r->costs.kernel_hit_us)).ok()) {
+    return Status::IOError(s.err(), "timing kernel hits: " + s.message());
+  }
+  for (CodecKind kind : AllCodecKinds()) {
+    const int level = kind == req.engine.compressor ? req.engine.compression_level
+                                                     : kDefaultCodecLevel;
+    r->codecs.emplace_back();
+    s = MeasureCodec(sample, kind, level, req.engine.min_savings_percent, req.measure_seconds,
+                     cache::EngineTierCharges(), &r->codecs.back());
+    if (!s.ok()) return s;
+  }
+  return Status::Ok();
+}
+
+// Every configuration at the median miss cost, banded by the spread; the verdict and the splits.
+void Predict(const AdviseRequest& req, AdviseReport* r) {
+  AdviseInputs in;
+  in.memory_bytes = req.engine.memory;
+  in.page_size = req.engine.page_size;
+  in.dataset_pages = r->dataset.pages();
+  in.admission_filter = req.engine.admission_filter;
+  in.costs = r->costs;
+  in.codecs = r->codecs;
+  in.percents = req.percents;
+  in.dist = req.dist;
+  r->prediction = PredictConfigurations(in, req.tiers, r->reuse, r->exact, r->miss.median);
+  const Prediction fast = PredictConfigurations(in, req.tiers, r->reuse, r->exact, r->miss.p10);
+  const Prediction slow = PredictConfigurations(in, req.tiers, r->reuse, r->exact, r->miss.p90);
+  SetErrorBands(fast, slow, &r->prediction);
+  r->verdict = JudgeAgainstPageCache(r->prediction, fast, slow);
+  r->page_cache = AdviseRow();
+  r->page_cache.model = r->prediction.page_cache;
+  r->page_cache.us_low = fast.page_cache.us_per_buffer * (1 - kModelError);
+  r->page_cache.us_high = slow.page_cache.us_per_buffer * (1 + kModelError);
+  for (RawTierMode tier : req.tiers) {
+    std::vector<AdviseRow> rows;
+    for (const AdviseRow& row : r->prediction.rows) {
+      if (row.raw_tier == tier) rows.push_back(row);
+    }
+    r->advice.emplace_back(tier, ChooseSplit(rows));
+  }
+}
+
+}  // namespace
+
+Status RunAdvise(const AdviseRequest& req, AdviseReport* r) {
+  Status s = ReadWorkload(req, r);
+  if (!s.ok()) return s;
+  if (!(s = MeasureDataAndPaths(req, r)).ok()) return s;
+  Predict(req, r);
+  if (!req.trip_us) {
+    r->assumptions.push_back(fmt::format(
+        "trip {:g} µs: the null-FUSE round trip bench/fuse_rtt measures on a 2-vCPU VM; runs "
+        "through a mount often pay more (ccfs replay MOUNT --json, costs_us.trip); give --trip-us",
+        req.assumed_trip_us));
+  }
+  r->assumptions.push_back(
+      "ccfs's daemon needs memory of its own beside its tiers (about 20 MiB, `ccfs stat`'s rss); "
+      "the page cache alone gets exactly --memory");
+  return Status::Ok();
 }
 
 }  // namespace ccfs

@@ -32,14 +32,21 @@
 #define CCFS_TRACE_ADVISE_H_
 
 #include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
 #include <vector>
 
+#include "ccfs/options.h"
 #include "ccfs/status.h"
 #include "model/codec_profile.h"
+#include "model/distribution.h"
 #include "model/split_prediction.h"
 #include "trace/dataset.h"
 #include "trace/op_source.h"
 #include "trace/stack_distance.h"
+#include "trace/trace_file.h"
 
 namespace ccfs {
 
@@ -108,6 +115,55 @@ void UseReuseProfile(const ReuseProfile& reuse, bool exact, AdviseInputs* in);
 // the miss cost `disk_us`: `base` with raw_tier, disk_us and the reuse set per tier.
 Prediction PredictConfigurations(const AdviseInputs& base, const std::vector<RawTierMode>& tiers,
                                  const ReuseProfile& reuse, bool exact, double disk_us);
+
+// ---- a whole run of `ccfs advise` ---------------------------------------------------------------
+
+struct AdviseRequest {
+  std::string dataset;
+  // memory, page_size, compressor and compression_level (the other codec at its default level),
+  // min_savings_percent, admission_filter. REQUIRES: valid at the largest of `percents`.
+  Options engine;
+  std::vector<RawTierMode> tiers;
+  std::vector<int> percents;  // ascending, from 0
+  DistSpec dist;
+  std::string trace;  // empty: `dist`
+  TraceFormat trace_format = TraceFormat::kAuto;
+  bool exact = false;     // --dist: the exact LRU curve of the law's operations
+  uint64_t ops = 0;       // 0: a law 200000 (as ccfs replay), a trace its length
+  int64_t warmup = -1;    // -1: DefaultWarmupOps
+  uint64_t seed = 1;
+  uint64_t sample_pages = kDefaultSamplePages;
+  double measure_seconds = 0.05;  // per codec and direction, at least
+  double assumed_trip_us = 0;     // the trip when `trip_us` is not given
+  // Costs given rather than measured.
+  std::optional<double> trip_us, kernel_hit_us, disk_us;
+};
+
+struct AdviseReport {
+  Dataset dataset;
+  std::unique_ptr<AccessDistribution> law;
+  std::string workload;  // the law's name, or "trace FILE"
+  bool exact = false;    // hit ratios from the exact LRU curve (else the law's hottest pages)
+  uint64_t warmup = 0;
+  ReuseProfile reuse;
+  uint64_t sampled_pages = 0;
+  MissCost miss;
+  PathCosts costs;  // disk_us: the median miss
+  std::vector<CodecProfile> codecs;
+  Prediction prediction;  // at the median miss cost, with the bands
+  AdviseRow page_cache;   // the page cache alone, with its band
+  Verdict verdict;
+  std::vector<std::pair<RawTierMode, Advice>> advice;  // the split per raw tier
+  std::vector<std::string> assumptions;
+
+  // The hit ratio of `pages` pages of LRU cache, as the prediction read it.
+  double HitRatio(double pages) const;
+};
+
+// Reads the workload's reuse, measures the data and the paths, and predicts every configuration.
+// Errors: InvalidArgument for what the request or the data set make impossible (an empty trace,
+// a store refusing O_DIRECT with no disk_us given), the underlying error naming the file else.
+Status RunAdvise(const AdviseRequest& request, AdviseReport* report);
 
 }  // namespace ccfs
 
