@@ -164,6 +164,18 @@ struct Options {
   // Kernel mode: what the kernel's page cache may hold of the mount's files (the rest of the raw
   // share). 0 in daemon mode.
   uint64_t kernel_budget() const { return kernel_raw_tier() ? raw_share() - raw_budget() : 0; }
+  // Kernel mode: the kernel's read-ahead window for the mount (its bdi's read_ahead_kb,
+  // fuse/mount_readahead.h). The kernel also reads a whole window around every page fault that
+  // misses on a mapping (read-around), and a window ahead of most random read(2) misses, so each
+  // such miss pushes up to a window of pages no one asked for into the kernel's share: the window
+  // is `readahead` but at most kernel_budget() / kKernelReadaheadShare, and not under the kernel's
+  // own default of 128 KiB; whole 4 KiB pages (sysfs counts KiB, the kernel pages). 0 stays 0.
+  static constexpr uint64_t kKernelReadaheadShare = 128;
+  uint64_t kernel_readahead() const {
+    if (readahead == 0) return 0;
+    const uint64_t cap = std::max<uint64_t>(kernel_budget() / kKernelReadaheadShare, 128 << 10);
+    return std::min<uint64_t>(readahead, cap) / 4096 * 4096;
+  }
 };
 
 }  // namespace ccfs

@@ -74,7 +74,7 @@ ControlDir::ControlDir(PageCache* cache, KernelCache* kernel, const ThreadCpuGro
       mountpoint_(mountpoint),
       attr_timeout_(attr_timeout),
       start_(std::chrono::steady_clock::now()),
-      kernel_readahead_(cache->options().readahead) {
+      kernel_readahead_(cache->options().kernel_readahead()) {
   dir_.kind = NodeKind::kControlDir;
   dir_.type = S_IFDIR;
   dir_.ino = kControlDirIno;
@@ -354,11 +354,12 @@ void ControlDir::FollowBudget() {
   if (kernel_ == nullptr) return;
   const Options o = cache_->options();
   kernel_->SetBudget(o.kernel_budget());
-  // The kernel's read-ahead window is the `readahead` key in this mode (fuse/mount_readahead.h).
-  if (o.readahead != kernel_readahead_) {
-    Status s = SetMountReadahead(mountpoint_, o.readahead);
+  // The kernel's read-ahead window follows the `readahead` key and the kernel's share in this mode
+  // (Options::kernel_readahead, fuse/mount_readahead.h).
+  if (o.kernel_readahead() != kernel_readahead_) {
+    Status s = SetMountReadahead(mountpoint_, o.kernel_readahead());
     if (s.ok()) {
-      kernel_readahead_ = o.readahead;
+      kernel_readahead_ = o.kernel_readahead();
     } else {
       LogWarning("readahead: the kernel's read-ahead window is kept: " + s.ToString());
     }

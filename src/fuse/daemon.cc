@@ -289,19 +289,24 @@ class Daemon {
     return Status::Ok();
   }
 
-  // raw_tier = kernel: the kernel's read-ahead window is the `readahead` key (a stream's
+  // raw_tier = kernel: the kernel's read-ahead window follows the `readahead` key (a stream's
   // read-ahead reaches the daemon as requests of up to max_pages: fuse/mount_readahead.h). Without
   // it (not root, INIT not answered) the kernel's window stays.
   void WidenKernelReadahead() {
     InitResult init;
     if (!WaitForInit(10000, &init) || init.error != 0) return;
-    const uint64_t bytes = options_.readahead;
+    const uint64_t bytes = options_.kernel_readahead();
     Status s = SetMountReadahead(mountpoint_, bytes);
     if (!s.ok()) {
       LogInfo("raw_tier = kernel: the kernel's read-ahead window is kept: " + s.ToString());
       return;
     }
-    LogInfo(fmt::format("raw_tier = kernel: read-ahead {} (max_pages {})", FormatSize(bytes),
+    LogInfo(fmt::format("raw_tier = kernel: read-ahead {}{} (max_pages {})", FormatSize(bytes),
+                        bytes < options_.readahead
+                            ? fmt::format(" (readahead = {}, at most 1/{} of the kernel's share)",
+                                          FormatSize(options_.readahead),
+                                          Options::kKernelReadaheadShare)
+                            : "",
                         init.max_pages));
   }
 

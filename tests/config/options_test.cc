@@ -154,5 +154,27 @@ TEST(OptionsValidateTest, EdgesOfEveryRangeAreAccepted) {
   }
 }
 
+// Kernel mode's read-ahead window: the key, within 1/128 of the kernel's share, not under the
+// kernel's own 128 KiB, in whole 4 KiB pages; 0 stays off.
+TEST(KernelReadaheadTest, TheKeyWithinTheKernelsShare) {
+  Options o;
+  o.raw_tier = "kernel";
+  o.memory = 1ull << 30;
+  o.compressed_percent = 25;
+  o.readahead = 2 << 20;
+  EXPECT_EQ(o.kernel_readahead(), 2u << 20) << "768 MiB raw: the key binds";
+  o.memory = 64 << 20;  // 48 MiB raw less 1 MiB of staging: 376 KiB
+  EXPECT_NEAR(static_cast<double>(o.kernel_budget()), 47 << 20, 64);
+  EXPECT_EQ(o.kernel_readahead(), 376u << 10);
+  o.memory = 4 << 20;
+  EXPECT_EQ(o.kernel_readahead(), 128u << 10) << "the floor";
+  o.readahead = 64 << 10;
+  EXPECT_EQ(o.kernel_readahead(), 64u << 10) << "a smaller key stands";
+  o.readahead = (64 << 10) + 100;
+  EXPECT_EQ(o.kernel_readahead(), 64u << 10) << "whole pages";
+  o.readahead = 0;
+  EXPECT_EQ(o.kernel_readahead(), 0u);
+}
+
 }  // namespace
 }  // namespace ccfs

@@ -194,7 +194,7 @@ TEST_F(ReadaheadMountTest, DaemonModeReadaheadZeroReadsNothingAhead) {
   EXPECT_EQ(Counter(ds_.Stats(), "readahead_pages"), 0u);
 }
 
-TEST_F(ReadaheadMountTest, KernelModeTheKernelsWindowIsTheKeyAtMountAndLive) {
+TEST_F(ReadaheadMountTest, KernelModeTheKernelsWindowIsTheKeyWithinItsShareAtMountAndLive) {
   if (geteuid() != 0) GTEST_SKIP() << "the bdi's window is set through sysfs: needs root";
   const std::string expected = CompressibleBytes(8 << 20, 7);
   WriteWholeFile(ds_.DataPath("seq"), expected);
@@ -204,12 +204,21 @@ TEST_F(ReadaheadMountTest, KernelModeTheKernelsWindowIsTheKeyAtMountAndLive) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   EXPECT_EQ(BdiReadaheadKiB(), 256);
-  int fd = open(ds_.MntPath(".ccfs/control").c_str(), O_WRONLY);
-  ASSERT_GE(fd, 0);
-  const std::string set = "readahead = 2MiB\n";
-  EXPECT_EQ(write(fd, set.data(), set.size()), static_cast<ssize_t>(set.size()));
-  close(fd);
-  EXPECT_EQ(BdiReadaheadKiB(), 2048);
+  auto set = [this](const std::string& line) {
+    int fd = open(ds_.MntPath(".ccfs/control").c_str(), O_WRONLY);
+    ASSERT_GE(fd, 0);
+    EXPECT_EQ(write(fd, line.data(), line.size()), static_cast<ssize_t>(line.size())) << line;
+    close(fd);
+  };
+  // At most 1/128 of the kernel's share: 64 MiB at C = 25 leaves 48 MiB raw, less the 1 MiB
+  // staging tier, 47 MiB: 376 KiB.
+  set("readahead = 2MiB\n");
+  EXPECT_EQ(BdiReadaheadKiB(), 376);
+  // A smaller share, live: at C = 90, 6.4 MiB raw less 1 MiB; the kernel's own 128 KiB is the floor.
+  set("compressed_percent = 90\n");
+  EXPECT_EQ(BdiReadaheadKiB(), 128);
+  set("compressed_percent = 25\n");
+  EXPECT_EQ(BdiReadaheadKiB(), 376);
   ASSERT_NO_FATAL_FAILURE(ReadInOrder(ds_.MntPath("seq"), expected));
   const nlohmann::json stats = ds_.Stats();
   EXPECT_EQ(Counter(stats, "readahead_pages"), 0u) << "the kernel reads ahead, not the daemon";
