@@ -180,6 +180,18 @@ char* ReadBuffer(size_t size) {
   return buffer.data();
 }
 
+// Answers a read of [off, off + size) with the `n` bytes in `buf` (n < size: the read reached
+// the end of the file), reading ahead of it first. The handle is not touched after the reply.
+void ReplyRead(FsContext* fs, fuse_req_t req, fuse_ino_t ino, uint64_t file_id, FileHandle* h,
+               int open_flags, off_t off, size_t size, const char* buf, size_t n) {
+  // Daemon mode only: in kernel mode the kernel reads ahead (fuse/mount_readahead.h). Before the
+  // reply: once it is sent, the kernel may RELEASE the handle.
+  if (fs->kernel == nullptr) {
+    fs->cache->ReadAhead(&h->stream, file_id, h->backing, static_cast<uint64_t>(off), n, n < size);
+  }
+  if (fuse_reply_buf(req, buf, n) == 0) NoteSentToKernel(fs, open_flags, ino, file_id, off, n);
+}
+
 // A read of [off, off + size) whose first `have` bytes are in `buf` already: reads the rest
 // (waiting for the store if it must), reads ahead, replies. The handle stays valid until the
 // reply: the kernel holds the open file for as long as one of its reads is unanswered.
@@ -189,13 +201,7 @@ void FinishRead(FsContext* fs, fuse_req_t req, fuse_ino_t ino, uint64_t file_id,
   Status s = fs->cache->Read(file_id, h->backing.get(), static_cast<uint64_t>(off) + have,
                              size - have, buf + have, &n);
   if (!s.ok()) return (void)ReplyErr(req, s.ToErrno());
-  n += have;
-  // Daemon mode only: in kernel mode the kernel reads ahead (fuse/mount_readahead.h). Before the
-  // reply: once it is sent, the kernel may RELEASE the handle.
-  if (fs->kernel == nullptr) {
-    fs->cache->ReadAhead(&h->stream, file_id, h->backing, static_cast<uint64_t>(off), n, n < size);
-  }
-  if (fuse_reply_buf(req, buf, n) == 0) NoteSentToKernel(fs, open_flags, ino, file_id, off, n);
+  ReplyRead(fs, req, ino, file_id, h, open_flags, off, size, buf, n + have);
 }
 
 void Read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info* fi) {
@@ -213,16 +219,7 @@ void Read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info
     bool whole = true;
     Status s = fs->cache->TryRead(file_id, static_cast<uint64_t>(off), size, buf, &have, &whole);
     if (!s.ok()) return (void)ReplyErr(req, s.ToErrno());
-    if (whole) {
-      if (fs->kernel == nullptr) {
-        fs->cache->ReadAhead(&h->stream, file_id, h->backing, static_cast<uint64_t>(off), have,
-                             have < size);
-      }
-      if (fuse_reply_buf(req, buf, have) == 0) {
-        NoteSentToKernel(fs, fi->flags, ino, file_id, off, have);
-      }
-      return;
-    }
+    if (whole) return ReplyRead(fs, req, ino, file_id, h, fi->flags, off, size, buf, have);
     // While another request thread is free, this one may wait for the store itself
     // (FsContext::inline_misses).
     const bool ring = RequestFromRing();
