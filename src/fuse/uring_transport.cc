@@ -137,9 +137,10 @@ class UringTransport::Impl {
     int qid = 0;
     io_uring ring;
     bool ring_ready = false;
-    int stop_fd = -1;
+    int stop_fd = -1;  // written by Stop; its poll is tagged by the queue itself
     // Entries whose replies were placed on another thread (DeferReply) and wait for their
-    // commit: PlacedLater adds them and writes done_fd, whose poll wakes the queue's thread.
+    // commit: PlacedLater adds them and writes done_fd, whose poll (tagged by &done_fd) wakes the
+    // queue's thread.
     int done_fd = -1;
     Mutex done_mu;
     std::vector<Entry*> done GUARDED_BY(done_mu);
@@ -154,8 +155,13 @@ class UringTransport::Impl {
   // Runs the request in `e`; false if its handler deferred the reply (DeferReply): the entry is
   // then committed by CommitPlacedLater, once the reply is in it.
   bool Handle(Entry* e);
+  // The queue's next SQE, an SQE128 slot zeroed; when the SQ is full, submits what it holds and
+  // tries once more. nullptr if there is still none.
+  static io_uring_sqe* NextSqe(Queue* q);
   void PrepareCommand(Queue* q, Entry* e, uint32_t cmd);
-  void PrepareDonePoll(Queue* q);
+  // Queues a poll for `fd` readable whose completion carries `tag` (Serve tells the polls apart by
+  // it). False if there was no SQE for it.
+  static bool PreparePoll(Queue* q, int fd, void* tag);
   void CommitPlacedLater(Queue* q);
   static ssize_t PlaceReply(void* context, const iovec* iov, int count);
   // ReplyCapture::placed_later: on the thread that replied.
@@ -278,16 +284,22 @@ void UringTransport::Impl::Stop() {
   queues_.clear();
 }
 
-void UringTransport::Impl::PrepareCommand(Queue* q, Entry* e, uint32_t cmd) {
-  io_uring_sqe* sqe = io_uring_get_sqe(&q->ring);
+io_uring_sqe* UringTransport::Impl::NextSqe(Queue* q) {
   // Each entry has at most one command in the kernel and the SQ holds one per entry plus the two
-  // polls, so this cannot run out; if it did, the entry would be lost, not the request misrouted.
+  // polls, so this cannot run out.
+  io_uring_sqe* sqe = io_uring_get_sqe(&q->ring);
   if (sqe == nullptr) {
     io_uring_submit(&q->ring);
     sqe = io_uring_get_sqe(&q->ring);
-    if (sqe == nullptr) return;
+    if (sqe == nullptr) return nullptr;
   }
   memset(sqe, 0, 2 * sizeof(io_uring_sqe));  // an SQE128 slot
+  return sqe;
+}
+
+void UringTransport::Impl::PrepareCommand(Queue* q, Entry* e, uint32_t cmd) {
+  io_uring_sqe* sqe = NextSqe(q);
+  if (sqe == nullptr) return;  // the entry is lost, not the request misrouted
   sqe->opcode = IORING_OP_URING_CMD;
   sqe->flags = IOSQE_FIXED_FILE;
   sqe->fd = 0;  // index of /dev/fuse among the ring's registered files
@@ -331,12 +343,8 @@ void UringTransport::Impl::ReportRegistration(int qid, int err) {
 
 int UringTransport::Impl::Register(Queue* q) {
   for (Entry& e : q->entries) PrepareCommand(q, &e, uring_abi::kCmdRegister);
-  io_uring_sqe* poll = io_uring_get_sqe(&q->ring);
-  if (poll == nullptr) return -EBUSY;
-  memset(poll, 0, 2 * sizeof(io_uring_sqe));
-  io_uring_prep_poll_add(poll, q->stop_fd, POLLIN);
-  io_uring_sqe_set_data(poll, q);  // the queue itself tags the stop poll
-  PrepareDonePoll(q);
+  if (!PreparePoll(q, q->stop_fd, q)) return -EBUSY;
+  PreparePoll(q, q->done_fd, &q->done_fd);
   int rc = io_uring_submit(&q->ring);
   if (rc < 0) return rc;
   __kernel_timespec ts;
@@ -415,16 +423,12 @@ void UringTransport::Impl::Serve(Queue* q) {
   io_uring_submit(&q->ring);
 }
 
-void UringTransport::Impl::PrepareDonePoll(Queue* q) {
-  io_uring_sqe* poll = io_uring_get_sqe(&q->ring);
-  if (poll == nullptr) {
-    io_uring_submit(&q->ring);
-    poll = io_uring_get_sqe(&q->ring);
-    if (poll == nullptr) return;
-  }
-  memset(poll, 0, 2 * sizeof(io_uring_sqe));
-  io_uring_prep_poll_add(poll, q->done_fd, POLLIN);
-  io_uring_sqe_set_data(poll, &q->done_fd);  // the done poll's tag
+bool UringTransport::Impl::PreparePoll(Queue* q, int fd, void* tag) {
+  io_uring_sqe* poll = NextSqe(q);
+  if (poll == nullptr) return false;
+  io_uring_prep_poll_add(poll, fd, POLLIN);
+  io_uring_sqe_set_data(poll, tag);
+  return true;
 }
 
 void UringTransport::Impl::PlacedLater(void* context) {
@@ -447,7 +451,7 @@ void UringTransport::Impl::CommitPlacedLater(Queue* q) {
     done.swap(q->done);
   }
   for (Entry* e : done) PrepareCommand(q, e, uring_abi::kCmdCommitAndFetch);
-  PrepareDonePoll(q);
+  PreparePoll(q, q->done_fd, &q->done_fd);
 }
 
 bool UringTransport::Impl::Handle(Entry* e) {
