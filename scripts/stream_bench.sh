@@ -4,7 +4,7 @@
 #
 #   scripts/stream_bench.sh [--stores "local sshfs gluster delay:100"] [--file-size SIZE]
 #                           [--memory SIZE] [--rounds R] [--configs "daemon:1MiB kernel:0 ..."]
-#                           [--phases "dd cat fio par4 pareto uniform rand8"] [--out DIR]
+#                           [--phases "dd cat fio par4 pareto uniform rand8 epochs"] [--out DIR]
 #
 # Per store, a file `big` of --file-size (default 1GiB) and four files p0..p3 of a quarter of it,
 # text-like (compresses ~3x), written once. delay:R is bench/delay_fs over a local source with a
@@ -24,6 +24,11 @@
 #   uniform the same, uniformly random
 #   rand8   eight fio jobs at once, each QD1 uniformly random 8 KiB reads of big, 20 s: how many
 #           misses a configuration keeps in flight (the page cache keeps one per reader)
+#   epochs  repeated scans: a directory scan/ of 4 MiB text-like files, twice --memory in all,
+#           read whole by four readers (xargs -P4 cat) in an order shuffled per epoch, three
+#           epochs in one mount (caches dropped before the first only), recorded as epoch1..3.
+#           Data that fits in RAM only compressed: an LRU page cache evicts each epoch what the
+#           next needs first.
 #   hot     NOT a comparison at equal RAM but the bound on any: ccfs (daemon mode) with memory
 #           twice the file, outside any cgroup, reads big once with cat, then again with cat and
 #           with dd bs=1M; the second and third (every page a raw hit: a FUSE trip and a copy per
@@ -98,6 +103,22 @@ PY
   done
 }
 
+# The scan/ directory of the epochs phase: twice --memory of 4 MiB files, each a different
+# quarter of the block after a line of its own.
+scan_files=$(( 2 * $(to_bytes "$memory") / (4 << 20) ))
+make_scan_files() {
+  rm -rf "$1/scan"
+  mkdir -p "$1/scan"
+  python3 - "$work/block" "$1/scan" "$scan_files" <<'PY'
+import sys
+block = open(sys.argv[1], "rb").read()
+for i in range(int(sys.argv[3])):
+    head = b"file %d\n" % i
+    at = (i % 4) * (4 << 20)
+    open(f"{sys.argv[2]}/f{i}", "wb").write(head + block[at:at + (4 << 20) - len(head)])
+PY
+}
+
 # RAW_TIER:READAHEAD[:OPTIONS] -> the -o keys of that configuration.
 ccfs_options() {
   local raw=${1%%:*} rest=${1#*:} extra=""
@@ -129,9 +150,14 @@ phase() {
       in_cgroup "$cg" fio --name=rnd --filename="$d/big" --rw=randread --bs=8k --ioengine=psync \
         --invalidate=0 --numjobs=8 --group_reporting --time_based --runtime=20 \
         --output-format=json --output="$work/fio.json" ;;
+    epoch*)
+      # Shuffled per epoch (seeded by its number), four readers.
+      (cd "$d/scan" && ls | shuf --random-source=<(yes "${p#epoch}") |
+         in_cgroup "$cg" xargs -P4 -n4 cat >/dev/null)
+      bytes=$(( scan_files * (4 << 20) )) ;;
     hot-cat) in_cgroup "$cg" cat "$d/big" >/dev/null ;;
     hot-dd) in_cgroup "$cg" dd if="$d/big" of=/dev/null bs=1M status=none ;;
-    *) die "--phases: unknown phase '$p' (dd, cat, fio, par4, pareto, uniform, rand8, hot)" ;;
+    *) die "--phases: unknown phase '$p' (dd, cat, fio, par4, pareto, uniform, rand8, epochs, hot)" ;;
   esac
   t1=$(date +%s.%N)
   python3 - "$s" "$t" "$r" "$p" "$t0" "$t1" "$bytes" "$d" "$work/fio.json" >>"$jsonl" <<'PY'
@@ -149,6 +175,15 @@ if t != "store" and os.path.exists(st):
     j = json.load(open(st))
     row.update({k: j.get(k) for k in ["hit_ratio", "misses", "backing_reads", "readahead_pages",
                                       "readahead_hits", "readahead_wasted", "stalls"]})
+    # Epochs after the first: the hit ratio of this epoch's reads alone (the counters are since mount).
+    prev = os.path.join(os.path.dirname(fio), "epoch-stats.json")
+    if p.startswith("epoch") and p != "epoch1" and os.path.exists(prev):
+        q = json.load(open(prev))
+        reads = j["reads"] - q["reads"]
+        hits = j["raw_hits"] + j["compressed_hits"] - q["raw_hits"] - q["compressed_hits"]
+        row["hit_ratio"] = round(hits / reads, 4) if reads else None
+    if p.startswith("epoch"):
+        json.dump(j, open(prev, "w"))
     row["backing_reads_per_mib"] = round(j.get("backing_reads", 0) / (int(b) / 1048576), 2)
 print(json.dumps(row))
 PY
@@ -172,6 +207,11 @@ for store in $stores; do
     log "$store: writing the files"
     make_files "$files"
   fi
+  if [[ " $phases " == *" epochs "* ]] &&
+     [ "$(ls "$files/scan" 2>/dev/null | wc -l)" -ne "$scan_files" ]; then
+    log "$store: writing scan/ ($scan_files files of 4 MiB)"
+    make_scan_files "$files"
+  fi
   mkdir -p "$mnt"
   for round in $(seq 1 "$rounds"); do
     targets="store $configs"
@@ -193,12 +233,15 @@ for store in $stores; do
         [ "$p" = hot ] && continue
         drop_caches "${store%%:*}"
         cgroup_make "$cg" "$memory_bytes"
+        # epochs: three phases in one mount and cgroup.
+        steps=$p
+        [ "$p" = epochs ] && steps="epoch1 epoch2 epoch3"
         if [ "$target" = store ]; then
-          phase "$store" store "$round" "$p" "$dir"
+          for step in $steps; do phase "$store" store "$round" "$step" "$dir"; done
         else
           in_cgroup "$cg" "$ccfs" mount -o "memory=$ccfs_memory,$(ccfs_options "$target")" \
             "$dir" "$mnt" >/dev/null
-          phase "$store" "ccfs-$target" "$round" "$p" "$mnt"
+          for step in $steps; do phase "$store" "ccfs-$target" "$round" "$step" "$mnt"; done
           ccfs_unmount "$mnt"
         fi
         cgroup_remove "$cg"
@@ -218,7 +261,8 @@ print("| store | phase | target | MiB/s | ratio | hit ratio | backing reads / Mi
 print("|---|---|---|---|---|---|---|---|---|---|")
 def med(v): return statistics.median(v) if v else float("nan")
 for store in dict.fromkeys(r["store"] for r in rows):
-    for phase in ["dd", "cat", "fio", "par4", "pareto", "uniform", "rand8", "hot-cat", "hot-dd"]:
+    for phase in ["dd", "cat", "fio", "par4", "pareto", "uniform", "rand8", "epoch1", "epoch2",
+                  "epoch3", "hot-cat", "hot-dd"]:
         sel = [r for r in rows if r["store"] == store and r["phase"] == phase]
         if not sel:
             continue
