@@ -287,7 +287,7 @@ void Write(fuse_req_t req, fuse_ino_t ino, const char* buf, size_t size, off_t o
 
 void Flush(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   Inode* i = ContextOf(req)->inodes.Get(ino);
-  if (i->kind != NodeKind::kReal) return (void)ReplyErr(req, 0);
+  if (i->kind != NodeKind::kReal) return (void)ReplyOk(req);
   // close() of a duplicate reports deferred write errors (NFS and the like) and drops POSIX
   // locks, as the caller's close() would on the backing file.
   int res = close(dup(FileOf(fi)->fd));
@@ -296,7 +296,7 @@ void Flush(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
 
 void Fsync(fuse_req_t req, fuse_ino_t ino, int datasync, fuse_file_info* fi) {
   Inode* i = ContextOf(req)->inodes.Get(ino);
-  if (i->kind != NodeKind::kReal) return (void)ReplyErr(req, 0);
+  if (i->kind != NodeKind::kReal) return (void)ReplyOk(req);
   int fd = FileOf(fi)->fd;
   int res = datasync ? fdatasync(fd) : fsync(fd);
   ReplyErr(req, res == 0 ? 0 : errno);
@@ -307,7 +307,7 @@ void Release(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   Inode* i = fs->inodes.Get(ino);
   if (i->kind != NodeKind::kReal) return fs->control.Release(req, i, fi);
   DetachHandle(fs, fi);
-  ReplyErr(req, 0);
+  ReplyOk(req);
 }
 
 void Fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t offset, off_t length,
@@ -324,7 +324,7 @@ void Fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t offset, off_t len
   // goes too.
   change.DropFrom(std::min<uint64_t>(old_size, static_cast<uint64_t>(offset)));
   change.Record(h->fd);
-  ReplyErr(req, 0);
+  ReplyOk(req);
 }
 
 void RetrieveReply(fuse_req_t req, void* cookie, fuse_ino_t /*ino*/, off_t offset,

@@ -124,12 +124,12 @@ void Readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_fi
 
 void Releasedir(fuse_req_t req, fuse_ino_t /*ino*/, fuse_file_info* fi) {
   ContextOf(req)->dirs.Remove(fi->fh);  // 0 for .ccfs
-  ReplyErr(req, 0);
+  ReplyOk(req);
 }
 
 void Fsyncdir(fuse_req_t req, fuse_ino_t /*ino*/, int datasync, fuse_file_info* fi) {
   DirHandle* d = OpenHandles<DirHandle>::Of(fi->fh);
-  if (d == nullptr) return (void)ReplyErr(req, 0);
+  if (d == nullptr) return (void)ReplyOk(req);
   int fd = dirfd(d->dp);
   int res = datasync ? fdatasync(fd) : fsync(fd);
   ReplyErr(req, res == 0 ? 0 : errno);

@@ -155,7 +155,7 @@ void RemoveEntry(fuse_req_t req, fuse_ino_t parent, const char* name, int flags)
     if (unlinkat(dir.get(), name, flags) != 0) return (void)ReplyErr(req, errno);
     if (known) DroppedLink(fs, p, name, st);
   }
-  ReplyErr(req, 0);
+  ReplyOk(req);
 }
 
 // ---- the steps of SETATTR, in the order they run; each returns 0 or the errno ------------------
@@ -394,7 +394,7 @@ void Rename(fuse_req_t req, fuse_ino_t parent, const char* name, fuse_ino_t newp
     }
     if (known) fs->inodes.Renamed(p, name, np, newname, moved);
   }
-  ReplyErr(req, 0);
+  ReplyOk(req);
 }
 
 void Statfs(fuse_req_t req, fuse_ino_t ino) {

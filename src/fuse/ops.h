@@ -120,6 +120,8 @@ inline FileHandle* FileOf(fuse_file_info* fi) { return OpenHandles<FileHandle>::
 inline void ReplyErr(fuse_req_t req, int err) {
   fuse_reply_err(req, err == ENOTCONN || err == ECONNABORTED || err == EBADFD ? EIO : err);
 }
+// The success reply of ops that return nothing but their outcome (RELEASE, FLUSH, FSYNC, ...).
+inline void ReplyOk(fuse_req_t req) { fuse_reply_err(req, 0); }
 // A path naming the inode `fd` holds (for calls that take no descriptor).
 inline std::string ProcPath(int fd) { return "/proc/self/fd/" + std::to_string(fd); }
 
