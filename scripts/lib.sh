@@ -10,6 +10,7 @@
 #   ccfs_stat MNT KEY            one top-level key of MNT/.ccfs/stats.json
 #   ccfs_unmount MNT             unmounts a ccfs mount and waits for its daemon to exit
 #   bench_workspace NAME         $work, $mnt, $cg, $up_store, and their removal at exit
+#   store_up / stores_down       stores up under state directories of their own, and down again
 #   ccfs_memory_for BYTES        ccfs's `memory` in a cgroup of BYTES shared with its readers
 
 log() { echo "$me: $*" >&2; }
@@ -51,21 +52,39 @@ ccfs_unmount() {
 }
 
 # bench_workspace NAME: work=/var/tmp/ccfs-NAME (made), mnt=$work/mnt, cg (a memory cgroup path
-# named for NAME and this shell), up_store=""; on exit the ccfs mount at $mnt, the cgroup and the
-# store named by $up_store (scripts/stores.sh) go.
+# named for NAME and this shell), up_store=""; on exit the ccfs mount at $mnt, the cgroup, the
+# store named by $up_store (scripts/stores.sh, its default state) and those store_up brought up go.
 bench_workspace() {
   work=/var/tmp/ccfs-$1
   mnt=$work/mnt
   cg=/sys/fs/cgroup/memory/ccfs-$1-$$
   up_store=""
+  up_stores=()
   mkdir -p "$work"
   trap bench_cleanup EXIT
+}
+# store_up STATE_DIR KIND DIR [OPTIONS...]: scripts/stores.sh up with a state directory of its own
+# (so that one KIND can be up twice: a second mount of the same store); stores_down undoes them all.
+store_up() {
+  local state=$1 kind=$2
+  shift 2
+  STORES_STATE_DIR=$state "$root/scripts/stores.sh" up "$kind" "$@" >/dev/null
+  up_stores+=("$state $kind")
+}
+stores_down() {
+  local i
+  for ((i = ${#up_stores[@]} - 1; i >= 0; i--)); do
+    set -- ${up_stores[$i]}
+    STORES_STATE_DIR=$1 "$root/scripts/stores.sh" down "$2" >/dev/null 2>&1
+  done
+  up_stores=()
 }
 bench_cleanup() {
   set +e
   if grep -q " $mnt fuse.ccfs " /proc/mounts; then fusermount3 -u "$mnt" || fusermount3 -uz "$mnt"; fi
   cgroup_remove "$cg"
   [ -n "$up_store" ] && "$root/scripts/stores.sh" down "$up_store" >/dev/null 2>&1
+  stores_down
 }
 
 # ccfs's memory in a cgroup of BYTES beside its readers: 85% of it less 32 MiB, the room of the

@@ -9,11 +9,15 @@
 # Per store, a file `big` of --file-size (default 1GiB) and four files p0..p3 of a quarter of it,
 # text-like (compresses ~3x), written once. delay:R is bench/delay_fs over a local source with a
 # 200 µs wait per read and a link of R MiB/s shared by every read (an EMULATED store, so named in
-# the results). Per store and round, for "store" (the store's mount read directly) and each ccfs
-# configuration RAW_TIER:READAHEAD[:OPTIONS] (OPTIONS: more -o keys, e.g. request_threads=16; a
-# fresh ccfs mount over the store's mount per phase,
-# memory = 85% of --memory - 32 MiB, the room of its own memory), with the caches dropped first
-# (the kernel's and the store server's):
+# the results). Each store is mounted twice (stores.sh, two state directories): a mount whose
+# every read reaches the store (sshfs direct_io, GlusterFS direct-io-mode, delay_fs direct_io),
+# ccfs's backing directory; and the same store with --page-cache, whose pages the kernel caches:
+# the page cache baseline "store" (local: one directory for both). The GlusterFS volume is made
+# with --remote-dio, so ccfs's O_DIRECT misses and the page cache's buffered ones reach the brick
+# alike. Per store and round, for "store" and each ccfs configuration
+# RAW_TIER:READAHEAD[:OPTIONS] (OPTIONS: more -o keys, e.g. request_threads=16; a fresh ccfs mount
+# over the store's first mount per phase, memory = 85% of --memory - 32 MiB, the room of its own
+# memory), with the caches dropped first (the kernel's and the store server's):
 #   dd    dd if=big of=/dev/null bs=1M
 #   cat   cat big                              (128 KiB reads)
 #   fio   fio --rw=read --bs=128k on big       (psync, QD1)
@@ -191,18 +195,29 @@ PY
 }
 
 for store in $stores; do
-  dir=$work/${store%%:*}
-  src=$work/${store%%:*}-source
+  kind=${store%%:*}
+  dir=$work/$kind       # ccfs's backing directory: every read reaches the store
+  pc_dir=$work/$kind-pc # the page cache baseline: the same store mounted so the kernel caches it
+  src=$work/$kind-source
+  state=$work/state-$kind
   case $store in
-    local) mkdir -p "$dir"; files=$dir ;;
-    sshfs) mkdir -p "$src"; scripts/stores.sh up sshfs "$dir" --source "$src" >/dev/null; files=$src ;;
-    gluster) scripts/stores.sh up gluster "$dir" >/dev/null; files=$dir ;;
-    delay:*) mkdir -p "$src"
-             scripts/stores.sh up delay "$dir" --source "$src" --delay-us 200 \
-               --mib-per-s "${store#delay:}" >/dev/null; files=$src ;;
+    local) mkdir -p "$dir"; files=$dir; pc_dir=$dir ;;
+    sshfs|delay:*)
+      mkdir -p "$src"
+      opts=()
+      [ "$kind" = delay ] && opts=(--delay-us 200 --mib-per-s "${store#delay:}")
+      store_up "$state" "$kind" "$dir" --source "$src" "${opts[@]}"
+      store_up "$state-pc" "$kind" "$pc_dir" --source "$src" --page-cache "${opts[@]}"
+      files=$src ;;
+    gluster)
+      # --remote-dio: the client does not forward ccfs's O_DIRECT, so the brick answers both
+      # mounts' misses alike (through the server's page cache, dropped before every phase).
+      store_up "$state" gluster "$dir" --remote-dio
+      volume=$(. "$state/gluster/info" && echo "$volume")
+      STORES_GLUSTER_VOLUME=$volume store_up "$state-pc" gluster "$pc_dir" --page-cache
+      files=$dir ;;
     *) die "--stores: unknown store '$store' (local, sshfs, gluster, delay:MIB_PER_S)" ;;
   esac
-  [ "$store" = local ] || up_store=${store%%:*}
   if [ "$(stat -c %s "$files/big" 2>/dev/null || echo 0)" -ne "$size_bytes" ]; then
     log "$store: writing the files"
     make_files "$files"
@@ -231,13 +246,13 @@ for store in $stores; do
       fi
       for p in $phases; do
         [ "$p" = hot ] && continue
-        drop_caches "${store%%:*}"
+        STORES_STATE_DIR=$state drop_caches "$kind"
         cgroup_make "$cg" "$memory_bytes"
         # epochs: three phases in one mount and cgroup.
         steps=$p
         [ "$p" = epochs ] && steps="epoch1 epoch2 epoch3"
         if [ "$target" = store ]; then
-          for step in $steps; do phase "$store" store "$round" "$step" "$dir"; done
+          for step in $steps; do phase "$store" store "$round" "$step" "$pc_dir"; done
         else
           in_cgroup "$cg" "$ccfs" mount -o "memory=$ccfs_memory,$(ccfs_options "$target")" \
             "$dir" "$mnt" >/dev/null
@@ -248,7 +263,7 @@ for store in $stores; do
       done
     done
   done
-  if [ "$store" != local ]; then scripts/stores.sh down "${store%%:*}" >/dev/null; up_store=""; fi
+  stores_down
 done
 
 python3 - "$jsonl" "$file_size" "$memory" "$ccfs_memory" >"$out/stream.md" <<'PY'
