@@ -350,7 +350,7 @@ void PrintText(const AdviseRequest& req, const AdviseReport& r, bool files) {
              "{:g} µs (raw_tier = daemon: every read; kernel: compressed hits and misses; the "
              "page cache alone: none)\n",
              miss_text, r.costs.hit_us, r.costs.kernel_hit_us,
-             req.kernel_hit_us ? " (given)" : " (buffered re-reads)", r.costs.trip_us);
+             req.kernel_hit_us ? " (given)" : " (buffered re-reads of a memory file)", r.costs.trip_us);
   for (const std::string& a : r.assumptions) fmt::print("assumed: {}\n", a);
   fmt::print("charged: {}\n", ChargeText(req));
   fmt::print("band: the model's error (±{:.0f}%) around µs per buffer at the 10th and 90th "

@@ -10,7 +10,8 @@
 //                          of pages kept on a seeded sample of the data set's pages (SamplePages),
 //                          and its µs per page both ways;
 //   the paths' costs       a page copy (raw hit), O_DIRECT reads of the sampled pages (miss),
-//                          buffered re-reads (a kernel hit, raw_tier = kernel).
+//                          buffered re-reads of a memory file (a kernel hit: raw_tier = kernel,
+//                          and the page cache alone).
 // These feed the model of model/cache_model.h with its refinements (hot_share from the curve,
 // storable_fraction, compressions_per_read).
 //
@@ -101,9 +102,11 @@ struct MissCost {
 };
 MissCost MissCostOf(const PageSample& sample);
 
-// Mean µs of a buffered pread of a page the kernel's page cache holds: up to 64 sampled pages are
-// read once to load them, then re-read and timed.
-Status MeasureKernelHitUs(const Dataset& dataset, const PageSample& sample, double* us);
+// Mean µs of a buffered pread of a page the kernel's page cache holds: up to 64 sampled pages,
+// written to a memory file (memfd), read once, then re-read and timed. A hit in the page cache
+// costs the same whatever file system the page belongs to; the store's own mount is not used, as
+// a network client mounted with direct I/O keeps no pages at all.
+Status MeasureKernelHitUs(const PageSample& sample, double* us);
 
 // ---- the prediction -------------------------------------------------------------------------------
 

@@ -5,7 +5,9 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cstring>
 #include <random>
 #include <thread>
 
@@ -225,6 +227,70 @@ TEST_F(ReadaheadMountTest, KernelModeTheKernelsWindowIsTheKeyWithinItsShareAtMou
   // A page at a time would be 128 backing reads per MiB; the kernel's requests are large, and each
   // miss run is cut only by the staging tier's free frames (LargeReadMountTest's bound).
   EXPECT_LE(Counter(stats, "backing_reads"), 32u * 8) << stats.dump();
+}
+
+// A stream whose pages are being read ahead (the daemon's read-ahead, or the kernel's in kernel
+// mode) while its file changes: a write through the mount into the window, a truncation through
+// the mount below it, and a change made directly in DATASET. The reader, reading on in order
+// through the descriptor it had, never gets a byte the file no longer holds (the change epoch
+// rule: a read ahead that raced a change leaves its pages unpublished).
+TEST_F(ReadaheadMountTest, AStreamRacingWritesTruncationAndChangesUnderneathReadsNoStaleBytes) {
+  constexpr double kAttrTimeout = 0.2;
+  constexpr size_t kFileBytes = 16 << 20;
+  constexpr size_t kChunk = 128 << 10;
+  std::string expected = CompressibleBytes(kFileBytes, 8);
+  WriteWholeFile(ds_.DataPath("f"), expected);
+  WriteWholeFile(ds_.DataPath("g"), expected);
+  ASSERT_NO_FATAL_FAILURE(MountOrDie(
+      {"-o", "memory=64MiB,attr_timeout=" + std::to_string(kAttrTimeout)}));
+  // Reads [from, to) of `fd` in order, in chunks, and checks them against `want`.
+  auto read_on = [&](int fd, size_t from, size_t to, const std::string& want, const char* when) {
+    std::string buf(kChunk, '\0');
+    for (size_t at = from; at < to; at += kChunk) {
+      const ssize_t n = pread(fd, buf.data(), kChunk, static_cast<off_t>(at));
+      const size_t expect_n = std::min(kChunk, want.size() > at ? want.size() - at : 0);
+      ASSERT_EQ(n, static_cast<ssize_t>(expect_n)) << when << " at " << at;
+      ASSERT_EQ(0, memcmp(buf.data(), want.data() + at, expect_n)) << when << " at " << at;
+    }
+  };
+
+  // A write through the mount into the window read ahead, at an unaligned offset.
+  int r = open(ds_.MntPath("f").c_str(), O_RDONLY);
+  ASSERT_GE(r, 0);
+  ASSERT_NO_FATAL_FAILURE(read_on(r, 0, 2 << 20, expected, "before the write"));
+  if (!TestRawTierIsKernel()) {
+    EXPECT_GT(Counter(ds_.Stats(), "readahead_pages"), 0u) << "the stream is read ahead";
+  }
+  const std::string patch(96 << 10, 'W');
+  const size_t patch_at = (3 << 20) + 5000;
+  int w = open(ds_.MntPath("f").c_str(), O_WRONLY);
+  ASSERT_GE(w, 0);
+  ASSERT_EQ(pwrite(w, patch.data(), patch.size(), patch_at), static_cast<ssize_t>(patch.size()));
+  expected.replace(patch_at, patch.size(), patch);
+  ASSERT_NO_FATAL_FAILURE(read_on(r, 2 << 20, 6 << 20, expected, "after the write"));
+
+  // A truncation through the mount below where the stream has read ahead to.
+  const size_t cut = (8 << 20) + 100;
+  ASSERT_EQ(ftruncate(w, cut), 0);
+  close(w);
+  expected.resize(cut);
+  ASSERT_NO_FATAL_FAILURE(read_on(r, 6 << 20, kFileBytes, expected, "after the truncation"));
+  close(r);
+
+  // A change made directly in DATASET, ahead of a stream of another file.
+  std::string g = CompressibleBytes(kFileBytes, 8);
+  r = open(ds_.MntPath("g").c_str(), O_RDONLY);
+  ASSERT_GE(r, 0);
+  ASSERT_NO_FATAL_FAILURE(read_on(r, 0, 2 << 20, g, "before the change underneath"));
+  const std::string under(64 << 10, 'U');
+  int d = open(ds_.DataPath("g").c_str(), O_WRONLY);
+  ASSERT_GE(d, 0);
+  ASSERT_EQ(pwrite(d, under.data(), under.size(), 4 << 20), static_cast<ssize_t>(under.size()));
+  close(d);
+  g.replace(4 << 20, under.size(), under);
+  AwaitChangeUnderneath(kAttrTimeout);
+  ASSERT_NO_FATAL_FAILURE(read_on(r, 2 << 20, kFileBytes, g, "after the change underneath"));
+  close(r);
 }
 
 }  // namespace
