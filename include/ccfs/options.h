@@ -168,12 +168,15 @@ struct Options {
   // fuse/mount_readahead.h). The kernel also reads a whole window around every page fault that
   // misses on a mapping (read-around), and a window ahead of most random read(2) misses, so each
   // such miss pushes up to a window of pages no one asked for into the kernel's share: the window
-  // is `readahead` but at most kernel_budget() / kKernelReadaheadShare, and not under the kernel's
-  // own default of 128 KiB; whole 4 KiB pages (sysfs counts KiB, the kernel pages). 0 stays 0.
-  static constexpr uint64_t kKernelReadaheadShare = 128;
+  // is `readahead` but at most kernel_budget() / kKernelReadaheadShare, and at least
+  // kMinKernelReadahead (four of the kernel's pages a fault reads around, two of ccfs's pages);
+  // whole 4 KiB pages (sysfs counts KiB, the kernel pages). 0 stays 0.
+  static constexpr uint64_t kKernelReadaheadShare = 512;
+  static constexpr uint64_t kMinKernelReadahead = 32 << 10;
   uint64_t kernel_readahead() const {
     if (readahead == 0) return 0;
-    const uint64_t cap = std::max<uint64_t>(kernel_budget() / kKernelReadaheadShare, 128 << 10);
+    const uint64_t cap =
+        std::max<uint64_t>(kernel_budget() / kKernelReadaheadShare, kMinKernelReadahead);
     return std::min<uint64_t>(readahead, cap) / 4096 * 4096;
   }
 };

@@ -154,20 +154,21 @@ TEST(OptionsValidateTest, EdgesOfEveryRangeAreAccepted) {
   }
 }
 
-// Kernel mode's read-ahead window: the key, within 1/128 of the kernel's share, not under the
-// kernel's own 128 KiB, in whole 4 KiB pages; 0 stays off.
+// Kernel mode's read-ahead window: the key, within 1/512 of the kernel's share, not under 32 KiB,
+// in whole 4 KiB pages; 0 stays off.
 TEST(KernelReadaheadTest, TheKeyWithinTheKernelsShare) {
   Options o;
   o.raw_tier = "kernel";
-  o.memory = 1ull << 30;
+  o.memory = 2ull << 30;
   o.compressed_percent = 25;
   o.readahead = 2 << 20;
-  EXPECT_EQ(o.kernel_readahead(), 2u << 20) << "768 MiB raw: the key binds";
-  o.memory = 64 << 20;  // 48 MiB raw less 1 MiB of staging: 376 KiB
+  EXPECT_EQ(o.kernel_readahead(), 2u << 20) << "1.5 GiB raw: the key binds";
+  o.memory = 64 << 20;  // 48 MiB raw less 1 MiB of staging: 94 KiB, 92 in whole pages
   EXPECT_NEAR(static_cast<double>(o.kernel_budget()), 47 << 20, 64);
-  EXPECT_EQ(o.kernel_readahead(), 376u << 10);
+  EXPECT_EQ(o.kernel_readahead(), 92u << 10);
   o.memory = 4 << 20;
-  EXPECT_EQ(o.kernel_readahead(), 128u << 10) << "the floor";
+  EXPECT_EQ(o.kernel_readahead(), 32u << 10) << "the floor";
+  o.memory = 1ull << 30;
   o.readahead = 64 << 10;
   EXPECT_EQ(o.kernel_readahead(), 64u << 10) << "a smaller key stands";
   o.readahead = (64 << 10) + 100;

@@ -200,27 +200,27 @@ TEST_F(ReadaheadMountTest, KernelModeTheKernelsWindowIsTheKeyWithinItsShareAtMou
   if (geteuid() != 0) GTEST_SKIP() << "the bdi's window is set through sysfs: needs root";
   const std::string expected = CompressibleBytes(8 << 20, 7);
   WriteWholeFile(ds_.DataPath("seq"), expected);
-  ASSERT_NO_FATAL_FAILURE(MountOrDie({"-o", "memory=64MiB,readahead=256KiB,raw_tier=kernel"}));
+  ASSERT_NO_FATAL_FAILURE(MountOrDie({"-o", "memory=64MiB,readahead=64KiB,raw_tier=kernel"}));
   // The daemon sets the window once INIT is answered, right after the mount.
-  for (int i = 0; i < 100 && BdiReadaheadKiB() != 256; ++i) {
+  for (int i = 0; i < 100 && BdiReadaheadKiB() != 64; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
-  EXPECT_EQ(BdiReadaheadKiB(), 256);
+  EXPECT_EQ(BdiReadaheadKiB(), 64);
   auto set = [this](const std::string& line) {
     int fd = open(ds_.MntPath(".ccfs/control").c_str(), O_WRONLY);
     ASSERT_GE(fd, 0);
     EXPECT_EQ(write(fd, line.data(), line.size()), static_cast<ssize_t>(line.size())) << line;
     close(fd);
   };
-  // At most 1/128 of the kernel's share: 64 MiB at C = 25 leaves 48 MiB raw, less the 1 MiB
-  // staging tier, 47 MiB: 376 KiB.
+  // At most 1/512 of the kernel's share: 64 MiB at C = 25 leaves 48 MiB raw, less the 1 MiB
+  // staging tier, 47 MiB: 94 KiB, 92 in whole pages.
   set("readahead = 2MiB\n");
-  EXPECT_EQ(BdiReadaheadKiB(), 376);
-  // A smaller share, live: at C = 90, 6.4 MiB raw less 1 MiB; the kernel's own 128 KiB is the floor.
+  EXPECT_EQ(BdiReadaheadKiB(), 92);
+  // A smaller share, live: at C = 90, 6.4 MiB raw less 1 MiB; 32 KiB is the floor.
   set("compressed_percent = 90\n");
-  EXPECT_EQ(BdiReadaheadKiB(), 128);
+  EXPECT_EQ(BdiReadaheadKiB(), 32);
   set("compressed_percent = 25\n");
-  EXPECT_EQ(BdiReadaheadKiB(), 376);
+  EXPECT_EQ(BdiReadaheadKiB(), 92);
   ASSERT_NO_FATAL_FAILURE(ReadInOrder(ds_.MntPath("seq"), expected));
   const nlohmann::json stats = ds_.Stats();
   EXPECT_EQ(Counter(stats, "readahead_pages"), 0u) << "the kernel reads ahead, not the daemon";
