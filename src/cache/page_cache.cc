@@ -1,6 +1,8 @@
 // The engine: PageCache::Impl ties the index, the two tiers, the evictor and the compression pool
 // together. page_entry.h describes the state machine every path below follows (its transitions
 // table names each change of state made here); evictor.h is the other half of the engine.
+// This file holds the read path, read-ahead, writes and invalidation; page_cache_impl.h says where
+// the rest of Impl is (construction and the live keys, demotion and budget changes).
 //
 // Read path, per page (no lock on a raw hit):
 //   lookup under RCU -> kRaw/kEvicting: pin, copy, unpin            (raw hit)
@@ -30,42 +32,26 @@
 #include "ccfs/page_cache.h"
 
 #include <algorithm>
-#include <cmath>
 #include <cstring>
 #include <thread>
 #include <vector>
 
 #include "cache/blob.h"
-#include "cache/compressed_tier.h"
 #include "cache/engine_counters.h"
-#include "cache/evictor.h"
-#include "cache/frequency.h"
-#include "cache/mrc.h"
+#include "cache/page_cache_impl.h"
 #include "cache/page_entry.h"
 #include "cache/page_index.h"
-#include "cache/raw_tier.h"
 #include "cache/rcu.h"
 #include "cache/readahead.h"
-#include "cache/split_tuner.h"
-#include "compress/compression_pool.h"
-#include "config/live_options.h"
-#include "util/cpus.h"
-#include "util/mutex.h"
 #include "util/thread_cpu.h"
 
 namespace ccfs {
 
 using cache::Blob;
-using cache::CompressedTier;
 using cache::EngineCounters;
-using cache::Evictor;
-using cache::FrequencySketch;
-using cache::MissRatioCurve;
 using cache::NowNs;
 using cache::PageEntry;
-using cache::PageIndex;
 using cache::PageKey;
-using cache::RawTier;
 using cache::RcuReadLock;
 
 namespace {
@@ -105,181 +91,6 @@ char* BlobScratch(size_t page_size) {
 }
 
 }  // namespace
-
-class PageCache::Impl {
- public:
-  explicit Impl(const Options& o);
-  ~Impl();
-
-  // file == nullptr: TryRead (*whole is set; it is unused otherwise).
-  Status Read(uint64_t file_id, BackingFile* file, uint64_t offset, size_t len, void* dst,
-              size_t* n, bool* whole = nullptr);
-  Status Write(uint64_t file_id, BackingFile* file, uint64_t offset, const void* src, size_t len);
-  void InvalidateFile(uint64_t file_id, uint64_t from);
-  void ReadAhead(Stream* stream, uint64_t file_id, const std::shared_ptr<BackingFile>& file,
-                 uint64_t offset, uint64_t n, bool at_end);
-  void Demote(uint64_t file_id, uint64_t page_no, const void* bytes, uint32_t len, uint64_t epoch);
-  // A pool task: compresses a demoted page and publishes it; false if it was not kept.
-  bool PublishDemoted(Codec& codec, const PageKey& key, const char* page, uint32_t len,
-                      uint64_t epoch);
-  uint64_t ChangeEpoch() const { return change_epoch_.load(std::memory_order_seq_cst); }
-  Status Reconfigure(const Options& o) EXCLUDES(reconfigure_mu_);
-  CacheStats Stats() const;
-  std::vector<CurvePoint> HitRatioCurve() const;
-  void Quiesce();
-  Options options() const EXCLUDES(options_mu_) {
-    MutexLock lock(&options_mu_);
-    return options_;
-  }
-
- private:
-  enum class Path { kRawHit, kCompressedHit, kMiss, kNone };
-
-  // Reads the part [in_page, in_page + want) of one page into dst from the tiers, waiting for it
-  // if another reader is loading it (unless !wait); *copied is what the page had (less than want
-  // at end of file). Sets *missing instead, with nothing copied, when the page is in neither tier
-  // (or, !wait, is loading).
-  Status ReadPage(const PageKey& key, uint32_t in_page, uint32_t want, char* dst,
-                  uint32_t* copied, Path* path, bool* missing, bool wait = true);
-  // Copies from a pinned raw entry and unpins it.
-  uint32_t CopyPinned(PageEntry* e, uint32_t in_page, uint32_t want, char* dst);
-  Status ReadCompressed(PageEntry* e, uint64_t s, uint32_t in_page, uint32_t want, char* dst,
-                        uint32_t* copied, bool* retry);
-  // A run of misses (see the top of this file) for the request [offset, offset + len), whose
-  // first page was just found missing: claims it and the missing pages after it, reads them with
-  // one backing read, publishes them and copies their part of the request to dst. *copied is the
-  // bytes copied: less than len when the run ended before the request did, or at end of file
-  // (then *eof). *retry, with nothing copied or claimed, when the first page was inserted by
-  // another reader meanwhile. Counts each page read as a miss, its latency the run's time
-  // (since `start`, the first page's lookup included) shared by its pages, and *copied as
-  // miss_bytes; `cpu` is the run's.
-  // `ahead`: a read-ahead thread's run (offset and len page-aligned, dst null): nothing is copied
-  // or counted as read; *copied is the bytes loaded, and the pages are marked read ahead.
-  Status LoadRun(uint64_t file_id, BackingFile* file, uint64_t offset, size_t len, char* dst,
-                 const CpuSample& cpu, uint64_t start, size_t* copied, bool* eof, bool* retry,
-                 bool ahead = false);
-  // A read-ahead thread's task: loads the pages of [offset, offset + len) found in neither tier.
-  void Prefetch(const cache::ReadaheadQueue::Task& task);
-  // Counts one page read, served by `path` in `ns`.
-  void RecordRead(const PageKey& key, Path path, uint64_t ns);
-
-  // Drops one entry, whatever its state (writes, truncates, changes underneath).
-  // REQUIRES: RCU read-side.
-  void Invalidate(PageEntry* e);
-
-  void KickEvictor() { evictor_->Kick(); }
-  // Applies validated options whose live keys may differ from the ones in force.
-  Status ApplyLocked(const Options& o) REQUIRES(reconfigure_mu_);
-  // The split tuner's hook: a new split and codec for the keys under "auto".
-  Status ApplySplit(int percent, CodecKind codec) EXCLUDES(reconfigure_mu_);
-  // The live keys the engine itself uses (probation) and the evictor's (Evictor::Configure).
-  void ApplyGeometry(const Options& o);
-
-  void Count(EngineCounters::Counter c, uint64_t n = 1) { counters_.Add(c, n); }
-
-  const uint32_t page_size_;
-  // raw_tier = kernel: the kernel keeps the raw copy of what it was sent, so a compressed hit is
-  // served from a scratch copy and stays compressed (promoting it into the small staging tier
-  // would only cost a compression when it is evicted again).
-  const bool promote_;
-  // kernel_demote: compressed hits leave the compressed tier (the kernel holds them again).
-  const bool demotes_;
-  // Bumped by every write and invalidation before it drops pages (Demote's staleness check).
-  std::atomic<uint64_t> change_epoch_{0};
-  // Demoted pages handed to the pool and not yet published, and the most there may be (their
-  // copies are outside the budget while they wait).
-  std::atomic<uint64_t> demotions_in_flight_{0};
-  const uint64_t max_demotions_in_flight_;
-  const uint64_t memory_;
-  // estimate_splits: the curve records reads, the evictor samples victims, the tuner runs.
-  const bool estimate_;
-  // Serialises Reconfigure and the tuner's changes (each reads the options in force, then applies).
-  Mutex reconfigure_mu_;  // taken before options_mu_
-  mutable Mutex options_mu_;
-  Options options_ GUARDED_BY(options_mu_);
-
-  PageIndex index_;
-  RawTier raw_;
-  CompressedTier compressed_;
-  std::unique_ptr<CompressionPool> pool_;
-
-  std::atomic<bool> probation_;
-  std::atomic<uint64_t> readahead_max_;  // Options::readahead
-  FrequencySketch frequency_;
-  MissRatioCurve mrc_;
-  EngineCounters counters_;
-  LatencyHistogram latency_[3];  // raw hit, compressed hit, miss
-  std::unique_ptr<cache::VictimSample> victims_;  // null unless estimate_
-  // It borrows the parts above. Stopped by the destructor after the tuner.
-  std::unique_ptr<Evictor> evictor_;
-  // It calls back into the engine (Prefetch). Stopped first.
-  std::unique_ptr<cache::ReadaheadQueue> readahead_;
-  // Last: it calls Stats, HitRatioCurve and ApplySplit. Stopped next. Null unless estimate_.
-  std::unique_ptr<cache::SplitTuner> tuner_;
-};
-
-PageCache::Impl::Impl(const Options& o)
-    : page_size_(o.page_size),
-      promote_(!o.kernel_raw_tier()),
-      demotes_(o.demotes()),
-      max_demotions_in_flight_(std::max<uint64_t>(64, o.memory / o.page_size / 32)),
-      memory_(o.memory),
-      estimate_(o.estimate_splits),
-      options_(o),
-      // Raw frames plus compressed pages at the ratio a good codec reaches on mixed data.
-      index_(o.memory / o.page_size * 4),
-      raw_(o.page_size, static_cast<uint32_t>(o.memory / o.page_size),
-           static_cast<uint32_t>(o.raw_budget() / o.page_size)),
-      compressed_(o.compressed_budget()),
-      probation_(o.probation),
-      readahead_max_(o.readahead),
-      frequency_(o.memory / o.page_size * 4, o.memory / o.page_size),
-      mrc_(MissRatioCurve::Config::ForCache(o.memory / o.page_size)) {
-  // liburcu starts its reclamation thread on the first call_rcu, from whichever thread makes it,
-  // and the new thread inherits that thread's name, scheduling class, nice value and CPUs: made by
-  // a compression worker it would run as a pinned, SCHED_BATCH "ccfs-compress". Start it here.
-  urcu_memb_get_default_call_rcu_data();
-  pool_ = std::make_unique<CompressionPool>(
-      o.compress_threads, o.compressor, o.compression_level,
-      o.pin_threads ? SplitCpus(o.compress_threads).compress : std::vector<int>{});
-  if (estimate_) victims_ = std::make_unique<cache::VictimSample>(o.page_size);
-  evictor_ = std::make_unique<Evictor>(
-      Evictor::Parts{&index_, &raw_, &compressed_, pool_.get(), &frequency_, &counters_,
-                     victims_.get()},
-      o);
-  readahead_ = std::make_unique<cache::ReadaheadQueue>(
-      [this](const cache::ReadaheadQueue::Task& task) { Prefetch(task); });
-  if (estimate_) {
-    cache::SplitTuner::Hooks hooks;
-    hooks.stats = [this] { return Stats(); };
-    hooks.curve = [this] { return HitRatioCurve(); };
-    hooks.options = [this] { return options(); };
-    hooks.apply = [this](int percent, CodecKind codec) { return ApplySplit(percent, codec); };
-    tuner_ = std::make_unique<cache::SplitTuner>(std::move(hooks), victims_.get());
-    tuner_->Start();
-  }
-}
-
-PageCache::Impl::~Impl() {
-  readahead_->Stop();
-  if (tuner_) tuner_->Stop();
-  evictor_->Stop();
-  pool_->Wait();  // chunks already submitted call back into the evictor
-  pool_.reset();
-  {
-    RcuReadLock rcu;
-    std::vector<PageEntry*> all;
-    index_.ForEach([&](PageEntry* e) { all.push_back(e); });
-    for (PageEntry* e : all) Invalidate(e);
-  }
-  urcu_memb_barrier();  // every retired entry and blob is freed before the index goes
-}
-
-void PageCache::Impl::ApplyGeometry(const Options& o) {
-  probation_.store(o.probation);
-  readahead_max_.store(o.readahead, std::memory_order_relaxed);
-  evictor_->Configure(o);
-}
 
 // ---- reads ------------------------------------------------------------------------------------
 
@@ -464,10 +275,7 @@ Status PageCache::Impl::ReadCompressed(PageEntry* e, uint64_t s, uint32_t in_pag
   *copied = in_page >= length ? 0 : std::min(want, length - in_page);
   std::memcpy(dst, page + in_page, *copied);
   // Exclusive levels: the kernel takes the page back and demotes it again when it drops it.
-  if (demotes_ && compressed_.Kill(e)) {
-    index_.Remove(e);
-    cache::RetireEntry(e);
-  }
+  if (demotes_) HandToKernel(e);
   if (raw_.free_count() < evictor_->low_watermark()) KickEvictor();
   return Status::Ok();
 }
@@ -691,64 +499,6 @@ void PageCache::Impl::InvalidateFile(uint64_t file_id, uint64_t from) {
   for (PageEntry* e : doomed) Invalidate(e);
 }
 
-void PageCache::Impl::Demote(uint64_t file_id, uint64_t page_no, const void* bytes, uint32_t len,
-                             uint64_t epoch) {
-  if (!demotes_ || len == 0 || len > page_size_) return;
-  // Bytes older than a write or an invalidation since they were asked for, a compressed tier of
-  // no size, or a pool that many pages behind: not kept.
-  if (epoch != ChangeEpoch() || !evictor_->compression_enabled() ||
-      demotions_in_flight_.load(std::memory_order_relaxed) >= max_demotions_in_flight_) {
-    return Count(&Shard::demote_drops);
-  }
-  demotions_in_flight_.fetch_add(1, std::memory_order_relaxed);
-  std::vector<char> copy(static_cast<const char*>(bytes), static_cast<const char*>(bytes) + len);
-  const PageKey key{file_id, page_no};
-  pool_->Submit([this, key, copy = std::move(copy), epoch](Codec& codec) {
-    const bool kept = PublishDemoted(codec, key, copy.data(), static_cast<uint32_t>(copy.size()),
-                                     epoch);
-    Count(kept ? &Shard::demotions : &Shard::demote_drops);
-    demotions_in_flight_.fetch_sub(1, std::memory_order_relaxed);
-  });
-}
-
-bool PageCache::Impl::PublishDemoted(Codec& codec, const PageKey& key, const char* page,
-                                     uint32_t len, uint64_t epoch) {
-  Blob* blob = nullptr;
-  size_t charged = 0;
-  if (!evictor_->CompressPage(codec, key, page, len, &blob, &charged)) return false;
-  auto* e = new PageEntry;
-  e->key = key;
-  e->length.store(len, std::memory_order_relaxed);
-  cache::InitLoading(e, /*demoted=*/true);
-  std::vector<PageEntry*> dropped;
-  bool kept = false;
-  {
-    RcuReadLock rcu;
-    if (index_.InsertUnique(e) != e) {  // read again meanwhile: cached, or the kernel's again
-      delete e;
-      if (blob) cache::FreeBlob(blob);
-      return false;
-    }
-    uint64_t before = 0;
-    const auto r = compressed_.InsertDemoted(e, blob, static_cast<uint32_t>(charged), len,
-                                             &before, &dropped);
-    if (before & cache::kWaiterBit) e->state.notify_all();
-    if (r == CompressedTier::Publish::kStale) {  // invalidated while being published
-      if (blob) cache::FreeBlob(blob);
-      index_.Remove(e);
-      cache::RetireEntry(e);
-    } else if (epoch != ChangeEpoch()) {
-      // A write or an invalidation between the caller's check and the insert may have missed the
-      // page: with the epoch looked at again after the insert, one of the two drops it.
-      Invalidate(e);
-    } else {
-      kept = true;
-      if (blob) Count(&Shard::compressed_stored);
-    }
-  }
-  cache::RetireDropped(&index_, &dropped);
-  return kept;
-}
 
 void PageCache::Impl::Invalidate(PageEntry* e) {
   uint64_t s = e->state.load(std::memory_order_acquire);
@@ -791,106 +541,6 @@ void PageCache::Impl::Invalidate(PageEntry* e) {
 void PageCache::Impl::Quiesce() {
   readahead_->Quiesce();
   evictor_->Quiesce();
-}
-
-// ---- configuration and stats ------------------------------------------------------------------
-
-Status PageCache::Impl::Reconfigure(const Options& wanted) {
-  MutexLock lock(&reconfigure_mu_);
-  Options o = wanted;
-  const Options cur = options();
-  // A key that stays "auto" keeps the value the tuner put in force (the caller's copy may be older).
-  if (o.compressed_percent_auto && cur.compressed_percent_auto) {
-    o.compressed_percent = cur.compressed_percent;
-  }
-  if (o.compressor_auto && cur.compressor_auto) o.compressor = cur.compressor;
-  return ApplyLocked(o);
-}
-
-Status PageCache::Impl::ApplySplit(int percent, CodecKind codec) {
-  MutexLock lock(&reconfigure_mu_);
-  Options o = options();
-  if (o.compressed_percent_auto) o.compressed_percent = percent;
-  if (o.compressor_auto) o.compressor = codec;
-  return ApplyLocked(o);
-}
-
-Status PageCache::Impl::ApplyLocked(const Options& o) {
-  Status st = o.Validate();
-  if (!st.ok()) return st;
-  Options cur = options();
-  std::vector<std::string> remount = RemountKeys(cur, o);  // the key table's non-live keys
-  if (!remount.empty()) {
-    return Status::NotSupported(remount[0] + ": cannot change while mounted (needs a remount)");
-  }
-  {
-    MutexLock lock(&options_mu_);
-    options_ = o;
-  }
-  ApplyGeometry(o);
-  pool_->SetCodec(o.compressor, o.compression_level);
-  evictor_->EnableCompression(o.compressed_percent > 0);
-  // Shrink the compressed tier first and give its memory back before the raw tier grows, so that
-  // the two never hold more than the budget between them.
-  std::vector<PageEntry*> dropped;
-  const bool shrink = o.compressed_budget() < cur.compressed_budget();
-  compressed_.SetBudget(o.compressed_budget(), &dropped);
-  cache::RetireDropped(&index_, &dropped);
-  if (shrink) cache::ReleaseFreedBlobs();
-  raw_.SetCapacity(static_cast<uint32_t>(o.raw_budget() / page_size_));
-  KickEvictor();
-  return Status::Ok();
-}
-
-CacheStats PageCache::Impl::Stats() const {
-  CacheStats s;
-  counters_.Snapshot(&s);
-  CompressedTier::Counts c = compressed_.counts();
-  s.compressed_evictions = c.evictions;
-  s.wasted_compressions = c.wasted;
-  s.compressed_pages = c.pages;
-  s.compressed_bytes = c.charged;
-  s.compressed_logical_bytes = c.logical;
-  s.compressed_budget_bytes = c.budget;
-  Options o = options();
-  s.memory_bytes = memory_;
-  s.raw_budget_bytes = o.raw_budget();
-  s.free_frames = raw_.free_count();
-  s.raw_pages = raw_.active() - s.free_frames;
-  s.raw_bytes = s.raw_pages * page_size_;
-  s.compressed_percent = o.compressed_percent;
-  s.kernel_raw_tier = o.kernel_raw_tier();
-  s.kernel_evict = o.kernel_raw_tier() && o.kernel_evict;
-  s.kernel_budget_bytes = o.kernel_budget();
-  s.page_size = page_size_;
-  s.compressor = static_cast<int>(o.compressor);
-  s.compression_level = o.compression_level;
-  s.compressed_percent_auto = o.compressed_percent_auto;
-  s.compressor_auto = o.compressor_auto;
-  if (tuner_) tuner_->Fill(&s);
-  s.raw_hit_latency = latency_[0].Snapshot();
-  s.compressed_hit_latency = latency_[1].Snapshot();
-  s.miss_latency = latency_[2].Snapshot();
-  s.cpu_compress_ns = pool_->cpu_ns();
-  s.cpu_evictor_ns = evictor_->cpu_ns();
-  const MissRatioCurve::Counts m = mrc_.counts();
-  s.mrc_samples = m.samples;
-  s.mrc_drops = m.drops;
-  return s;
-}
-
-std::vector<PageCache::CurvePoint> PageCache::Impl::HitRatioCurve() const {
-  // 1/64 .. 4x the cache's pages, four points per doubling.
-  const double pages = static_cast<double>(memory_ / page_size_);
-  std::vector<uint64_t> sizes;
-  for (int i = -24; i <= 8; ++i) {
-    const auto k = static_cast<uint64_t>(std::llround(pages * std::exp2(i / 4.0)));
-    sizes.push_back(std::max<uint64_t>(k, 1));
-  }
-  const std::vector<double> hit = mrc_.HitRatios(sizes);
-  std::vector<CurvePoint> curve;
-  for (size_t i = 0; i < sizes.size(); ++i) curve.push_back(CurvePoint{sizes[i], hit[i]});
-  return curve;
 }
 
 // ---- PageCache --------------------------------------------------------------------------------
