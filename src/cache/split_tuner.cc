@@ -192,6 +192,48 @@ void BlendInto(const CodecProfile& from, double weight, CodecProfile* p) {
   p->decompress_us = blend(from.decompress_us, p->decompress_us);
 }
 
+// Each codec the options let the tuner choose (that measures without error), profiled on the
+// victims sampled lately into *measured; false, with nothing measured, while fewer than 16 are.
+bool MeasureSample(const VictimSample* sample, const Options& o,
+                   std::vector<CodecProfile>* measured) {
+  PageSample pages;
+  if (sample != nullptr) pages.data = sample->Take();
+  for (size_t i = 0; i < pages.data.size(); ++i) pages.pages.push_back(i);
+  if (pages.data.size() < 16) return false;
+  const TierCharges charges = EngineTierCharges();
+  for (CodecKind kind : AllCodecKinds()) {
+    if (!o.compressor_auto && kind != o.compressor) continue;
+    CodecProfile p;
+    if (MeasureCodec(pages, kind, o.compression_level, o.min_savings_percent, 0, charges, &p)
+            .ok()) {
+      measured->push_back(p);
+    }
+  }
+  return true;
+}
+
+// The row of the split and codec in force (at C = 0, any codec's), or null.
+const AdviseRow* RowInForce(const std::vector<AdviseRow>& rows, const Options& o) {
+  for (const AdviseRow& r : rows) {
+    if (r.percent == o.compressed_percent && (r.codec == o.compressor || r.percent == 0)) return &r;
+  }
+  return nullptr;
+}
+
+// The rows as the stats export them.
+std::vector<SplitPrediction> Predictions(const std::vector<AdviseRow>& rows) {
+  std::vector<SplitPrediction> out;
+  for (const AdviseRow& r : rows) {
+    SplitPrediction p;
+    p.percent = r.percent;
+    p.codec = static_cast<int>(r.codec);
+    p.hit_ratio = r.model.hit_ratio;
+    p.us_per_buffer = r.model.us_per_buffer;
+    out.push_back(p);
+  }
+  return out;
+}
+
 }  // namespace
 
 bool ProfileMoved(const CodecProfile& average, const CodecProfile& a, const CodecProfile& b) {
@@ -244,43 +286,50 @@ void SplitTuner::Step() {
   // would leave out the kernel's hits; none is made (and auto is refused there, options.cc).
   if (o.kernel_raw_tier()) return;
   const CacheStats now = hooks_.stats();
-  MutexLock lock(&mu_);
+  int percent = 0;
+  CodecKind codec = CodecKind::kLz4;
+  {
+    MutexLock lock(&mu_);
+    TunerWindow w;
+    std::vector<AdviseRow> rows;
+    if (!Measure(o, now, &w) || !Predict(o, w, &rows)) return;
+    const SplitDecider::Decision d = Decide(o, rows);
+    if (!d.change) return;
+    percent = d.percent;
+    codec = d.codec;
+  }
+  // The engine's Stats() reads Fill(), which takes mu_: the change is applied without it.
+  Apply(percent, codec);
+}
+
+bool SplitTuner::Measure(const Options& o, const CacheStats& now, TunerWindow* w) {
   if (!have_base_) {
     base_ = now;
     have_base_ = true;
-    return;
+    return false;
   }
-  const TunerWindow w = TunerWindow::Between(base_, now);
-  if (w.reads < kMinWindowReads) return;  // let the window grow
+  *w = TunerWindow::Between(base_, now);
+  if (w->reads < kMinWindowReads) return false;  // let the window grow
   base_ = now;
   if (skip_windows_ > 0) {
     --skip_windows_;
-    return;
+    return false;
   }
   // Costs: the latest window with enough of each path.
-  if (w.raw_hit_us > 0) raw_hit_us_ = w.raw_hit_us;
-  if (w.misses >= 64) miss_us_ = w.miss_us;
-  if (miss_us_ <= 0) miss_us_ = w.miss_us > 0 ? w.miss_us : 100.0;
+  if (w->raw_hit_us > 0) raw_hit_us_ = w->raw_hit_us;
+  if (w->misses >= 64) miss_us_ = w->miss_us;
+  if (miss_us_ <= 0) miss_us_ = w->miss_us > 0 ? w->miss_us : 100.0;
   if (raw_hit_us_ <= 0) raw_hit_us_ = 1.0;
-  if (o.compressed_percent > 0 && w.evictions >= 64) {
-    admitted_ = std::min(1.0, static_cast<double>(w.compressions) / w.evictions);
+  if (o.compressed_percent > 0 && w->evictions >= 64) {
+    admitted_ = std::min(1.0, static_cast<double>(w->compressions) / w->evictions);
   }
+  ProfileCodecs(o);
+  return !codecs_.empty();
+}
 
-  // Codecs, on the victims sampled lately.
-  PageSample pages;
-  if (sample_ != nullptr) pages.data = sample_->Take();
-  for (size_t i = 0; i < pages.data.size(); ++i) pages.pages.push_back(i);
-  if (pages.data.size() >= 16) {
-    std::vector<CodecProfile> measured;
-    const TierCharges charges = EngineTierCharges();
-    for (CodecKind kind : AllCodecKinds()) {
-      if (!o.compressor_auto && kind != o.compressor) continue;
-      CodecProfile p;
-      if (MeasureCodec(pages, kind, o.compression_level, o.min_savings_percent, 0, charges, &p)
-              .ok()) {
-        measured.push_back(p);
-      }
-    }
+void SplitTuner::ProfileCodecs(const Options& o) {
+  std::vector<CodecProfile> measured;
+  if (MeasureSample(sample_, o, &measured)) {
     // One decision's sample is a few dozen pages, of data whose kinds may compress very
     // differently: alone it moves the predicted capacity, and through the anchor every split's
     // prediction, by several points from one decision to the next. Averaged over decisions
@@ -304,8 +353,9 @@ void SplitTuner::Step() {
   std::erase_if(codecs_, [&](const CodecProfile& c) {
     return !o.compressor_auto && c.codec != o.compressor;
   });
-  if (codecs_.empty()) return;
+}
 
+bool SplitTuner::Predict(const Options& o, const TunerWindow& w, std::vector<AdviseRow>* rows) {
   LiveInputs in;
   in.memory_bytes = o.memory;
   in.page_size = o.page_size;
@@ -316,24 +366,18 @@ void SplitTuner::Step() {
   in.compress_charge = 1;
   in.codecs = codecs_;
   in.percents = CandidatePercents(o);
-  if (in.curve.empty() || in.percents.empty()) return;
-  auto at_current = [&](const std::vector<AdviseRow>& rows) -> const AdviseRow* {
-    for (const AdviseRow& r : rows) {
-      if (r.percent == o.compressed_percent && (r.codec == o.compressor || r.percent == 0)) return &r;
-    }
-    return nullptr;
-  };
+  if (in.curve.empty() || in.percents.empty()) return false;
   // Anchor the curve at the split in force: its predicted miss ratio is scaled to the measured one
   // (the engine's policy misses a share of what LRU would, across sizes, more nearly than it hits
   // a fixed number of points more: build/mrc_accuracy, docs/MODEL.md "Auto").
-  std::vector<AdviseRow> rows = PredictLive(in);
-  if (const AdviseRow* cur = at_current(rows); cur != nullptr && cur->model.hit_ratio < 1.0) {
+  *rows = PredictLive(in);
+  if (const AdviseRow* cur = RowInForce(*rows, o); cur != nullptr && cur->model.hit_ratio < 1.0) {
     in.curve_miss_scale = std::clamp((1.0 - w.hit_ratio) / (1.0 - cur->model.hit_ratio), 0.25, 4.0);
   }
-  rows = PredictLive(in);
+  *rows = PredictLive(in);
   // What the readers paid for compressions in the window: the measured time the rest of the
   // prediction does not explain, as a share of the full compression term.
-  if (const AdviseRow* cur = at_current(rows);
+  if (const AdviseRow* cur = RowInForce(*rows, o);
       cur != nullptr && o.compressed_percent > 0 && cur->model.compress_us_per_buffer > 0.05) {
     const double rest = cur->model.us_per_buffer - cur->model.compress_us_per_buffer;
     const double share = std::clamp((w.us_per_buffer - rest) / cur->model.compress_us_per_buffer,
@@ -341,17 +385,12 @@ void SplitTuner::Step() {
     compress_charge_ = 0.5 * compress_charge_ + 0.5 * share;
   }
   in.compress_charge = compress_charge_;
-  rows = PredictLive(in);
+  *rows = PredictLive(in);
+  predicted_ = Predictions(*rows);
+  return true;
+}
 
-  predicted_.clear();
-  for (const AdviseRow& r : rows) {
-    SplitPrediction p;
-    p.percent = r.percent;
-    p.codec = static_cast<int>(r.codec);
-    p.hit_ratio = r.model.hit_ratio;
-    p.us_per_buffer = r.model.us_per_buffer;
-    predicted_.push_back(p);
-  }
+SplitDecider::Decision SplitTuner::Decide(const Options& o, const std::vector<AdviseRow>& rows) {
   SplitDecider::Decision d;
   if (o.compressed_percent_auto || o.compressor_auto) {
     d = decider_.Decide(rows, o);
@@ -366,18 +405,19 @@ void SplitTuner::Step() {
     recommended_codec_ = static_cast<int>(d.best->percent == 0 ? o.compressor : d.best->codec);
   }
   predicted_us_ = d.current != nullptr ? d.current->model.us_per_buffer : 0;
-  if (!d.change) return;
-  // The engine's Stats() reads Fill(), which takes mu_: apply and snapshot without it.
-  lock.Unlock();
-  // Counted before it is applied: a reader that sees the new split sees it counted (counted after,
-  // a test saw compressed_percent at its second step with split_changes 1).
+  return d;
+}
+
+void SplitTuner::Apply(int percent, CodecKind codec) {
+  // Counted before it is applied: a reader that sees the new split sees it counted.
   changes_.fetch_add(1, std::memory_order_relaxed);
-  if (!hooks_.apply(d.percent, d.codec).ok()) {
+  if (!hooks_.apply(percent, codec).ok()) {
     changes_.fetch_sub(1, std::memory_order_relaxed);
     return;
   }
+  // The window after a change is skipped: the tiers are refilling.
   const CacheStats after = hooks_.stats();
-  lock.Lock();
+  MutexLock lock(&mu_);
   skip_windows_ = 1;
   base_ = after;
 }

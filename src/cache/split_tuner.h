@@ -196,7 +196,8 @@ class SplitTuner {
   void Start();
   // Stops and joins the thread.
   void Stop();
-  // Looks at the reads since the last window: predicts, and under auto decides and applies.
+  // Looks at the reads since the last window: Measure, Predict, Decide (a recommendation; under
+  // auto, a change) and Apply.
   void Step() EXCLUDES(mu_);
   // The latest prediction into `s` (predicted, recommended_*, predicted_us_per_buffer,
   // split_changes).
@@ -204,6 +205,24 @@ class SplitTuner {
 
  private:
   void Loop();
+
+  // Step's parts, in order. Measure: the window since the last one and what was measured over it
+  // (the paths' costs, the codecs' profiles); false while there is nothing to predict from (the
+  // window is short, or skipped after a change, or no codec has a profile).
+  bool Measure(const Options& o, const CacheStats& now, TunerWindow* w) REQUIRES(mu_);
+  // The codecs' profiles: the victims sampled lately, averaged over decisions.
+  void ProfileCodecs(const Options& o) REQUIRES(mu_);
+  // Predict: every split's and codec's row, anchored at the split in force and exported for Fill;
+  // false, with nothing exported, without a curve or a candidate split.
+  bool Predict(const Options& o, const TunerWindow& w, std::vector<AdviseRow>* rows)
+      REQUIRES(mu_);
+  // Decide: the recommendation for Fill, and under auto whether to change (the decider's
+  // hysteresis).
+  SplitDecider::Decision Decide(const Options& o, const std::vector<AdviseRow>& rows)
+      REQUIRES(mu_);
+  // Apply: hands the change to the engine, then starts a window after it that will be skipped.
+  // Without mu_: the engine's Stats reads Fill.
+  void Apply(int percent, CodecKind codec) EXCLUDES(mu_);
 
   const Hooks hooks_;
   const VictimSample* const sample_;
