@@ -53,12 +53,7 @@ PageCache::Impl::Impl(const Options& o)
   readahead_ = std::make_unique<cache::ReadaheadQueue>(
       [this](const cache::ReadaheadQueue::Task& task) { Prefetch(task); });
   if (estimate_) {
-    cache::SplitTuner::Hooks hooks;
-    hooks.stats = [this] { return Stats(); };
-    hooks.curve = [this] { return HitRatioCurve(); };
-    hooks.options = [this] { return options(); };
-    hooks.apply = [this](int percent, CodecKind codec) { return ApplySplit(percent, codec); };
-    tuner_ = std::make_unique<cache::SplitTuner>(std::move(hooks), victims_.get());
+    tuner_ = std::make_unique<cache::SplitTuner>(this, victims_.get());
     tuner_->Start();
   }
 }

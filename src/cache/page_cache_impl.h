@@ -39,7 +39,7 @@
 
 namespace ccfs {
 
-class PageCache::Impl {
+class PageCache::Impl final : public cache::SplitTuner::Engine {
  public:
   explicit Impl(const Options& o);
   ~Impl();
@@ -57,10 +57,10 @@ class PageCache::Impl {
                       uint64_t epoch);
   uint64_t ChangeEpoch() const { return change_epoch_.load(std::memory_order_seq_cst); }
   Status Reconfigure(const Options& o) EXCLUDES(reconfigure_mu_);
-  CacheStats Stats() const;
-  std::vector<CurvePoint> HitRatioCurve() const;
+  CacheStats Stats() const override;
+  std::vector<CurvePoint> HitRatioCurve() const override;
   void Quiesce();
-  Options options() const EXCLUDES(options_mu_) {
+  Options options() const override EXCLUDES(options_mu_) {
     MutexLock lock(&options_mu_);
     return options_;
   }
@@ -108,8 +108,8 @@ class PageCache::Impl {
 
   // Applies validated options whose live keys may differ from the ones in force.
   Status ApplyLocked(const Options& o) REQUIRES(reconfigure_mu_);
-  // The split tuner's hook: a new split and codec for the keys under "auto".
-  Status ApplySplit(int percent, CodecKind codec) EXCLUDES(reconfigure_mu_);
+  // The split tuner's change: a new split and codec for the keys under "auto".
+  Status ApplySplit(int percent, CodecKind codec) override EXCLUDES(reconfigure_mu_);
   // The live keys the engine itself uses (probation) and the evictor's (Evictor::Configure).
   void ApplyGeometry(const Options& o);
 

@@ -248,8 +248,8 @@ bool ProfileMoved(const CodecProfile& average, const CodecProfile& a, const Code
 
 // ---- the tuner ------------------------------------------------------------------------------------
 
-SplitTuner::SplitTuner(Hooks hooks, const VictimSample* sample)
-    : hooks_(std::move(hooks)), sample_(sample) {}
+SplitTuner::SplitTuner(Engine* engine, const VictimSample* sample)
+    : engine_(engine), sample_(sample) {}
 
 void SplitTuner::Start() { thread_ = std::thread([this] { Loop(); }); }
 
@@ -267,7 +267,7 @@ void SplitTuner::Stop() {
 void SplitTuner::Loop() {
   pthread_setname_np(pthread_self(), "ccfs-tuner");
   for (;;) {
-    const double interval = std::max(0.01, hooks_.options().auto_interval);
+    const double interval = std::max(0.01, engine_->options().auto_interval);
     {
       MutexLock lock(&wake_mu_);
       const auto deadline = std::chrono::steady_clock::now() +
@@ -281,11 +281,11 @@ void SplitTuner::Loop() {
 }
 
 void SplitTuner::Step() {
-  const Options o = hooks_.options();
+  const Options o = engine_->options();
   // raw_tier = kernel: the engine sees only the kernel's misses, so a prediction at another share
   // would leave out the kernel's hits; none is made (and auto is refused there, options.cc).
   if (o.kernel_raw_tier()) return;
-  const CacheStats now = hooks_.stats();
+  const CacheStats now = engine_->Stats();
   int percent = 0;
   CodecKind codec = CodecKind::kLz4;
   {
@@ -359,7 +359,7 @@ bool SplitTuner::Predict(const Options& o, const TunerWindow& w, std::vector<Adv
   LiveInputs in;
   in.memory_bytes = o.memory;
   in.page_size = o.page_size;
-  in.curve = hooks_.curve();
+  in.curve = engine_->HitRatioCurve();
   in.raw_hit_us = raw_hit_us_;
   in.miss_us = miss_us_;
   in.admitted_per_victim = admitted_;
@@ -411,12 +411,12 @@ SplitDecider::Decision SplitTuner::Decide(const Options& o, const std::vector<Ad
 void SplitTuner::Apply(int percent, CodecKind codec) {
   // Counted before it is applied: a reader that sees the new split sees it counted.
   changes_.fetch_add(1, std::memory_order_relaxed);
-  if (!hooks_.apply(percent, codec).ok()) {
+  if (!engine_->ApplySplit(percent, codec).ok()) {
     changes_.fetch_sub(1, std::memory_order_relaxed);
     return;
   }
   // The window after a change is skipped: the tiers are refilling.
-  const CacheStats after = hooks_.stats();
+  const CacheStats after = engine_->Stats();
   MutexLock lock(&mu_);
   skip_windows_ = 1;
   base_ = after;

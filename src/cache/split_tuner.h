@@ -45,14 +45,13 @@
 // zstd: ~2 ms of one CPU). Nothing here ever makes a read wait.
 //
 // Thread-safety: VictimSample::Offer from the evictor thread only, Take from any thread.
-// SplitTuner's thread calls the hooks; Fill and Step may be called from any thread (Step is
+// SplitTuner's thread calls the Engine; Fill and Step may be called from any thread (Step is
 // serialised with the thread by a mutex).
 #ifndef CCFS_CACHE_SPLIT_TUNER_H_
 #define CCFS_CACHE_SPLIT_TUNER_H_
 
 #include <atomic>
 #include <cstdint>
-#include <functional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -166,12 +165,17 @@ class SplitDecider {
 
 class SplitTuner {
  public:
-  struct Hooks {
-    std::function<CacheStats()> stats;
-    std::function<std::vector<PageCache::CurvePoint>()> curve;
-    std::function<Options()> options;
+  // What the tuner needs of the engine (PageCache::Impl implements it). Stats and ApplySplit are
+  // called without the tuner's mutex, since the engine's Stats calls Fill; HitRatioCurve and
+  // options may be called with it held.
+  class Engine {
+   public:
+    virtual ~Engine() = default;
+    virtual CacheStats Stats() const = 0;
+    virtual std::vector<PageCache::CurvePoint> HitRatioCurve() const = 0;
+    virtual Options options() const = 0;
     // Applies a split and codec found by auto (the engine keeps a key not under auto as it is).
-    std::function<Status(int percent, CodecKind codec)> apply;
+    virtual Status ApplySplit(int percent, CodecKind codec) = 0;
   };
   static constexpr uint64_t kMinWindowReads = 4096;
   // The share of compression time readers are taken to wait for before any measurement: the pool
@@ -186,8 +190,9 @@ class SplitTuner {
   static constexpr double kProfileShift = 0.2;
 
   // Tests drive Step themselves; the engine calls Start once it holds the tuner, so the thread
-  // never sees a half-built owner (its hooks read the owner's pointer to this tuner).
-  SplitTuner(Hooks hooks, const VictimSample* sample);
+  // never sees a half-built owner (its Stats reads the owner's pointer to this tuner). `engine`
+  // and `sample` must outlive the tuner.
+  SplitTuner(Engine* engine, const VictimSample* sample);
   ~SplitTuner();
   SplitTuner(const SplitTuner&) = delete;
   SplitTuner& operator=(const SplitTuner&) = delete;
@@ -224,7 +229,7 @@ class SplitTuner {
   // Without mu_: the engine's Stats reads Fill.
   void Apply(int percent, CodecKind codec) EXCLUDES(mu_);
 
-  const Hooks hooks_;
+  Engine* const engine_;
   const VictimSample* const sample_;
 
   mutable Mutex mu_;
