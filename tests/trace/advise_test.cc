@@ -113,17 +113,27 @@ TEST(ModelRefinements, CompressionChargeAndCurveReplaceTheThesisOnes) {
   EXPECT_DOUBLE_EQ(EvaluateModel(in).compress_us_per_buffer, 0);
 }
 
-TEST(Advice, CompressesWhereMissesAreDearAndNotWhereTheyAreCheap) {
-  // Uniform reads over 1000 pages, 100 pages of memory: compression buys hits in proportion.
+// Uniform reads over 1000 pages (50000 after a warm-up of 5000), drawn with `seed`.
+ReuseProfile UniformOverAThousandPages(uint64_t seed) {
   std::vector<uint64_t> reads;
-  Rng rng(2);
+  Rng rng(seed);
   for (int i = 0; i < 50000; ++i) reads.push_back(rng.Below(1000));
-  ReuseProfile reuse = ReuseProfile::FromPages(reads, 1000, 5000);
+  return ReuseProfile::FromPages(reads, 1000, 5000);
+}
+
+// 100 pages of memory over those 1000: compression buys hits in proportion.
+AdviseInputs HundredPagesOfAThousand() {
   AdviseInputs in;
   in.memory_bytes = 100 * 8192;
   in.page_size = 8192;
   in.dataset_pages = 1000;
   in.costs.hit_us = 1;
+  return in;
+}
+
+TEST(Advice, CompressesWhereMissesAreDearAndNotWhereTheyAreCheap) {
+  ReuseProfile reuse = UniformOverAThousandPages(2);
+  AdviseInputs in = HundredPagesOfAThousand();
   in.costs.trip_us = 0;
   in.codecs = {{CodecKind::kLz4, 1, 2.0, 1.0, 0, 5, 1}, {CodecKind::kZstd, 1, 3.0, 1.0, 0, 20, 3}};
   in.percents = {0, 10, 20, 30, 40, 50, 60, 70, 80, 90};
@@ -151,15 +161,8 @@ TEST(Advice, CompressesWhereMissesAreDearAndNotWhereTheyAreCheap) {
 // The page cache alone: raw_tier = kernel at C = 0 without the trip; and the verdict against it,
 // which says yes only beyond the model's error at every miss cost, no when ccfs is not faster.
 TEST(Verdict, AgainstThePageCacheAlone) {
-  std::vector<uint64_t> reads;
-  Rng rng(3);
-  for (int i = 0; i < 50000; ++i) reads.push_back(rng.Below(1000));
-  ReuseProfile reuse = ReuseProfile::FromPages(reads, 1000, 5000);
-  AdviseInputs in;
-  in.memory_bytes = 100 * 8192;
-  in.page_size = 8192;
-  in.dataset_pages = 1000;
-  in.costs.hit_us = 1;
+  ReuseProfile reuse = UniformOverAThousandPages(3);
+  AdviseInputs in = HundredPagesOfAThousand();
   in.costs.kernel_hit_us = 2;
   in.costs.trip_us = 20;
   in.codecs = {{CodecKind::kZstd, 1, 3.0, 1.0, 0, 20, 3}};
