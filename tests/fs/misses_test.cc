@@ -94,8 +94,16 @@ TEST_F(MissesInFlightMountTest, AHitIsAnsweredWhileMissesWaitForTheStore) {
   EXPECT_EQ(wrong.load(), 0);
   EXPECT_EQ(done_at_hit, 0) << "the hit waited for a miss";
   ASSERT_EQ(ds_.Unmount(), 0);
-  EXPECT_THAT(ds_.DaemonLog(), ::testing::HasSubstr("at most 4 reads waited for the store"))
-      << "the four misses waited at once";
+  // The pool counts a piece from hand-over to its end, which comes just after its reply: the
+  // piece that loaded page 0 may still be counted when the readers start (seen under ASan on two
+  // loaded cores). So the four misses waited at once when the peak is 4, or 5 with that tail.
+  const std::string log = ds_.DaemonLog();
+  const auto peak_was = [&log](int n) {
+    return log.find("at most " + std::to_string(n) + " reads waited for the store") !=
+           std::string::npos;
+  };
+  EXPECT_TRUE(peak_was(kReaders) || peak_was(kReaders + 1))
+      << "the four misses did not wait at once:\n" << log;
 }
 
 TEST_F(MissesInFlightMountTest, ZeroKeepsMissesOnTheRequestThread) {
