@@ -1,0 +1,202 @@
+# The stages of scripts/test.sh, declared once: test.sh runs them in the table's order (with
+# --list it prints each one's commands instead).
+# Source it from the checkout's root (the sanitizers' suppression files are named by $PWD).
+#
+# A stage prints "== HEADING" (if it has one), configures BUILD and builds its TARGETS (if any;
+# "all": the default target), then runs its function stage_NAME if there is one, else
+# BUILD/ccfs_tests --gtest_brief=1 with the variables of the array ENV in its environment ("-":
+# none) and the filter FILTER ("-": every test).
+
+jobs=$(nproc)
+listing=0  # 1: run prints each command instead of running it
+fuzz_seconds=${CCFS_FUZZ_SECONDS:-20}
+fuzz_targets=(config control trace)  # fuzz/NAME_fuzzer.cc, seeded from fuzz/corpus/NAME
+
+# The tests' filters. The mount tests (every test that mounts, each raw tier's and transport's);
+# on io_uring also the bad-input and transport tests; under TSan the engine and pool tests, and a
+# shorter list of mount tests (the daemon under TSan is slow).
+mount_filter='*Mount*:DaemonTest.*:PosixTest.*:KillPrivTest.*:CreateAsCallerTest.*:UnderneathTest.*:IntegrityTest.*:CrashTest.*:PathsTest.*:PressureTest.*'
+uring_filter="$mount_filter:BadInputTest.*:Transport*"
+tsan_filter='EngineTest.*:EngineRunTest.*:AdmissionEngineTest.*:FrequencyEngineTest.*:MissRatioCurve*:SplitTuner*:CompressionPool*:LatencyHistogram*:RequestStats*'
+tsan_mount_filter='*Mount*:DaemonTest.*:PosixTest.*:UnderneathTest.*:IntegrityTest.*'
+
+# The tests' environments.
+kernel_env=(CCFS_TEST_RAW_TIER=kernel)
+uring_env=(CCFS_TEST_TRANSPORT=uring)
+tsan_env=(TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$PWD/tests/tsan.supp")
+san_env=(ASAN_OPTIONS="detect_leaks=1:abort_on_error=1:detect_stack_use_after_return=0"
+         LSAN_OPTIONS="suppressions=$PWD/tests/lsan.supp"
+         UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1"
+         "${tsan_env[@]}")
+
+# NAME        | BUILD      | TARGETS             | ENV        | FILTER            | HEADING
+stage_table=$(cat <<EOF
+includes      | -          | -                   | -          | -                 | -
+setup         | -          | -                   | -          | -                 | -
+docs          | -          | -                   | -          | -                 | docs: the README's Layout against the tree, references, versions
+build         | build      | all                 | -          | -                 | -
+unit          | build      | -                   | -          | -                 | unit and mount tests
+deb           | build      | -                   | -          | -                 | Debian package: cpack from build/, control fields, files, --version, man pages
+kernel        | build      | -                   | kernel_env | mount_filter      | mount, POSIX and coherence tests again with raw_tier = kernel (the kernel's page cache as the raw tier)
+uring         | build      | -                   | uring_env  | uring_filter      | mount, POSIX and reliability tests again on transport = uring (FUSE over io_uring)
+tsan          | build-tsan | ccfs_tests          | tsan_env   | tsan_filter       | ThreadSanitizer: engine, compression pool, stats
+tsa           | build-tsa  | ccfs_core ccfs_fuse | -          | -                 | clang thread-safety analysis (compile only): ccfs_core, ccfs_fuse
+shared-store  | -          | -                   | -          | -                 | shared store (sshfs, GlusterFS): another client's changes and store outages, ~2 min
+asan          | build-asan | ccfs_tests          | san_env    | -                 | ASan+UBSan: unit, mount, POSIX and reliability tests
+tsan-mount    | build-tsan | -                   | san_env    | tsan_mount_filter | ThreadSanitizer: mount and POSIX tests (daemon under TSan)
+fuzz          | build-fuzz | ${fuzz_targets[*]/%/_fuzzer} | - | -             | libFuzzer smoke: $fuzz_seconds s per target
+EOF
+)
+
+# build_config FOLDER: sets cc (the compiler's variables) and flags (cmake's) of that build.
+build_config() {
+  cc=()
+  case $1 in
+    build) flags=(-DCMAKE_BUILD_TYPE=RelWithDebInfo) ;;
+    build-tsan) flags=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DCCFS_SANITIZE=thread) ;;
+    build-tsa)
+      cc=(CC=clang CXX=clang++)
+      flags=(-DCMAKE_BUILD_TYPE=Debug -DCCFS_THREAD_SAFETY=ON) ;;
+    build-asan)
+      flags=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DCCFS_SANITIZE=address
+             -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1") ;;
+    build-fuzz)
+      cc=(CC=clang CXX=clang++)
+      flags=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1"
+             -DCCFS_FUZZ=ON) ;;
+    *) echo "stages.sh: no build $1" >&2; return 1 ;;
+  esac
+}
+
+# shell_words WORD...: the words as one shell command line (quoted where the shell needs it; a
+# NAME=VALUE word has its value quoted). $work stays as it is: the listing's name for a temporary
+# directory.
+shell_words() {
+  local w out=() plain='^[][A-Za-z0-9_./=:,+@%$-]*$'
+  for w in "$@"; do
+    if [[ $w =~ $plain ]]; then out+=("$w")
+    elif [[ $w =~ ^([A-Za-z_][A-Za-z0-9_]*)=(.*)$ ]]; then out+=("${BASH_REMATCH[1]}=${BASH_REMATCH[2]@Q}")
+    else out+=("${w@Q}"); fi
+  done
+  echo "${out[*]}"
+}
+
+# run [--quiet] [NAME=VALUE...] COMMAND...: runs COMMAND with those variables in its environment
+# (--quiet: its standard output to /dev/null); with listing=1 prints the command line instead.
+run() {
+  local quiet=0
+  [ "$1" = --quiet ] && { quiet=1; shift; }
+  if ((listing)); then
+    if ((quiet)); then echo "$(shell_words "$@") >/dev/null"; else shell_words "$@"; fi
+  elif [[ $1 == *=* ]]; then
+    if ((quiet)); then env "$@" >/dev/null; else env "$@"; fi
+  else
+    if ((quiet)); then "$@" >/dev/null; else "$@"; fi
+  fi
+}
+
+# build_in FOLDER TARGET...: configures FOLDER (build_config), builds TARGETs ("all": the default).
+build_in() {
+  local dir=$1 cc flags
+  shift
+  build_config "$dir"
+  run --quiet "${cc[@]}" cmake -S . -B "$dir" -G Ninja "${flags[@]}"
+  if [ "$*" = all ]; then
+    run cmake --build "$dir" -j"$jobs"
+  else
+    run cmake --build "$dir" -j"$jobs" --target "$@"
+  fi
+}
+
+# fuzz_run SECONDS [LIMIT]: each fuzz target of build-fuzz for SECONDS from its seed corpus, its
+# new inputs in a directory of its own (killed after LIMIT seconds if given); a failure prints the
+# log's tail and where the artifacts are, and exits 1.
+fuzz_run() {
+  local seconds=$1 limit=${2:-} name work
+  for name in "${fuzz_targets[@]}"; do
+    if ((listing)); then
+      work='$work'
+      echo 'work=$(mktemp -d)'
+    else
+      work=$(mktemp -d)
+    fi
+    local cmd=(${limit:+timeout -k 10 "$limit"} "build-fuzz/fuzz/${name}_fuzzer"
+               -max_total_time="$seconds" -rss_limit_mb=4096 -artifact_prefix="$work/"
+               "$work" "fuzz/corpus/$name")
+    if ((listing)); then echo "$(shell_words "${cmd[@]}") >$work/log 2>&1"; continue; fi
+    if ! "${cmd[@]}" >"$work/log" 2>&1; then
+      tail -n 60 "$work/log"; echo "fuzz: $name failed; artifacts in $work" >&2; exit 1
+    fi
+    echo "fuzz $name: $(grep -a '^Done' "$work/log"); corpus $(ls "$work" | wc -l) new inputs"
+    rm -rf "$work"
+  done
+}
+
+stage_includes() { run scripts/check_includes.py; }  # the rooms' floors (docs/ARCHITECTURE.md)
+stage_setup() { run scripts/setup.sh; }
+stage_docs() { run scripts/check_docs.py; }
+stage_build() { :; }
+stage_deb() { run tests/packaging/deb_test.sh "$stage_build"; }
+stage_shared_store() { run tests/stores/shared_store_test.sh; }
+stage_tsa() { :; }  # the build is the check: -Wthread-safety as errors
+stage_fuzz() { fuzz_run "$fuzz_seconds"; }
+# (kernel: tests that count every read pin raw_tier = daemon themselves; the changes-underneath
+# tests wait out attr_timeout, the kernel mode's bound: testing/command.h AwaitChangeUnderneath.)
+
+# FUSE over io_uring needs Linux 6.14+ with CONFIG_FUSE_IO_URING and root: the kernel's switch is
+# turned on for this stage and left as it was found afterwards (connections that already use a
+# ring keep it).
+uring_switch=/sys/module/fuse/parameters/enable_uring
+stage_uring() {
+  if ((listing)); then
+    echo "(only where $uring_switch is writable: Y for this stage, then as it was found)"
+    gtest_stage
+  elif [[ -w $uring_switch ]]; then
+    uring_was=$(cat "$uring_switch")
+    restore_uring() { echo "$uring_was" > "$uring_switch"; }
+    trap restore_uring EXIT
+    echo Y > "$uring_switch"
+    gtest_stage
+    restore_uring
+    trap - EXIT
+  else
+    echo "(skipped: $uring_switch is missing or not writable: no FUSE over io_uring here)"
+  fi
+}
+
+# gtest_stage: the current stage's ccfs_tests run (BUILD, ENV, FILTER of its row).
+gtest_stage() {
+  local vars=() args=(--gtest_brief=1)
+  [ "$stage_env" = - ] || eval 'vars=("${'"$stage_env"'[@]}")'
+  [ "$stage_filter" = - ] || args+=(--gtest_filter="${!stage_filter}")
+  run "${vars[@]}" "$stage_build/ccfs_tests" "${args[@]}"
+}
+
+# run_stages: every stage in order (listing=1: their commands), then "== all tests passed". The
+# table is read whole first: the stages' commands get the script's standard input, not the table.
+run_stages() {
+  local rows row stage_name stage_build targets stage_env stage_filter heading
+  mapfile -t rows <<<"$stage_table"
+  for row in "${rows[@]}"; do
+    IFS='|' read -r stage_name stage_build targets stage_env stage_filter heading <<<"$row"
+    trim stage_name stage_build targets stage_env stage_filter heading
+    if ((listing)); then
+      echo "== [$stage_name]$([ "$heading" = - ] || echo " $heading")"
+    elif [ "$heading" != - ]; then
+      echo "== $heading"
+    fi
+    [ "$targets" = - ] || build_in "$stage_build" $targets
+    if declare -F "stage_${stage_name//-/_}" >/dev/null; then
+      "stage_${stage_name//-/_}"
+    else
+      gtest_stage
+    fi
+  done
+  echo "== all tests passed"
+}
+
+# trim NAME...: the variables NAME... without their leading and trailing blanks.
+trim() {
+  local -n v
+  for v; do v=${v#"${v%%[! ]*}"}; v=${v%"${v##*[! ]}"}; done
+}
