@@ -17,6 +17,7 @@
 # Usage: scripts/reliability.sh [--no-asan] [--no-fuzz]
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/stages.sh  # the builds, the reliability filter and the fuzz runs of scripts/test.sh
 scale=${CCFS_RELIABILITY_SCALE:-10}
 fuzz_s=${CCFS_FUZZ_SECONDS:-300}
 limit=${CCFS_RELIABILITY_TIMEOUT:-2400}
@@ -29,8 +30,6 @@ for a in "$@"; do
   esac
 done
 scripts/setup.sh
-jobs=$(nproc)
-filter='PosixTest.*:IntegrityTest.*:CrashTest.*:UnderneathTest.*:PressureTest.*:PathsTest.*:BadInputTest.*'
 start=$(date +%s)
 
 # The modes: raw_tier:transport. The kernel's io_uring switch is turned on for the uring modes and
@@ -51,12 +50,11 @@ in_mode() {
   CCFS_TEST_RAW_TIER=${mode%%:*} CCFS_TEST_TRANSPORT=${mode##*:} "$@"
 }
 
-cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-cmake --build build -j"$jobs" --target ccfs_tests
+build_in build ccfs_tests
 for mode in $modes; do
   echo "== release build, raw_tier:transport = $mode: reliability and POSIX suites, scale $scale"
   CCFS_RELIABILITY_SCALE=$scale in_mode "$mode" timeout -k 10 "$limit" build/ccfs_tests \
-    --gtest_filter="$filter" | grep -E '^\[(integrity|crash|pressure|underneath)\]|FAILED|PASSED|^\[  FAILED'
+    --gtest_filter="$reliability_filter" | grep -E '^\[(integrity|crash|pressure|underneath)\]|FAILED|PASSED|^\[  FAILED'
 done
 
 # A tree of a million files (1-16 KiB, nested) walked, stat'ed and read whole with the daemon
@@ -68,33 +66,20 @@ for mode in daemon:dev kernel:dev; do
 done
 
 if [ $asan = 1 ]; then
-  cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCCFS_SANITIZE=address \
-  -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1" >/dev/null
-  cmake --build build-asan -j"$jobs" --target ccfs_tests
+  build_in build-asan ccfs_tests
   for mode in $modes; do
     echo "== ASan+UBSan build, raw_tier:transport = $mode: the same suites, scale $(( (scale + 1) / 2 ))"
     LSAN_OPTIONS="suppressions=$PWD/tests/lsan.supp" ASAN_OPTIONS="detect_leaks=1:abort_on_error=1" UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1" \
     CCFS_RELIABILITY_SCALE=$(( (scale + 1) / 2 )) in_mode "$mode" timeout -k 10 "$limit" \
-      build-asan/ccfs_tests --gtest_filter="$filter" \
+      build-asan/ccfs_tests --gtest_filter="$reliability_filter" \
       | grep -E '^\[(integrity|crash|pressure|underneath)\]|FAILED|PASSED|^\[  FAILED'
   done
 fi
 
 if [ $fuzz = 1 ]; then
   echo "== libFuzzer: $fuzz_s s per target"
-  CC=clang CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-    -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1" -DCCFS_FUZZ=ON >/dev/null
-  cmake --build build-fuzz -j"$jobs" --target config_fuzzer control_fuzzer trace_fuzzer
-  for name in config control trace; do
-    work=$(mktemp -d)
-    if ! timeout -k 10 $(( fuzz_s + 120 )) build-fuzz/fuzz/${name}_fuzzer \
-          -max_total_time="$fuzz_s" -rss_limit_mb=4096 -artifact_prefix="$work/" \
-          "$work" "fuzz/corpus/$name" >"$work/log" 2>&1; then
-      tail -n 60 "$work/log"; echo "fuzz: $name failed; artifacts in $work" >&2; exit 1
-    fi
-    echo "fuzz $name: $(grep -a '^Done' "$work/log"); corpus $(ls "$work" | wc -l) new inputs"
-    rm -rf "$work"
-  done
+  build_in build-fuzz "${fuzz_targets[@]/%/_fuzzer}"
+  fuzz_run "$fuzz_s" $(( fuzz_s + 120 ))
 fi
 echo "== backing stores: local, sshfs, GlusterFS, delay_fs (each up, read, down; nothing left)"
 tests/stores/stores_test.sh

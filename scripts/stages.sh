@@ -1,5 +1,6 @@
 # The stages of scripts/test.sh, declared once: test.sh runs them in the table's order (with
-# --list it prints each one's commands instead).
+# --list it prints each one's commands instead), scripts/reliability.sh takes its builds and its
+# fuzz runs from here, and scripts/check_docs.py holds the README's list of stages to the table.
 # Source it from the checkout's root (the sanitizers' suppression files are named by $PWD).
 #
 # A stage prints "== HEADING" (if it has one), configures BUILD and builds its TARGETS (if any;
@@ -19,6 +20,8 @@ mount_filter='*Mount*:DaemonTest.*:PosixTest.*:KillPrivTest.*:CreateAsCallerTest
 uring_filter="$mount_filter:BadInputTest.*:Transport*"
 tsan_filter='EngineTest.*:EngineRunTest.*:AdmissionEngineTest.*:FrequencyEngineTest.*:MissRatioCurve*:SplitTuner*:CompressionPool*:LatencyHistogram*:RequestStats*'
 tsan_mount_filter='*Mount*:DaemonTest.*:PosixTest.*:UnderneathTest.*:IntegrityTest.*'
+# scripts/reliability.sh's longer runs: the reliability and POSIX suites.
+reliability_filter='PosixTest.*:IntegrityTest.*:CrashTest.*:UnderneathTest.*:PressureTest.*:PathsTest.*:BadInputTest.*'
 
 # The tests' environments.
 kernel_env=(CCFS_TEST_RAW_TIER=kernel)
