@@ -9,6 +9,8 @@
    exists (results/README.md may name the sets it says were removed).
 3. Versions: every ccfs_X.Y.Z and "ccfs X.Y.Z" in the docs, and the newest entry of
    packaging/changelog, is project()'s version in CMakeLists.txt.
+4. Stages: the README's numbered list of scripts/test.sh's stages names the stages of
+   scripts/stages.sh's table, in its order.
 
 Usage: scripts/check_docs.py [REPO]   (exit 1 and one line per problem when a check fails)
 """
@@ -157,6 +159,26 @@ def check_versions(repo, files, problems):
             problems.append(f"packaging/changelog: the newest entry is not ccfs ({version})")
 
 
+def stage_names(repo):
+    """The NAME column of scripts/stages.sh's stage_table, in order (None without a table)."""
+    text = open(os.path.join(repo, "scripts", "stages.sh"), encoding="utf-8").read()
+    m = re.search(r"^stage_table=\$\(cat <<EOF\n(.*?)^EOF$", text, re.S | re.M)
+    return [line.split("|", 1)[0].strip() for line in m.group(1).splitlines()] if m else None
+
+
+def check_stages(repo, problems):
+    declared = stage_names(repo)
+    if declared is None:
+        problems.append("scripts/stages.sh: no stage_table")
+        return
+    readme = open(os.path.join(repo, "README.md"), encoding="utf-8").read()
+    m = re.search(r"^- `scripts/test\.sh` .*?\n((?:  .*\n)+)", readme, re.M)
+    listed = re.findall(r"^  \d+\. `([\w-]+)`", m.group(1), re.M) if m else []
+    if listed != declared:
+        problems.append(f"README.md: the stages of scripts/test.sh are {', '.join(listed) or 'none'}; "
+                        f"scripts/stages.sh declares {', '.join(declared)}")
+
+
 def main():
     repo = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "..")
     repo = os.path.abspath(repo)
@@ -166,11 +188,12 @@ def main():
     check_links(repo, files, problems)
     check_mentions(repo, files, problems)
     check_versions(repo, files, problems)
+    check_stages(repo, problems)
     for p in problems:
         print(f"check_docs: {p}", file=sys.stderr)
     if problems:
         return 1
-    print(f"check_docs: ok (Layout, links and mentions in {len(files)} files, versions)")
+    print(f"check_docs: ok (Layout, links and mentions in {len(files)} files, versions, stages)")
     return 0
 
 
