@@ -13,6 +13,8 @@ import os
 import re
 import sys
 
+from report_lib import read_json, read_jsonl, upper_median
+
 out = sys.argv[1]
 
 
@@ -21,27 +23,11 @@ def path(name):
 
 
 def jsonl(name):
-    rows = []
-    try:
-        with open(path(name)) as f:
-            for line in f:
-                line = line.strip()
-                if line.startswith("{"):
-                    try:
-                        rows.append(json.loads(line))
-                    except json.JSONDecodeError:
-                        pass
-    except FileNotFoundError:
-        pass
-    return rows
+    return read_jsonl(path(name))
 
 
 def load_json(name, default=None):
-    try:
-        with open(path(name)) as f:
-            return json.load(f)
-    except (FileNotFoundError, json.JSONDecodeError):
-        return default
+    return read_json(path(name), default)
 
 
 MIB = 1 << 20
@@ -177,11 +163,6 @@ for dist in ("pareto", "uniform"):
                 div(c0["hit_ratio"], pc["hit_ratio"]))
 
 # ---- headline (Pareto, interleaved rounds, medians) ----------------------------------------------
-def median(xs):
-    xs = sorted(xs)
-    return xs[len(xs) // 2] if xs else float("nan")
-
-
 def headline_rows(name, g):
     """Medians of the interleaved rounds in `name`, as rows of group `g`; returns them by label, and
     the runs themselves."""
@@ -189,7 +170,7 @@ def headline_rows(name, g):
     for r in jsonl(name):
         label = "pagecache" if r.get("mode") == "directory" else f"{r['compressor']}:{r['compressed_percent']}"
         runs.setdefault(label, []).append(r)
-    hl = {k: dict(us=median([r["us_per_buffer"] for r in v]), hit=median([r["hit_ratio"] for r in v]),
+    hl = {k: dict(us=upper_median([r["us_per_buffer"] for r in v]), hit=upper_median([r["hit_ratio"] for r in v]),
                   n=len(v), all_us=[round(r["us_per_buffer"], 2) for r in v]) for k, v in runs.items()}
     zero, cache = hl.get("lz4:0"), hl.get("pagecache")
     for k, h in sorted(hl.items()):
@@ -300,7 +281,7 @@ if floor and _preads and c0 and _mem and _data:
         codec, c = k.split(":")
         c = int(c)
         srow = sweeps.get(("pareto", codec), {}).get(c)
-        ratio = srow["compression_ratio"] if srow else median([r["compression_ratio"] for r in head_runs[k]])
+        ratio = srow["compression_ratio"] if srow else upper_median([r["compression_ratio"] for r in head_runs[k]])
         o = oracle(c, ratio)
         t_dec = engine.get(codec, {}).get("decompress")
         b = dict(o, compressed_percent=c, ratio=ratio, t_ideal=ideal(o), t_dec=t_dec,

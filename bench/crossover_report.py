@@ -34,11 +34,11 @@ sweep and each real store separately, at the same CROSS_MEMORY) and the files ar
 first; a point measured in two runs has the rounds of both.
 """
 import csv
-import json
 import math
 import os
-import statistics
 import sys
+
+from report_lib import median, read_json, read_jsonl
 
 if len(sys.argv) < 2:
     sys.exit(__doc__)
@@ -47,28 +47,9 @@ out = dirs[0]
 os.makedirs(out, exist_ok=True)
 
 
-def read_jsonl(name):
+def runs_jsonl(name):
     """The lines of NAME in every directory; each says which run ("run": its index) it is from."""
-    lines = []
-    for run, d in enumerate(dirs):
-        path = os.path.join(d, name)
-        if os.path.exists(path):
-            with open(path) as f:
-                lines += [dict(json.loads(line), run=run) for line in f if line.startswith("{")]
-    return lines
-
-
-def read_json(d, name):
-    try:
-        with open(os.path.join(d, name)) as f:
-            return json.load(f)
-    except (FileNotFoundError, json.JSONDecodeError):
-        return {}
-
-
-def median(values):
-    values = [v for v in values if v is not None]
-    return statistics.median(values) if values else None
+    return [dict(r, run=run) for run, d in enumerate(dirs) for r in read_jsonl(os.path.join(d, name))]
 
 
 # ---- points and configurations -------------------------------------------------------------------
@@ -100,11 +81,11 @@ def config_name(cfg):
     return f"ccfs {tier} C=0" if c == 0 else f"ccfs {tier} {codec} C={c}"
 
 
-lines = read_jsonl("crossover.jsonl")
+lines = runs_jsonl("crossover.jsonl")
 if not lines:
     sys.exit(f"crossover_report: no replay lines in {out}/crossover.jsonl")
 read_us = {}
-for r in read_jsonl("store-reads.jsonl"):
+for r in runs_jsonl("store-reads.jsonl"):
     read_us.setdefault(store_key(r), []).append(r["read_us"])
 read_us = {k: median(v) for k, v in read_us.items()}
 
@@ -267,9 +248,9 @@ with open(os.path.join(out, "crossover-points.csv"), "w", newline="") as f:
                     source, "yes" if source.startswith("emulated") else "no", "; ".join(names)])
 
 # ---- Markdown ------------------------------------------------------------------------------------
-machines = [read_json(d, "machine.json") for d in dirs]
+machines = [read_json(os.path.join(d, "machine.json"), {}) for d in dirs]
 machine = next((m for m in machines if m), {})
-elapsed = read_json(out, "elapsed.json") if len(dirs) == 1 else {}
+elapsed = read_json(os.path.join(out, "elapsed.json"), {}) if len(dirs) == 1 else {}
 memories = sorted({m.get("memory") for m in machines if m})
 if len(memories) > 1:
     print(f"crossover_report: WARNING: the runs had different memory ({', '.join(memories)}): "
@@ -416,7 +397,7 @@ if floor_lines:
     print("|---|---|---|---|")
     print("\n".join(floor_lines) + "\n")
 
-failures = read_jsonl("failures.jsonl")
+failures = runs_jsonl("failures.jsonl")
 if failures:
     print(f"## Runs that failed ({len(failures)}; left out of the medians: a configuration with no "
           "run at a point is missing from its curves)\n")

@@ -7,20 +7,13 @@ issue's targets with the measured value and whether each holds.
 
 Usage: levels_report.py RESULTS_DIR
 """
-import json
 import os
 import re
-import statistics
 import sys
 
+from report_lib import median, read_jsonl
+
 out = sys.argv[1]
-
-
-def rows():
-    with open(os.path.join(out, "levels.jsonl")) as f:
-        for line in f:
-            if line.startswith("{"):
-                yield json.loads(line)
 
 
 def null_rtt_us():
@@ -51,7 +44,7 @@ def config(r):
 
 
 groups = {}
-for r in rows():
+for r in read_jsonl(os.path.join(out, "levels.jsonl")):
     ratio = round(r["dataset_bytes"] / r["memory_bytes"]) if r.get("memory_bytes") else 0
     dist = r["dist"].split(":")[0]
     groups.setdefault((ratio, dist), {}).setdefault(config(r).strip(), []).append(r)
@@ -64,7 +57,7 @@ print("Medians of interleaved rounds; equal RAM held by the kernel (memory cgrou
 checks = []
 for (ratio, dist) in sorted(groups, key=lambda k: (-k[0], k[1])):
     g = groups[(ratio, dist)]
-    med = {c: {k: statistics.median(x[k] for x in rs) for k in ("us_per_buffer", "p50_us", "p99_us", "hit_ratio")}
+    med = {c: {k: median(x[k] for x in rs) for k in ("us_per_buffer", "p50_us", "p99_us", "hit_ratio")}
            | {"n": len(rs)} for c, rs in g.items()}
     base = med.get("page cache")
     print(f"## data {ratio}x memory, {dist}\n")
@@ -106,21 +99,16 @@ for (ratio, dist) in sorted(groups, key=lambda k: (-k[0], k[1])):
                        kbest["us_per_buffer"] / pc, limit))
 
 seq = {}
-try:
-    for line in open(os.path.join(out, "levels-seq.jsonl")):
-        if line.startswith("{"):
-            r = json.loads(line)
-            seq.setdefault(r["raw_tier"], []).append(r["bytes"] / r["seconds"] / 2**20)
-except FileNotFoundError:
-    pass
+for r in read_jsonl(os.path.join(out, "levels-seq.jsonl")):
+    seq.setdefault(r["raw_tier"], []).append(r["bytes"] / r["seconds"] / 2**20)
 if seq:
     print("## Sequential: cat of the whole data set, cold (MiB/s, median)\n")
     for tier, v in sorted(seq.items()):
-        print(f"- raw_tier = {tier}: {statistics.median(v):.0f} MiB/s ({len(v)} rounds)")
+        print(f"- raw_tier = {tier}: {median(v):.0f} MiB/s ({len(v)} rounds)")
     print()
     if "daemon" in seq and "kernel" in seq:
         checks.append(("sequential: kernel mode streams at least as fast as daemon mode (daemon/kernel time)",
-                       statistics.median(seq["daemon"]) / statistics.median(seq["kernel"]), 1.0))
+                       median(seq["daemon"]) / median(seq["kernel"]), 1.0))
 
 if checks:
     print("## Targets\n")

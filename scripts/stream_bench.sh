@@ -267,14 +267,16 @@ for store in $stores; do
 done
 
 python3 - "$jsonl" "$file_size" "$memory" "$ccfs_memory" >"$out/stream.md" <<'PY'
-import json, statistics, sys
-rows = [json.loads(l) for l in open(sys.argv[1])]
+import sys
+sys.path.insert(0, "bench")
+from report_lib import median, read_jsonl
+rows = read_jsonl(sys.argv[1])
 print(f"Cold streaming reads of {sys.argv[2]} (par4: four files of a quarter each), memory cgroups "
       f"of {sys.argv[3]} (ccfs memory = {sys.argv[4]}); median MiB/s of the rounds; ratio = ccfs / "
       "the store's page cache (above 1: ccfs faster); ccfs targets are RAW_TIER:READAHEAD.\n")
 print("| store | phase | target | MiB/s | ratio | hit ratio | backing reads / MiB | read ahead | ra hits | ra wasted |")
 print("|---|---|---|---|---|---|---|---|---|---|")
-def med(v): return statistics.median(v) if v else float("nan")
+def med(v): return median(v, float("nan"))
 for store in dict.fromkeys(r["store"] for r in rows):
     for phase in ["dd", "cat", "fio", "par4", "pareto", "uniform", "rand8", "epoch1", "epoch2",
                   "epoch3", "hot-cat", "hot-dd"]:

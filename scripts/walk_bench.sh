@@ -150,8 +150,10 @@ EOF
 done
 
 python3 - "$jsonl" "$files" "$memory" >"$out/walk.md" <<'EOF'
-import json, statistics, sys
-rows = [json.loads(l) for l in open(sys.argv[1])]
+import sys
+sys.path.insert(0, "bench")
+from report_lib import median, read_jsonl
+rows = read_jsonl(sys.argv[1])
 print(f"{sys.argv[2]} files of 4-64 KiB, memory cgroups of {sys.argv[3]} (ccfs: memory = 85% of that - 32 MiB); "
       "median seconds of the rounds; "
       "ratio = ccfs / store (below 1: ccfs faster)\n")
@@ -160,8 +162,9 @@ print("|---|---|---|---|---|")
 for store in dict.fromkeys(r["store"] for r in rows):
     for phase in ["walk1", "walk2", "read1", "read2"]:
         def med(t):
-            v = [r["seconds"] for r in rows if r["store"] == store and r["target"] == t and r["phase"] == phase]
-            return statistics.median(v) if v else float("nan")
+            return median([r["seconds"] for r in rows
+                           if r["store"] == store and r["target"] == t and r["phase"] == phase],
+                          float("nan"))
         s, c = med("store"), med("ccfs")
         print(f"| {store} | {phase} | {s:.2f} | {c:.2f} | {c / s:.2f} |")
 print()
