@@ -36,6 +36,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
+me=bench.sh
+source scripts/lib.sh
 memory=${BENCH_MEMORY:-64MiB}
 data_size=${BENCH_DATA:-512MiB}
 data_root=${BENCH_DATA_DIR:-/var/tmp/ccfs-bench-data}
@@ -48,7 +50,7 @@ py=/usr/bin/python3
 [ -x "$py" ] || py=python3
 mkdir -p "$out" "$data_root"
 out=$(cd "$out" && pwd)
-log() { printf '== [%s] %s\n' "$(date +%T)" "$*" | tee -a "$out/bench.log" >&2; }
+log_file=$out/bench.log
 t_start=$(date +%s)
 # step NAME: whether BENCH_STEPS asks for that step.
 step() { [[ ${BENCH_STEPS:-all} == all || ,${BENCH_STEPS}, == *,$1,* ]]; }
@@ -65,7 +67,7 @@ cleanup() {
   done
   for p in "${pids[@]}"; do
     if kill -0 "$p" 2>/dev/null; then kill "$p" 2>/dev/null; sleep 0.5; kill -9 "$p" 2>/dev/null; fi
-    [ -d "/sys/fs/cgroup/memory/ccfs-replay-$p" ] && rmdir "/sys/fs/cgroup/memory/ccfs-replay-$p"
+    [ -d "$(replay_cgroup "$p")" ] && rmdir "$(replay_cgroup "$p")"
   done
 }
 trap cleanup EXIT
@@ -75,7 +77,7 @@ trap 'exit 130' INT TERM
 # over hours of benchmarks the number can come back as someone else's process.
 forget() {
   local q keep=()
-  [ -d "/sys/fs/cgroup/memory/ccfs-replay-$1" ] && rmdir "/sys/fs/cgroup/memory/ccfs-replay-$1" 2>/dev/null
+  [ -d "$(replay_cgroup "$1")" ] && rmdir "$(replay_cgroup "$1")" 2>/dev/null
   for q in "${pids[@]}"; do [ "$q" = "$1" ] || keep+=("$q"); done
   pids=("${keep[@]}")
 }

@@ -82,6 +82,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
+me=crossover.sh
+source scripts/lib.sh
 usage() { sed -n '2,/^set -euo/p' "$0" | sed -e '$d' -e 's/^# \{0,1\}//'; exit "${1:-0}"; }
 quick=0
 out=""
@@ -116,7 +118,6 @@ build=$root/build-perf
 py=/usr/bin/python3
 [ -x "$py" ] || py=python3
 
-die() { echo "crossover.sh: $*" >&2; exit 1; }
 for s in "${stores[@]}"; do
   case $s in local | sshfs | gluster | delay) ;; *) die "CROSS_STORES: unknown store '$s'" ;; esac
 done
@@ -160,7 +161,7 @@ done
 
 mkdir -p "$out" "$data_root"
 out=$(cd "$out" && pwd)
-log() { printf '== [%s] %s\n' "$(date +%T)" "$*" | tee -a "$out/crossover.log" >&2; }
+log_file=$out/crossover.log
 t_start=$(date +%s)
 
 # ---- cleanup: only what this script started ------------------------------------------------------
@@ -178,10 +179,7 @@ replay_pid=""
 # OOM killer in its own cgroup) leaves it, with the daemon inside in kernel mode: move what is left
 # out, then remove it.
 remove_replay_cgroup() {
-  local cg=/sys/fs/cgroup/memory/ccfs-replay-$1 t
-  [ -d "$cg" ] || return 0
-  while read -r t; do echo "$t" >/sys/fs/cgroup/memory/cgroup.procs; done <"$cg/cgroup.procs"
-  rmdir "$cg" || echo "crossover.sh: could not remove $cg" >&2
+  cgroup_remove "$(replay_cgroup "$1")" || echo "crossover.sh: could not remove $(replay_cgroup "$1")" >&2
 }
 cleanup() {
   set +e

@@ -1,11 +1,13 @@
 # Shell helpers the benchmark scripts share: source it after setting `me` (the script's name for
 # its messages) and `root` (the checkout).
 #
-#   log MSG / die MSG            a line on stderr named by $me (die exits 1)
+#   log MSG / die MSG            a line on stderr named by $me (die exits 1); with $log_file set,
+#                                log's line is "== [HH:MM:SS] MSG", appended to that file too
 #   to_bytes SIZE                256MiB, 1GiB, 512M -> bytes (dies naming SIZE otherwise)
 #   cgroup_make CG BYTES         a cgroup-v1 memory cgroup at CG limited to BYTES
 #   in_cgroup CG CMD...          runs CMD inside CG
 #   cgroup_remove CG             moves what is left in CG out, then removes it
+#   replay_cgroup PID            the memory cgroup `ccfs replay` (PID) makes for raw_tier = kernel
 #   drop_caches STORE            the kernel's caches and the store server's (stores.sh evict)
 #   ccfs_stat MNT KEY            one top-level key of MNT/.ccfs/stats.json
 #   ccfs_unmount MNT             unmounts a ccfs mount and waits for its daemon to exit
@@ -13,8 +15,14 @@
 #   store_up / stores_down       stores up under state directories of their own, and down again
 #   ccfs_memory_for BYTES        ccfs's `memory` in a cgroup of BYTES shared with its readers
 
-log() { echo "$me: $*" >&2; }
-die() { log "$*"; exit 1; }
+log() {
+  if [ -n "${log_file:-}" ]; then
+    printf '== [%s] %s\n' "$(date +%T)" "$*" | tee -a "$log_file" >&2
+  else
+    echo "$me: $*" >&2
+  fi
+}
+die() { echo "$me: $*" >&2; exit 1; }
 
 to_bytes() {
   local v=${1%B}
@@ -33,6 +41,7 @@ cgroup_remove() {
   while read -r p; do echo "$p" >/sys/fs/cgroup/memory/cgroup.procs 2>/dev/null; done <"$1/cgroup.procs"
   rmdir "$1"
 }
+replay_cgroup() { echo "/sys/fs/cgroup/memory/ccfs-replay-$1"; }
 
 drop_caches() {
   sync
