@@ -62,6 +62,9 @@ int AttachHandle(FsContext* fs, Inode* i, int fd, fuse_file_info* fi) {
   const bool kernel_tier = fs->kernel != nullptr;
   fi->direct_io = kernel_tier ? 0 : 1;
   fi->keep_cache = kernel_tier ? 1 : 0;
+  // A read-only open has nothing to flush: no write went through it, and the kernel keeps POSIX
+  // locks itself (no lock ops here). Its close then costs the kernel no FLUSH trip.
+  fi->noflush = (fi->flags & O_ACCMODE) == O_RDONLY ? 1 : 0;
   fi->fh = fs->files.Add(std::move(h));
   fs->inodes.HandleOpened(i, fd);
   return 0;

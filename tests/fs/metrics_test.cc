@@ -5,6 +5,7 @@
 // on loopback only, a stalled client holds up neither reads nor the unmount, and the port is
 // released when the daemon ends.
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <sys/socket.h>
@@ -165,6 +166,33 @@ TEST_F(MetricsTest, CountersMoveWithReadsThroughTheMountAndAgreeWithStatsJson) {
   EXPECT_EQ(type.out, "text/plain; version=0.0.4; charset=utf-8");
   CommandResult other = Curl(port_, "/");
   EXPECT_NE(other.exit_code, 0) << "only /metrics is served: " << other.out;
+}
+
+// A read-only open has nothing to flush: its close sends the daemon no FLUSH (FOPEN_NOFLUSH), in
+// both raw tiers; a close of a file opened for writing still does.
+TEST_F(MetricsTest, OnlyAWritableOpenIsFlushedAtClose) {
+  WriteWholeFile(ds_.DataPath("f"), CompressibleBytes(64 << 10, 2));
+  for (const char* tier : {"daemon", "kernel"}) {
+    SCOPED_TRACE(tier);
+    ASSERT_NO_FATAL_FAILURE(MountOrDie({"-o", MetricsOption() + ",raw_tier=" + tier}));
+    const std::string path = ds_.MntPath("f");
+    for (int k = 0; k < 20; ++k) {
+      const int fd = open(path.c_str(), O_RDONLY);
+      ASSERT_GE(fd, 0);
+      char c;
+      ASSERT_EQ(pread(fd, &c, 1, k), 1);
+      ASSERT_EQ(close(fd), 0);
+    }
+    for (int k = 0; k < 3; ++k) {
+      const int fd = open(path.c_str(), O_RDWR);
+      ASSERT_GE(fd, 0);
+      ASSERT_EQ(close(fd), 0);
+    }
+    const std::string after = Scrape();
+    EXPECT_EQ(Sample(after, "ccfs_fuse_requests_total{op=\"flush\"}"), 3);
+    EXPECT_GE(Sample(after, "ccfs_fuse_requests_total{op=\"open\"}"), 23);
+    ASSERT_EQ(ds_.Unmount(), 0);
+  }
 }
 
 TEST_F(MetricsTest, PromtoolAcceptsTheScrape) {
