@@ -9,6 +9,7 @@
 #include <fstream>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
@@ -16,8 +17,8 @@
 #include "ccfs/config.h"
 #include "cli/command.h"
 #include "cli/plot_script.h"
-#include "client/mount_client.h"
 #include "trace/replay.h"
+#include "trace/replay_sweep.h"
 
 namespace ccfs {
 namespace {
@@ -209,77 +210,26 @@ std::string CsvRow(const std::string& mode, const ReplayResult& r) {
       r.kernel_hits_timed ? fmt::format("{:.3f}", r.costs.kernel_hit_us) : "");
 }
 
-Status SetLivePercent(const std::string& mount, int percent) {
-  return ApplyLiveSettings(mount, {{"compressed_percent", std::to_string(percent)}});
-}
-
-int RunSweep(const ReplayArgs& args, ReplayOptions options, const std::vector<int>& percents) {
-  const bool tty = ::isatty(STDERR_FILENO) && !args.no_progress;
-  std::string csv_path = args.sweep_out + ".csv";
-  std::ofstream csv(csv_path);
-  if (!csv) {
-    fmt::print(stderr, "ccfs replay: {}: cannot write: {}\n", csv_path, std::strerror(errno));
-    return 1;
-  }
-  csv << "mode,compressed_percent,hit_ratio,raw_hits,compressed_hits,misses,ops,us_per_buffer,"
-         "p50_us,p99_us,compression_ratio,model_hit_ratio,model_us_per_buffer,cost_hit_us,"
-         "cost_decompress_us,cost_compress_us,cost_disk_us,cost_trip_us,cost_kernel_hit_us\n";
-  // A live sweep leaves the mount as it found it.
-  int original = -1;
-  if (options.mode == ReplayMode::kMount) {
-    CacheStats stats;
-    if (ReadMountStatsFile(options.target, &stats).ok()) original = stats.compressed_percent;
-  }
-  if (!tty) options.on_progress = nullptr;
-  for (int percent : percents) {
-    if (options.mode == ReplayMode::kMount) {
-      Status s = SetLivePercent(options.target, percent);
-      if (!s.ok()) {
-        fmt::print(stderr, "ccfs replay: {}\n", s.ToString());
-        return 1;
-      }
-    } else {
-      options.engine.compressed_percent = percent;
-    }
-    ReplayResult r;
-    Status s = RunReplay(options, &r);
-    if (tty) fmt::print(stderr, "\r\033[K");
-    if (!s.ok()) {
-      fmt::print(stderr, "ccfs replay: compressed_percent={}: {}\n", percent, s.ToString());
-      return 1;
-    }
-    csv << CsvRow(r.mode, r);
-    csv.flush();
+// The run a sweep's CSV and lines give a point: its mode, or "baseline".
+void PrintSweepPoint(const ReplayArgs& args, const SweepPoint& p, std::ofstream* csv) {
+  const ReplayResult& r = p.result;
+  if (p.percent < 0) {
+    *csv << CsvRow("baseline", r);
+    fmt::print("page cache ({} in a memory cgroup)  hit {:>6}  {:7.1f} µs/buffer\n",
+               FormatSize(p.cgroup_memory), Percent(r.hit_ratio), r.us_per_buffer);
+  } else {
+    *csv << CsvRow(r.mode, r);
+    csv->flush();
     fmt::print("C={:>2}%  hit {:>6} (model {:>6})  {:7.1f} µs/buffer (model {:7.1f}, {:>4})  "
                "ratio {:.2f}x\n",
-               percent, Percent(r.hit_ratio), Percent(r.model.hit_ratio), r.us_per_buffer,
+               p.percent, Percent(r.hit_ratio), Percent(r.model.hit_ratio), r.us_per_buffer,
                r.model.us_per_buffer, ModelError(r), r.compression_ratio);
-    if (args.json) fmt::print("{}\n", ReplayResultJson(r));
   }
-  if (original >= 0) {
-    Status s = SetLivePercent(options.target, original);
-    if (!s.ok()) fmt::print(stderr, "ccfs replay: restoring compressed_percent: {}\n", s.ToString());
-  }
-  if (!args.baseline.empty()) {
-    ReplayOptions base = options;
-    base.mode = ReplayMode::kDirectory;
-    base.target = args.baseline;
-    base.cgroup_memory = options.engine.memory;
-    if (options.mode == ReplayMode::kMount && options.cgroup_memory) base.cgroup_memory = options.cgroup_memory;
-    ReplayResult r;
-    Status s = RunReplay(base, &r);
-    if (tty) fmt::print(stderr, "\r\033[K");
-    if (!s.ok()) {
-      fmt::print(stderr, "ccfs replay: baseline {}: {}\n", args.baseline, s.ToString());
-      return 1;
-    }
-    csv << CsvRow("baseline", r);
-    fmt::print("page cache ({} in a memory cgroup)  hit {:>6}  {:7.1f} µs/buffer\n",
-               FormatSize(base.cgroup_memory), Percent(r.hit_ratio), r.us_per_buffer);
-    if (args.json) fmt::print("{}\n", ReplayResultJson(r));
-  }
-  csv.close();
-  fmt::print("wrote {}\n", csv_path);
+  if (args.json) fmt::print("{}\n", ReplayResultJson(r));
+}
+
+// PREFIX.png from PREFIX.csv (plot_sweep.py); the exit status.
+int PlotSweep(const ReplayArgs& args, const std::string& csv_path) {
   std::string script = FindPlotScript(args.plot_script, "CCFS_PLOT_SCRIPT", "plot_sweep.py");
   if (script.empty()) {
     fmt::print(stderr, "ccfs replay: plot_sweep.py not found (give --plot-script); no plots\n");
@@ -299,61 +249,85 @@ int RunSweep(const ReplayArgs& args, ReplayOptions options, const std::vector<in
   return 0;
 }
 
-int RunReplayCommand(const ReplayArgs& args) {
-  ReplayOptions options;
+int SweepCommand(const ReplayArgs& args, SweepRequest req, bool tty) {
+  std::string csv_path = args.sweep_out + ".csv";
+  std::ofstream csv(csv_path);
+  if (!csv) {
+    fmt::print(stderr, "ccfs replay: {}: cannot write: {}\n", csv_path, std::strerror(errno));
+    return 1;
+  }
+  csv << "mode,compressed_percent,hit_ratio,raw_hits,compressed_hits,misses,ops,us_per_buffer,"
+         "p50_us,p99_us,compression_ratio,model_hit_ratio,model_us_per_buffer,cost_hit_us,"
+         "cost_decompress_us,cost_compress_us,cost_disk_us,cost_trip_us,cost_kernel_hit_us\n";
+  req.on_point = [&](const SweepPoint& p) {
+    if (tty) fmt::print(stderr, "\r\033[K");
+    PrintSweepPoint(args, p, &csv);
+  };
+  req.on_restore_failed = [](const Status& s) {
+    fmt::print(stderr, "ccfs replay: restoring compressed_percent: {}\n", s.ToString());
+  };
+  SweepReport report;
+  Status s = RunSweep(req, &report);
+  if (!s.ok()) {
+    if (tty && !report.failed_run.empty()) fmt::print(stderr, "\r\033[K");
+    fmt::print(stderr, "ccfs replay: {}{}{}\n", report.failed_run,
+               report.failed_run.empty() ? "" : ": ", s.ToString());
+    return 1;
+  }
+  csv.close();
+  fmt::print("wrote {}\n", csv_path);
+  return PlotSweep(args, csv_path);
+}
+
+// ---- the arguments into ReplayOptions: each step says what is wrong with them -----------------
+
+// The engine's keys (--config, -o, --page-size), --memory, and the target and its mode.
+Status EngineAndTarget(const ReplayArgs& args, ReplayOptions* options) {
   Status s;
-  if (!args.config_file.empty() && !(s = LoadConfigFile(args.config_file, &options.engine)).ok()) {
-    fmt::print(stderr, "ccfs replay: {}\n", s.ToString());
-    return 2;
+  if (!args.config_file.empty() && !(s = LoadConfigFile(args.config_file, &options->engine)).ok()) {
+    return s;
   }
   for (const std::string& list : args.option_lists) {
-    if (!(s = ApplyOptionList(list, "-o", &options.engine, nullptr)).ok()) {
-      fmt::print(stderr, "ccfs replay: {}\n", s.ToString());
-      return 2;
-    }
+    if (!(s = ApplyOptionList(list, "-o", &options->engine, nullptr)).ok()) return s;
   }
   if (!args.page_size.empty() &&
-      !(s = ApplyKeyValue("page_size", args.page_size, "--page-size", &options.engine)).ok()) {
-    fmt::print(stderr, "ccfs replay: {}\n", s.ToString());
-    return 2;
+      !(s = ApplyKeyValue("page_size", args.page_size, "--page-size", &options->engine)).ok()) {
+    return s;
   }
   if (!args.memory.empty()) {
     uint64_t memory = 0;
     if (!(s = ParseSize(args.memory, &memory)).ok() || memory == 0) {
-      fmt::print(stderr, "ccfs replay: --memory {}: {}\n", args.memory,
-                 s.ok() ? "must be above 0" : s.ToString());
-      return 2;
+      return Status::InvalidArgument(fmt::format("--memory {}: {}", args.memory,
+                                                 s.ok() ? "must be above 0" : s.ToString()));
     }
-    options.cgroup_memory = memory;
+    options->cgroup_memory = memory;
   }
   if (!args.engine_dir.empty()) {
     if (!args.target.empty()) {
-      fmt::print(stderr, "ccfs replay: give either TARGET or --engine DIR, not both\n");
-      return 2;
+      return Status::InvalidArgument("give either TARGET or --engine DIR, not both");
     }
-    options.mode = ReplayMode::kEngine;
-    options.target = args.engine_dir;
-    if (options.cgroup_memory) {
-      s = ApplyKeyValue("memory", args.memory, "--memory", &options.engine);
-      options.cgroup_memory = 0;
+    options->mode = ReplayMode::kEngine;
+    options->target = args.engine_dir;
+    if (options->cgroup_memory) {  // the engine's memory, not a cgroup's
+      s = ApplyKeyValue("memory", args.memory, "--memory", &options->engine);
+      options->cgroup_memory = 0;
+      if (!s.ok()) return s;
     }
   } else if (!args.target.empty()) {
-    options.target = args.target;
-    options.mode = DetectReplayMode(args.target);
-    if (options.mode == ReplayMode::kMount && options.cgroup_memory && args.baseline.empty()) {
-      fmt::print(stderr, "ccfs replay: --memory applies to a plain directory or --engine; a "
-                         "mount's memory is its own (set it when mounting)\n");
-      return 2;
+    options->target = args.target;
+    options->mode = DetectReplayMode(args.target);
+    if (options->mode == ReplayMode::kMount && options->cgroup_memory && args.baseline.empty()) {
+      return Status::InvalidArgument("--memory applies to a plain directory or --engine; a "
+                                     "mount's memory is its own (set it when mounting)");
     }
   } else {
-    fmt::print(stderr, "ccfs replay: give TARGET (a ccfs mount or a directory) or --engine DIR\n");
-    return 2;
+    return Status::InvalidArgument("give TARGET (a ccfs mount or a directory) or --engine DIR");
   }
-  if (!s.ok() || !(s = options.engine.Validate()).ok()) {
-    fmt::print(stderr, "ccfs replay: {}\n", s.ToString());
-    return 2;
-  }
-  // --dist LAW[,LAW...]: several laws are a phase-change trace, one law per phase.
+  return options->engine.Validate();
+}
+
+// The operations: --dist's laws (several: a phase-change trace) or --trace, and how many.
+Status Workload(const ReplayArgs& args, ReplayOptions* options) {
   std::vector<std::string> laws;
   for (size_t start = 0;;) {
     size_t comma = args.dist.find(',', start);
@@ -361,85 +335,96 @@ int RunReplayCommand(const ReplayArgs& args) {
     if (comma == std::string::npos) break;
     start = comma + 1;
   }
-  if (!(s = ParseDistSpec(laws[0], args.hot_fraction, &options.dist)).ok() ||
-      !(s = ParseTraceFormat(args.trace_format, &options.trace_format)).ok()) {
-    fmt::print(stderr, "ccfs replay: {}\n", s.ToString());
-    return 2;
+  Status s;
+  if (!(s = ParseDistSpec(laws[0], args.hot_fraction, &options->dist)).ok() ||
+      !(s = ParseTraceFormat(args.trace_format, &options->trace_format)).ok()) {
+    return s;
   }
   for (size_t i = 1; i < laws.size(); ++i) {
-    options.next_laws.emplace_back();
-    if (!(s = ParseDistSpec(laws[i], args.hot_fraction, &options.next_laws.back())).ok()) {
-      fmt::print(stderr, "ccfs replay: {}\n", s.ToString());
-      return 2;
-    }
+    options->next_laws.emplace_back();
+    if (!(s = ParseDistSpec(laws[i], args.hot_fraction, &options->next_laws.back())).ok()) return s;
   }
   if (laws.size() > 1 && args.phase_ops == 0) {
-    fmt::print(stderr, "ccfs replay: --dist {}: several laws make a phase-change trace; give "
-                       "--phase-ops N (operations per phase)\n", args.dist);
-    return 2;
+    return Status::InvalidArgument(fmt::format(
+        "--dist {}: several laws make a phase-change trace; give --phase-ops N (operations per "
+        "phase)", args.dist));
   }
   if (args.phase_ops > 0 && !args.trace.empty()) {
-    fmt::print(stderr, "ccfs replay: --phase-ops applies to a generated trace, not to --trace {}\n",
-               args.trace);
-    return 2;
+    return Status::InvalidArgument(fmt::format(
+        "--phase-ops applies to a generated trace, not to --trace {}", args.trace));
   }
-  options.phase_ops = args.phase_ops;
-  options.seed = args.seed;
-  options.ops = args.ops;
-  options.duration_s = args.duration_s;
-  options.threads = args.threads;
-  options.warmup = args.warmup;
-  options.write_ratio = args.write_ratio;
-  options.trace_path = args.trace;
-  options.record_path = args.record;
-  if (!args.turn_fds.empty() || args.turn_ops > 0) {
-    int in = -1, out = -1;
-    char rest = 0;
-    if (args.turn_fds.empty() || args.turn_ops == 0 ||
-        std::sscanf(args.turn_fds.c_str(), "%d,%d%c", &in, &out, &rest) != 2 || in < 0 || out < 0) {
-      fmt::print(stderr, "ccfs replay: --turn-fds IN,OUT (two open descriptors) and --turn-ops N "
-                         "(N > 0) go together; given --turn-fds '{}' --turn-ops {}\n",
-                 args.turn_fds, args.turn_ops);
-      return 2;
+  options->phase_ops = args.phase_ops;
+  options->seed = args.seed;
+  options->ops = args.ops;
+  options->duration_s = args.duration_s;
+  options->threads = args.threads;
+  options->warmup = args.warmup;
+  options->write_ratio = args.write_ratio;
+  options->trace_path = args.trace;
+  options->record_path = args.record;
+  return Status::Ok();
+}
+
+// --turn-fds IN,OUT with --turn-ops N: taking turns with other replays.
+Status Turns(const ReplayArgs& args, ReplayOptions* options) {
+  if (args.turn_fds.empty() && args.turn_ops == 0) return Status::Ok();
+  int in = -1, out = -1;
+  char rest = 0;
+  if (args.turn_fds.empty() || args.turn_ops == 0 ||
+      std::sscanf(args.turn_fds.c_str(), "%d,%d%c", &in, &out, &rest) != 2 || in < 0 || out < 0) {
+    return Status::InvalidArgument(fmt::format(
+        "--turn-fds IN,OUT (two open descriptors) and --turn-ops N (N > 0) go together; given "
+        "--turn-fds '{}' --turn-ops {}", args.turn_fds, args.turn_ops));
+  }
+  if (!args.sweep.empty()) {
+    return Status::InvalidArgument("--turn-fds applies to one replay, not to --sweep");
+  }
+  options->turn_in_fd = in;
+  options->turn_out_fd = out;
+  options->turn_ops = args.turn_ops;
+  return Status::Ok();
+}
+
+// --sweep and --baseline over the replay of `options`.
+Status Sweep(const ReplayArgs& args, ReplayOptions options, SweepRequest* req) {
+  Status s = ParseSweep(args.sweep, &req->percents);
+  if (!s.ok()) return s;
+  if (options.mode == ReplayMode::kDirectory) {
+    return Status::InvalidArgument(fmt::format(
+        "--sweep needs a ccfs mount or --engine DIR; {} is a plain directory", options.target));
+  }
+  if (!args.baseline.empty() && options.cgroup_memory == 0) {
+    if (options.mode != ReplayMode::kEngine) {
+      return Status::InvalidArgument("--baseline needs --memory SIZE (the RAM the page cache "
+                                     "gets, normally the mount's memory)");
     }
-    if (!args.sweep.empty()) {
-      fmt::print(stderr, "ccfs replay: --turn-fds applies to one replay, not to --sweep\n");
-      return 2;
-    }
-    options.turn_in_fd = in;
-    options.turn_out_fd = out;
-    options.turn_ops = args.turn_ops;
+    options.cgroup_memory = options.engine.memory;
+  }
+  req->replay = std::move(options);
+  req->baseline = args.baseline;
+  return Status::Ok();
+}
+
+int Usage(const Status& s) {
+  fmt::print(stderr, "ccfs replay: {}\n", s.ToString());
+  return 2;
+}
+
+int ReplayCommand(const ReplayArgs& args) {
+  ReplayOptions options;
+  Status s;
+  if (!(s = EngineAndTarget(args, &options)).ok() || !(s = Workload(args, &options)).ok() ||
+      !(s = Turns(args, &options)).ok()) {
+    return Usage(s);
   }
   const bool tty = ::isatty(STDERR_FILENO) && !args.no_progress;
   if (tty) options.on_progress = PrintProgress;
-
   if (!args.sweep.empty()) {
-    std::vector<int> percents;
-    if (!(s = ParseSweep(args.sweep, &percents)).ok()) {
-      fmt::print(stderr, "ccfs replay: {}\n", s.ToString());
-      return 2;
-    }
-    if (options.mode == ReplayMode::kDirectory) {
-      fmt::print(stderr, "ccfs replay: --sweep needs a ccfs mount or --engine DIR; {} is a plain "
-                         "directory\n", options.target);
-      return 2;
-    }
-    if (!args.baseline.empty() && options.cgroup_memory == 0) {
-      if (options.mode == ReplayMode::kEngine) {
-        options.cgroup_memory = options.engine.memory;
-      } else {
-        fmt::print(stderr, "ccfs replay: --baseline needs --memory SIZE (the RAM the page cache "
-                           "gets, normally the mount's memory)\n");
-        return 2;
-      }
-    }
-    return RunSweep(args, options, percents);
+    SweepRequest req;
+    if (!(s = Sweep(args, std::move(options), &req)).ok()) return Usage(s);
+    return SweepCommand(args, std::move(req), tty);
   }
-  if (!args.baseline.empty()) {
-    fmt::print(stderr, "ccfs replay: --baseline goes with --sweep\n");
-    return 2;
-  }
-
+  if (!args.baseline.empty()) return Usage(Status::InvalidArgument("--baseline goes with --sweep"));
   ReplayResult result;
   s = RunReplay(options, &result);
   if (tty) fmt::print(stderr, "\r\033[K");
@@ -511,7 +496,7 @@ CommandRegistrar registrar(
                       "IN,OUT: take turns with other replays (read a byte from IN before each "
                       "turn, write one to OUT after it; bench/auto_compare.py --turn-ops)");
       app->add_option("--turn-ops", args->turn_ops, "operations per turn (with --turn-fds)");
-      return [args] { return RunReplayCommand(*args); };
+      return [args] { return ReplayCommand(*args); };
     });
 
 }  // namespace

@@ -31,7 +31,7 @@
 // Where the parts are: replay.cc sets up and runs the phases of replay_phases.h (warm-up, measured
 // run, report); the operations come from op_source.h (shared with the in-process benchmarks); the
 // targets implement replay_target.h (engine_target.cc, mount_target.cc, directory_target.cc); the
-// memory cgroup is memory_cgroup.h.
+// memory cgroup is memory_cgroup.h; a sweep over compressed_percent is replay_sweep.h.
 //
 // Thread-safety: RunReplay may be called from one thread at a time per target; it starts its own
 // worker threads.
