@@ -1,9 +1,10 @@
 // `ccfs model`: the thesis's hit-ratio and µs-per-buffer model (model/cache_model.h), with the FUSE
 // trip of the raw-tier mode given, for given inputs, as a table over compressed_percent or for one
-// split.
+// split. Logic: model/model_table.h.
 #include <cmath>
 #include <cstdio>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -14,6 +15,7 @@
 #include "ccfs/config.h"
 #include "cli/command.h"
 #include "model/cache_model.h"
+#include "model/model_table.h"
 #include "trace/dataset.h"
 
 namespace ccfs {
@@ -44,151 +46,166 @@ struct ModelArgs {
   bool json = false;
 };
 
-int RunModel(const ModelArgs& args) {
-  auto fail = [](const std::string& message) {
-    fmt::print(stderr, "ccfs model: {}\n", message);
-    return 2;
-  };
-  ModelInputs in;
-  Status s = ParseSize(args.memory, &in.memory_bytes);
-  if (!s.ok()) return fail("--memory " + args.memory + ": " + s.ToString());
+int Fail(const std::string& message) {
+  fmt::print(stderr, "ccfs model: {}\n", message);
+  return 2;
+}
+
+// A cost, if given: a finite number of µs, 0 or more. False (after saying why) if it was given and
+// is not; *out is left alone if it was not given.
+bool GivenCost(const CLI::Option* option, double value, std::optional<double>* out) {
+  if (option == nullptr || option->count() == 0) return true;
+  if (!std::isfinite(value) || value < 0) {
+    Fail(fmt::format("{} {}: must be a number of µs, 0 or more", option->get_name(), value));
+    return false;
+  }
+  *out = value;
+  return true;
+}
+
+// The sizes: memory, page and data set (counted in a directory, or given). False after saying why.
+bool Sizes(const ModelArgs& args, ModelRequest* req) {
+  Status s = ParseSize(args.memory, &req->memory_bytes);
+  if (!s.ok()) return Fail("--memory " + args.memory + ": " + s.ToString()), false;
   uint64_t page = 0;
   s = ParseSize(args.page_size, &page);
   if (!s.ok() || page < 512 || page > (1u << 20)) {
-    return fail("--page-size " + args.page_size + ": " + (s.ok() ? "must be 512 B..1 MiB" : s.ToString()));
+    return Fail("--page-size " + args.page_size + ": " +
+                (s.ok() ? "must be 512 B..1 MiB" : s.ToString())),
+           false;
   }
-  in.page_size = static_cast<uint32_t>(page);
+  req->page_size = static_cast<uint32_t>(page);
   if (!args.dataset_dir.empty()) {
     Dataset dataset;
-    if (!(s = Dataset::Open(args.dataset_dir, in.page_size, &dataset)).ok()) return fail(s.ToString());
-    in.dataset_pages = dataset.pages();
+    if (!(s = Dataset::Open(args.dataset_dir, req->page_size, &dataset)).ok()) {
+      return Fail(s.ToString()), false;
+    }
+    req->dataset_pages = dataset.pages();
   } else if (!args.dataset_size.empty()) {
     uint64_t bytes = 0;
     if (!(s = ParseSize(args.dataset_size, &bytes)).ok() || bytes == 0) {
-      return fail("--dataset-size " + args.dataset_size + ": " + (s.ok() ? "must be above 0" : s.ToString()));
+      return Fail("--dataset-size " + args.dataset_size + ": " +
+                  (s.ok() ? "must be above 0" : s.ToString())),
+             false;
     }
-    in.dataset_pages = (bytes + page - 1) / page;
+    req->dataset_pages = (bytes + page - 1) / page;
   } else {
-    return fail("give --dataset-size SIZE or --dataset DIR");
+    return Fail("give --dataset-size SIZE or --dataset DIR"), false;
   }
-  CodecKind codec;
-  if (!ParseCodecKind(args.compressor, &codec)) {
-    return fail("--compressor " + args.compressor + ": lz4 or zstd");
+  return true;
+}
+
+// The request from the arguments; false (after saying why) if they make none.
+bool BuildRequest(const ModelArgs& args, ModelRequest* req) {
+  if (!Sizes(args, req)) return false;
+  if (!ParseCodecKind(args.compressor, &req->codec)) {
+    return Fail("--compressor " + args.compressor + ": lz4 or zstd"), false;
   }
-  in.ratio = ThesisRatio(codec);
   if (args.ratio_option != nullptr && args.ratio_option->count() > 0) {
     if (!std::isfinite(args.ratio) || args.ratio < 1) {
-      return fail(fmt::format("--ratio {}: must be 1 or more (uncompressed size over compressed)",
-                              args.ratio));
+      return Fail(fmt::format("--ratio {}: must be 1 or more (uncompressed size over compressed)",
+                              args.ratio)),
+             false;
     }
-    in.ratio = args.ratio;
+    req->ratio = args.ratio;
   }
-  in.costs = ThesisCosts(codec);
-  // The thesis's cache lived in the reader's process; ccfs's is behind FUSE, as advise assumes.
-  in.costs.trip_us = kAssumedTripUs;
-  if (!ParseRawTierMode(args.raw_tier, &in.raw_tier)) {
-    return fail("--raw-tier " + args.raw_tier + ": daemon or kernel");
+  req->assumed_trip_us = kAssumedTripUs;
+  if (!ParseRawTierMode(args.raw_tier, &req->raw_tier)) {
+    return Fail("--raw-tier " + args.raw_tier + ": daemon or kernel"), false;
   }
-  // A cost, if given: a finite number of µs, 0 or more.
-  auto cost = [&](const CLI::Option* option, double value, double* out) {
-    if (option == nullptr || option->count() == 0) return true;
-    if (!std::isfinite(value) || value < 0) {
-      fail(fmt::format("{} {}: must be a number of µs, 0 or more", option->get_name(), value));
-      return false;
-    }
-    *out = value;
-    return true;
-  };
-  if (!cost(args.hit_option, args.hit_us, &in.costs.hit_us) ||
-      !cost(args.decompress_option, args.decompress_us, &in.costs.decompress_us) ||
-      !cost(args.compress_option, args.compress_us, &in.costs.compress_us) ||
-      !cost(args.disk_option, args.disk_us, &in.costs.disk_us) ||
-      !cost(args.trip_option, args.trip_us, &in.costs.trip_us)) {
-    return 2;
+  if (!GivenCost(args.hit_option, args.hit_us, &req->hit_us) ||
+      !GivenCost(args.decompress_option, args.decompress_us, &req->decompress_us) ||
+      !GivenCost(args.compress_option, args.compress_us, &req->compress_us) ||
+      !GivenCost(args.disk_option, args.disk_us, &req->disk_us) ||
+      !GivenCost(args.trip_option, args.trip_us, &req->trip_us)) {
+    return false;
   }
   if (args.kernel_hit_option != nullptr && args.kernel_hit_option->count() > 0 &&
-      in.raw_tier != RawTierMode::kKernel) {
-    return fail("--kernel-hit-us: only --raw-tier kernel has kernel hits");
+      req->raw_tier != RawTierMode::kKernel) {
+    return Fail("--kernel-hit-us: only --raw-tier kernel has kernel hits"), false;
   }
-  // Unless given, a kernel hit costs what a raw hit does (the thesis's copy out of a page).
-  in.costs.kernel_hit_us = in.costs.hit_us;
-  if (!cost(args.kernel_hit_option, args.kernel_hit_us, &in.costs.kernel_hit_us)) return 2;
-  if (!(s = ParseDistSpec(args.dist, args.hot_fraction, &in.dist)).ok()) return fail(s.ToString());
-  // oracle: the thesis's; lru: both levels; fifo: a FIFO raw level (the kernel raw tier with
-  // kernel_evict) over LRU-like tiers below; gclock: the daemon's two CLOCKs (clock_model.h; what
-  // replay reads the daemon's tiers with), the level below an LRU in kernel mode.
-  if (!ParseReplacement(args.replacement, &in.raw_replacement)) {
-    return fail("--replacement " + args.replacement + ": oracle, lru, fifo or gclock");
+  if (!GivenCost(args.kernel_hit_option, args.kernel_hit_us, &req->kernel_hit_us)) return false;
+  Status s = ParseDistSpec(args.dist, args.hot_fraction, &req->dist);
+  if (!s.ok()) return Fail(s.ToString()), false;
+  if (!ParseReplacement(args.replacement, &req->replacement)) {
+    return Fail("--replacement " + args.replacement + ": oracle, lru, fifo or gclock"), false;
   }
-  in.cache_replacement = in.raw_replacement == Replacement::kFifo ||
-                                 in.raw_replacement == Replacement::kGclock
-                             ? Replacement::kLru
-                             : in.raw_replacement;
-  in.clock = cache::EngineClockFacts();
-  std::vector<int> percents = args.percents;
-  if (percents.empty()) {
-    for (int c = 0; c <= 90; c += 10) percents.push_back(c);
+  req->clock = cache::EngineClockFacts();
+  for (int c : args.percents) {
+    if (c < 0 || c > 95) return Fail(fmt::format("--compressed-percent {}: must be 0..95", c)), false;
   }
-  for (int c : percents) {
-    if (c < 0 || c > 95) return fail(fmt::format("--compressed-percent {}: must be 0..95", c));
-  }
+  req->percents = args.percents;
+  return true;
+}
 
+void PrintText(const ModelReport& report) {
+  const ModelInputs& in = report.inputs;
+  fmt::print("model: {} of memory, {} pages of {} ({}), {} access, ratio {:.2f}x\n",
+             FormatSize(in.memory_bytes), in.dataset_pages, FormatSize(in.page_size),
+             FormatSize(in.dataset_pages * in.page_size), in.dist.ToString(), in.ratio);
+  fmt::print("costs: hit {:g} µs, decompress {:g} µs, compress {:g} µs, disk {:g} µs\n",
+             in.costs.hit_us, in.costs.decompress_us, in.costs.compress_us, in.costs.disk_us);
+  if (in.raw_tier == RawTierMode::kKernel) {
+    fmt::print("transport: raw tier in the kernel's page cache: a raw hit is a kernel hit, {:g} "
+               "µs, no trip; other reads pay a trip of {:g} µs\n",
+               in.costs.kernel_hit_us, in.costs.trip_us);
+  } else {
+    fmt::print("transport: raw tier in the daemon: every read pays a trip of {:g} µs\n",
+               in.costs.trip_us);
+  }
+  fmt::print("{:>4} {:>9} {:>8} {:>8} {:>8} {:>8} {:>10} {:>8}\n", "C%", "capacity", "hit",
+             "raw", "compr", "miss", "µs/buffer", "of trip");
+  for (const ModelRow& row : report.rows) {
+    const ModelResult& m = row.result;
+    fmt::print("{:>4} {:>8.1f}% {:>7.1f}% {:>7.1f}% {:>7.1f}% {:>7.1f}% {:>10.2f} {:>8.2f}\n",
+               row.percent, 100 * m.capacity_fraction, 100 * m.hit_ratio, 100 * m.raw_hit_ratio,
+               100 * m.compressed_hit_ratio, 100 * m.miss_ratio, m.us_per_buffer,
+               m.trip_us_per_buffer);
+  }
+}
+
+void PrintJson(const ModelReport& report) {
+  const ModelInputs& in = report.inputs;
   nlohmann::json rows = nlohmann::json::array();
-  if (!args.json) {
-    fmt::print("model: {} of memory, {} pages of {} ({}), {} access, ratio {:.2f}x\n",
-               FormatSize(in.memory_bytes), in.dataset_pages, FormatSize(in.page_size),
-               FormatSize(in.dataset_pages * in.page_size), in.dist.ToString(), in.ratio);
-    fmt::print("costs: hit {:g} µs, decompress {:g} µs, compress {:g} µs, disk {:g} µs\n",
-               in.costs.hit_us, in.costs.decompress_us, in.costs.compress_us, in.costs.disk_us);
-    if (in.raw_tier == RawTierMode::kKernel) {
-      fmt::print("transport: raw tier in the kernel's page cache: a raw hit is a kernel hit, {:g} "
-                 "µs, no trip; other reads pay a trip of {:g} µs\n",
-                 in.costs.kernel_hit_us, in.costs.trip_us);
-    } else {
-      fmt::print("transport: raw tier in the daemon: every read pays a trip of {:g} µs\n",
-                 in.costs.trip_us);
-    }
-    fmt::print("{:>4} {:>9} {:>8} {:>8} {:>8} {:>8} {:>10} {:>8}\n", "C%", "capacity", "hit",
-               "raw", "compr", "miss", "µs/buffer", "of trip");
+  for (const ModelRow& row : report.rows) {
+    const ModelResult& m = row.result;
+    rows.push_back({{"compressed_percent", row.percent},
+                    {"capacity_fraction", m.capacity_fraction},
+                    {"hit_ratio", m.hit_ratio},
+                    {"raw_hit_ratio", m.raw_hit_ratio},
+                    {"compressed_hit_ratio", m.compressed_hit_ratio},
+                    {"miss_ratio", m.miss_ratio},
+                    {"us_per_buffer", m.us_per_buffer},
+                    {"trip_us_per_buffer", m.trip_us_per_buffer}});
   }
-  for (int c : percents) {
-    in.compressed_fraction = c / 100.0;
-    ModelResult m = EvaluateModel(in);
-    if (args.json) {
-      rows.push_back({{"compressed_percent", c},
-                      {"capacity_fraction", m.capacity_fraction},
-                      {"hit_ratio", m.hit_ratio},
-                      {"raw_hit_ratio", m.raw_hit_ratio},
-                      {"compressed_hit_ratio", m.compressed_hit_ratio},
-                      {"miss_ratio", m.miss_ratio},
-                      {"us_per_buffer", m.us_per_buffer},
-                      {"trip_us_per_buffer", m.trip_us_per_buffer}});
-    } else {
-      fmt::print("{:>4} {:>8.1f}% {:>7.1f}% {:>7.1f}% {:>7.1f}% {:>7.1f}% {:>10.2f} {:>8.2f}\n", c,
-                 100 * m.capacity_fraction, 100 * m.hit_ratio, 100 * m.raw_hit_ratio,
-                 100 * m.compressed_hit_ratio, 100 * m.miss_ratio, m.us_per_buffer,
-                 m.trip_us_per_buffer);
-    }
-  }
+  nlohmann::json j = {{"memory_bytes", in.memory_bytes},
+                      {"page_size", in.page_size},
+                      {"dataset_pages", in.dataset_pages},
+                      {"dist", in.dist.ToString()},
+                      {"ratio", in.ratio},
+                      {"raw_tier", RawTierModeName(in.raw_tier)},
+                      {"replacement", ReplacementName(in.raw_replacement)},
+                      {"costs_us",
+                       {{"hit", in.costs.hit_us},
+                        {"decompress", in.costs.decompress_us},
+                        {"compress", in.costs.compress_us},
+                        {"disk", in.costs.disk_us},
+                        {"trip", in.costs.trip_us},
+                        {"kernel_hit", in.raw_tier == RawTierMode::kKernel
+                                           ? nlohmann::json(in.costs.kernel_hit_us)
+                                           : nlohmann::json(nullptr)}}},
+                      {"rows", rows}};
+  fmt::print("{}\n", j.dump());
+}
+
+int ModelCommand(const ModelArgs& args) {
+  ModelRequest req;
+  if (!BuildRequest(args, &req)) return 2;
+  const ModelReport report = RunModel(req);
   if (args.json) {
-    nlohmann::json j = {{"memory_bytes", in.memory_bytes},
-                        {"page_size", in.page_size},
-                        {"dataset_pages", in.dataset_pages},
-                        {"dist", in.dist.ToString()},
-                        {"ratio", in.ratio},
-                        {"raw_tier", RawTierModeName(in.raw_tier)},
-                        {"replacement", ReplacementName(in.raw_replacement)},
-                        {"costs_us",
-                         {{"hit", in.costs.hit_us},
-                          {"decompress", in.costs.decompress_us},
-                          {"compress", in.costs.compress_us},
-                          {"disk", in.costs.disk_us},
-                          {"trip", in.costs.trip_us},
-                          {"kernel_hit", in.raw_tier == RawTierMode::kKernel
-                                             ? nlohmann::json(in.costs.kernel_hit_us)
-                                             : nlohmann::json(nullptr)}}},
-                        {"rows", rows}};
-    fmt::print("{}\n", j.dump());
+    PrintJson(report);
+  } else {
+    PrintText(report);
   }
   return 0;
 }
@@ -254,7 +271,7 @@ CommandRegistrar registrar(
                       "frequency sketch's credit and its compressed tier's second-hit promotion)")
           ->capture_default_str();
       app->add_flag("--json", args->json, "print JSON");
-      return [args] { return RunModel(*args); };
+      return [args] { return ModelCommand(*args); };
     });
 
 }  // namespace
