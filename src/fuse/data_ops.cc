@@ -294,7 +294,7 @@ void Flush(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   // close() of a duplicate reports deferred write errors (NFS and the like) and drops POSIX
   // locks, as the caller's close() would on the backing file.
   int res = close(dup(FileOf(fi)->fd));
-  ReplyErr(req, res == 0 ? 0 : errno);
+  ReplyResult(req, res);
 }
 
 void Fsync(fuse_req_t req, fuse_ino_t ino, int datasync, fuse_file_info* fi) {
@@ -302,7 +302,7 @@ void Fsync(fuse_req_t req, fuse_ino_t ino, int datasync, fuse_file_info* fi) {
   if (i->kind != NodeKind::kReal) return (void)ReplyOk(req);
   int fd = FileOf(fi)->fd;
   int res = datasync ? fdatasync(fd) : fsync(fd);
-  ReplyErr(req, res == 0 ? 0 : errno);
+  ReplyResult(req, res);
 }
 
 void Release(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {

@@ -132,7 +132,7 @@ void Fsyncdir(fuse_req_t req, fuse_ino_t /*ino*/, int datasync, fuse_file_info* 
   if (d == nullptr) return (void)ReplyOk(req);
   int fd = dirfd(d->dp);
   int res = datasync ? fdatasync(fd) : fsync(fd);
-  ReplyErr(req, res == 0 ? 0 : errno);
+  ReplyResult(req, res);
 }
 
 }  // namespace ccfs::ops

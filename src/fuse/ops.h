@@ -122,6 +122,12 @@ inline void ReplyErr(fuse_req_t req, int err) {
 }
 // The success reply of ops that return nothing but their outcome (RELEASE, FLUSH, FSYNC, ...).
 inline void ReplyOk(fuse_req_t req) { fuse_reply_err(req, 0); }
+// The reply of such an op done by one call that returned `res`: 0 succeeded, else errno says how
+// it failed.
+inline void ReplyResult(fuse_req_t req, int res) {
+  if (res == 0) return ReplyOk(req);
+  ReplyErr(req, errno);
+}
 // A path naming the inode `fd` holds (for calls that take no descriptor).
 inline std::string ProcPath(int fd) { return "/proc/self/fd/" + std::to_string(fd); }
 

@@ -34,7 +34,7 @@ void Setxattr(fuse_req_t req, fuse_ino_t ino, const char* name, const char* valu
   int err = XattrPath(req, ino, &fd, &path);
   if (err != 0) return (void)ReplyErr(req, err);
   int res = setxattr(path.c_str(), name, value, size, flags);
-  ReplyErr(req, res == 0 ? 0 : errno);
+  ReplyResult(req, res);
 }
 
 void Getxattr(fuse_req_t req, fuse_ino_t ino, const char* name, size_t size) {
@@ -79,7 +79,7 @@ void Removexattr(fuse_req_t req, fuse_ino_t ino, const char* name) {
   int err = XattrPath(req, ino, &fd, &path);
   if (err != 0) return (void)ReplyErr(req, err);
   int res = removexattr(path.c_str(), name);
-  ReplyErr(req, res == 0 ? 0 : errno);
+  ReplyResult(req, res);
 }
 
 }  // namespace ccfs::ops
