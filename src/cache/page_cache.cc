@@ -151,7 +151,7 @@ Status PageCache::Impl::Read(uint64_t file_id, BackingFile* file, uint64_t offse
 
 void PageCache::Impl::RecordRead(const PageKey& key, Path path, uint64_t ns) {
   frequency_.Increment(key);
-  latency_[static_cast<int>(path)].Record(ns);
+  LatencyOf(path).Record(ns);
   if (estimate_) mrc_.Record(cache::HashPageKey(key));
   Count(&Shard::reads);
   Count(path == Path::kRawHit         ? &Shard::raw_hits

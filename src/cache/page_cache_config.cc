@@ -149,9 +149,9 @@ CacheStats PageCache::Impl::Stats() const {
   s.compressed_percent_auto = o.compressed_percent_auto;
   s.compressor_auto = o.compressor_auto;
   if (tuner_) tuner_->Fill(&s);
-  s.raw_hit_latency = latency_[0].Snapshot();
-  s.compressed_hit_latency = latency_[1].Snapshot();
-  s.miss_latency = latency_[2].Snapshot();
+  s.raw_hit_latency = raw_hit_latency_.Snapshot();
+  s.compressed_hit_latency = compressed_hit_latency_.Snapshot();
+  s.miss_latency = miss_latency_.Snapshot();
   s.cpu_compress_ns = pool_->cpu_ns();
   s.cpu_evictor_ns = evictor_->cpu_ns();
   const MissRatioCurve::Counts m = mrc_.counts();

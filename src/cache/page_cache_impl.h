@@ -155,7 +155,14 @@ class PageCache::Impl final : public cache::SplitTuner::Engine {
   cache::FrequencySketch frequency_;
   cache::MissRatioCurve mrc_;
   cache::EngineCounters counters_;
-  LatencyHistogram latency_[3];  // raw hit, compressed hit, miss
+  // The latency of reads by the path they took (RecordRead), one histogram per path.
+  LatencyHistogram raw_hit_latency_, compressed_hit_latency_, miss_latency_;
+  // REQUIRES: path != kNone.
+  LatencyHistogram& LatencyOf(Path path) {
+    return path == Path::kRawHit          ? raw_hit_latency_
+           : path == Path::kCompressedHit ? compressed_hit_latency_
+                                          : miss_latency_;
+  }
   std::unique_ptr<cache::VictimSample> victims_;  // null unless estimate_
   // It borrows the parts above. Stopped by the destructor after the tuner.
   std::unique_ptr<cache::Evictor> evictor_;
