@@ -1,7 +1,7 @@
 // Advise: measures, offline and without a mount, what the split prediction
 // (model/split_prediction.h) needs to give the hit ratio and µs per buffer of every split C% of
 // memory between the raw and compressed tiers, for each codec: three measurements of a data set
-// and a workload (`ccfs advise`, src/cli/advise.cc):
+// and a workload (`ccfs advise`, src/cli/advise_command.cc):
 //
 //   the workload's reuse   ReuseProfile: the exact LRU stack distance of every read of an
 //                          operation stream (a recorded trace, or the stream `ccfs replay` draws
