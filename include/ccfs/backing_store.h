@@ -91,6 +91,8 @@ struct BackingFileOptions {
 // Wraps an already-open descriptor (the FUSE layer opens files itself, with the caller's
 // credentials and flags). Takes ownership of `fd`; opens a second O_DIRECT descriptor for page
 // reads through /proc/self/fd when the file system allows it (with O_NOATIME when `fd` has it).
+// A read-only `fd` opened with O_DIRECT serves the page reads itself; an ordinary descriptor is
+// then opened the same way only if a read must be buffered.
 Status NewPosixBackingFile(int fd, std::unique_ptr<BackingFile>* file,
                            const BackingFileOptions& options = {});
 

@@ -6,7 +6,12 @@
 // would otherwise answer repeats and the daemon's hit ratio would be measured against a second,
 // invisible cache). But O_DIRECT constrains every I/O to be block aligned, and writes arrive at
 // any offset and length, so writes keep the ordinary descriptor. The kernel keeps the two
-// coherent: a direct read first writes back dirty cached pages of the range it reads.
+// coherent: a direct read first writes back dirty cached pages of the range it reads. A file
+// opened read-only may come with an O_DIRECT descriptor already (NewPosixBackingFile): that one
+// serves the page reads, and an ordinary one is opened only if a read must be buffered (a short
+// read that is not the end of the file, or a store that refuses direct reads). Over a network
+// store each open and close is a trip to its server, so a small file read once then costs one
+// open, not two.
 //
 // Why the fallback is decided per file: whether O_DIRECT works is a property of the file system
 // (tmpfs before 6.6, procfs, many FUSE and network file systems refuse it). Since Linux 6.x the
@@ -64,9 +69,17 @@ class PosixBackingFile final : public BackingFile {
                    const BackingFileOptions& options = {})
       : fd_(fd), open_direct_(std::move(open_direct)), name_(std::move(name)), options_(options),
         use_direct_(static_cast<bool>(open_direct_)) {}
+  // `fd` is itself an O_DIRECT descriptor opened for reading: it serves the page reads, and
+  // `open_buffered` opens an ordinary one for reading the first time a read must be buffered.
+  struct DirectDescriptor {};
+  PosixBackingFile(DirectDescriptor, int fd, std::function<int()> open_buffered, std::string name,
+                   const BackingFileOptions& options)
+      : fd_(fd), open_buffered_(std::move(open_buffered)), name_(std::move(name)),
+        options_(options), use_direct_(true), fd_is_direct_(true) {}
 
   ~PosixBackingFile() override {
-    if (direct_fd_ >= 0) close(direct_fd_);
+    if (direct_fd_ >= 0 && direct_fd_ != fd_) close(direct_fd_);
+    if (buffered_fd_ >= 0) close(buffered_fd_);
     close(fd_);
   }
 
@@ -96,12 +109,16 @@ class PosixBackingFile final : public BackingFile {
         iov[iovcnt] = iovec{bufs[i] + skip, len - skip};
       }
       // A short direct read can leave the next offset unaligned (a file whose size is not a
-      // multiple of the block); the rest of the run then continues buffered. At end of file that
-      // buffered read returns 0 at once, so it costs one cheap system call (and an fstat, below)
-      // per file tail.
+      // multiple of the block); unless the size says the file ends there (below), the rest of the
+      // run continues buffered.
       bool direct = use_direct_.load(std::memory_order_relaxed) && IsAligned(offset + done);
       if (direct && DirectFd() < 0) continue;  // refused: use_direct_ is false now
-      int fd = direct ? direct_fd_ : fd_;
+      const int fd = direct ? direct_fd_ : BufferedFd();
+      if (fd < 0) {
+        return DataError(errno, name_ + ": opening it again for a buffered read at offset " +
+                                    std::to_string(offset + done));
+      }
+      const size_t asked = total - done;
       ssize_t n = preadv(fd, iov, iovcnt, static_cast<off_t>(offset + done));
       if (n < 0) {
         int err = errno;
@@ -128,6 +145,10 @@ class PosixBackingFile final : public BackingFile {
       }
       if (direct) direct_confirmed_.store(true, std::memory_order_relaxed);
       done += static_cast<size_t>(n);
+      // A short read is nearly always the end of the file: the size is asked first, so that the
+      // end costs no second read (over a network store even a read that returns nothing is a trip
+      // to its server).
+      if (static_cast<size_t>(n) < asked && done < total && SizeEndsAt(offset + done)) break;
     }
     *got = done;
     return Status::Ok();
@@ -199,16 +220,28 @@ class PosixBackingFile final : public BackingFile {
   // The direct descriptor, opened once by the first reader that needs it; -1 if refused.
   int DirectFd() {
     std::call_once(direct_once_, [this] {
-      direct_fd_ = open_direct_();
+      direct_fd_ = fd_is_direct_ ? fd_ : open_direct_();
       if (direct_fd_ < 0) use_direct_.store(false, std::memory_order_relaxed);
     });
     return direct_fd_;
   }
 
+  // The descriptor of buffered reads: fd_, unless fd_ is direct; then one opened for it once
+  // (-1 with errno set if that open failed; the next buffered read tries again).
+  int BufferedFd() {
+    if (!fd_is_direct_) return fd_;
+    std::lock_guard<std::mutex> lock(buffered_mu_);
+    if (buffered_fd_ < 0) buffered_fd_ = open_buffered_();
+    return buffered_fd_;
+  }
+
   const int fd_;
   const std::function<int()> open_direct_;
+  const std::function<int()> open_buffered_;  // set when fd_ is direct
   std::once_flag direct_once_;
   int direct_fd_ = -1;  // written once under direct_once_, read after it
+  std::mutex buffered_mu_;
+  int buffered_fd_ = -1;  // guarded by buffered_mu_; opened once, closed with the file
   const std::string name_;  // the path (or "fd N (path)") that messages name
   const BackingFileOptions options_;
   // Cleared, once, when the first direct read fails with EINVAL. Relaxed: both descriptors stay
@@ -216,6 +249,7 @@ class PosixBackingFile final : public BackingFile {
   // failing direct read before it learns.
   std::atomic<bool> use_direct_;
   std::atomic<bool> direct_confirmed_{false};  // a direct read has succeeded: EINVAL is real
+  const bool fd_is_direct_ = false;
 };
 
 // Opens a read-only O_DIRECT descriptor for `path`, or returns -1 if the file system refuses
@@ -283,6 +317,18 @@ Status NewPosixBackingFile(int fd, std::unique_ptr<BackingFile>* file,
   // a file the caller may not read would be refused (or, for root, granted reads the caller was
   // never given). A write-only file has no page reads to serve, so it gets no direct descriptor.
   // The /proc path names `fd`, which the file keeps open until it goes.
+  if ((flags & O_DIRECT) && (flags & O_ACCMODE) == O_RDONLY) {
+    auto open_buffered = [proc, noatime = flags & O_NOATIME] {
+      int b;
+      do {
+        b = open(proc.c_str(), O_RDONLY | O_CLOEXEC | noatime);
+      } while (b < 0 && errno == EINTR);
+      return b;
+    };
+    file->reset(new PosixBackingFile(PosixBackingFile::DirectDescriptor{}, fd,
+                                     std::move(open_buffered), name, options));
+    return Status::Ok();
+  }
   std::function<int()> open_direct;
   if ((flags & O_ACCMODE) != O_WRONLY) {
     open_direct = [proc, noatime = flags & O_NOATIME] { return OpenDirect(proc, noatime); };

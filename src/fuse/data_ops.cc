@@ -117,11 +117,24 @@ void Open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   if (i->type == S_IFDIR) return (void)ReplyErr(req, EISDIR);
   if (i->type != S_IFREG) return (void)ReplyErr(req, ELOOP);
   int flags = BackingOpenFlags(fi->flags) & ~(O_NOFOLLOW | O_CREAT | O_EXCL);
+  // A read-only open is opened O_DIRECT at once: the engine reads its pages through such a
+  // descriptor, which would otherwise be a second open (and close) of the backing file, each a
+  // trip to a network store's server (backing_store.h NewPosixBackingFile). A store that refuses
+  // O_DIRECT is asked once per mount.
+  const bool direct = (flags & O_ACCMODE) == O_RDONLY &&
+                      !fs->direct_open_refused.load(std::memory_order_relaxed);
   int fd = -1;
   {
     InodeFd path_fd = fs->inodes.Borrow(i);
     if (!path_fd) return (void)ReplyErr(req, path_fd.error());
-    fd = OpenShedding(fs, [&] { return open(ProcPath(path_fd.get()).c_str(), flags | O_CLOEXEC); });
+    const std::string path = ProcPath(path_fd.get());
+    if (direct) {
+      fd = OpenShedding(fs, [&] { return open(path.c_str(), flags | O_DIRECT | O_CLOEXEC); });
+      if (fd < 0 && errno == EINVAL) fs->direct_open_refused.store(true, std::memory_order_relaxed);
+    }
+    if (fd < 0 && (!direct || errno == EINVAL)) {
+      fd = OpenShedding(fs, [&] { return open(path.c_str(), flags | O_CLOEXEC); });
+    }
   }
   if (fd < 0) return (void)ReplyErr(req, errno);
   if (OpenTruncMustClearSetId(flags, fuse_req_ctx(req)->uid)) ClearSetId(fd, req);

@@ -70,6 +70,9 @@ struct FsContext {
   // reader's miss costs no hand-off to the pool (measured: 14-25% of QD1 throughput on a local
   // disk). A request from a ring always goes to the pool: its queue's thread is its CPU's only one.
   std::atomic<int> inline_misses{0};
+  // The store refused an O_DIRECT open of a data file (EINVAL): read-only opens stop asking for
+  // one (data_ops.cc Open). Set once, never cleared.
+  std::atomic<bool> direct_open_refused{false};
   // Finishes reads that must wait for the store; nullptr when misses_in_flight = 0. Last, so it
   // stops first: its threads use everything above.
   std::unique_ptr<MissPool> misses;

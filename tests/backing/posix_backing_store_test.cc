@@ -292,6 +292,58 @@ TEST(PosixBackingFileTest, WrapsAnOpenDescriptorAndReadsDirect) {
   EXPECT_EQ(fcntl(fd, F_GETFD), -1) << "the wrapped descriptor is closed with the file";
 }
 
+// Descriptors this process has open on `path`.
+int DescriptorsOn(const std::string& path) {
+  int n = 0;
+  for (const auto& e : std::filesystem::directory_iterator("/proc/self/fd")) {
+    std::error_code ec;
+    if (std::filesystem::read_symlink(e.path(), ec) == path) ++n;
+  }
+  return n;
+}
+
+// A read-only O_DIRECT descriptor reads the pages itself: no second descriptor is opened, not even
+// for a file whose last page is short (its end is known from the size, not from another read).
+TEST(PosixBackingFileTest, ADirectReadOnlyDescriptorIsTheOnlyOneOpened) {
+  ScopedDir dir("/var/tmp");
+  const std::string path = dir.path() + "/direct.bin";
+  const std::string data = RandomBytes(2 * kPage + 100, 8);
+  WriteFileOrDie(path, data);
+  int fd = open(path.c_str(), O_RDONLY | O_DIRECT);
+  ASSERT_GE(fd, 0) << "ext4 accepts O_DIRECT";
+  std::unique_ptr<BackingFile> f;
+  ASSERT_TRUE(NewPosixBackingFile(fd, &f).ok());
+  EXPECT_TRUE(f->direct());
+  AlignedBuf buf = NewPage(4 * kPage);
+  size_t got = 0;
+  ASSERT_TRUE(f->ReadPage(0, 4 * kPage, buf.get(), &got).ok());
+  EXPECT_EQ(std::string(buf.get(), got), data);
+  ASSERT_TRUE(f->ReadPage(2 * kPage, kPage, buf.get(), &got).ok());
+  EXPECT_EQ(std::string(buf.get(), got), data.substr(2 * kPage));
+  EXPECT_EQ(DescriptorsOn(path), 1);
+  EXPECT_TRUE(f->direct());
+  f.reset();
+  EXPECT_EQ(DescriptorsOn(path), 0);
+}
+
+// An ordinary descriptor gets its direct one at the first read, and a short last page costs no
+// third descriptor or read.
+TEST(PosixBackingFileTest, AnOrdinaryDescriptorOpensOneDirectDescriptorForPageReads) {
+  ScopedDir dir("/var/tmp");
+  const std::string path = dir.path() + "/plain.bin";
+  const std::string data = RandomBytes(kPage + 100, 9);
+  WriteFileOrDie(path, data);
+  int fd = open(path.c_str(), O_RDONLY);
+  ASSERT_GE(fd, 0);
+  std::unique_ptr<BackingFile> f;
+  ASSERT_TRUE(NewPosixBackingFile(fd, &f).ok());
+  AlignedBuf buf = NewPage(2 * kPage);
+  size_t got = 0;
+  ASSERT_TRUE(f->ReadPage(0, 2 * kPage, buf.get(), &got).ok());
+  EXPECT_EQ(std::string(buf.get(), got), data);
+  EXPECT_EQ(DescriptorsOn(path), 2);
+}
+
 TEST(PosixBackingFileTest, WriteOnlyDescriptorWritesButDoesNotRead) {
   ScopedDir dir("/var/tmp");
   const std::string path = dir.path() + "/wo.bin";
