@@ -30,8 +30,8 @@
 // Every page read (hit or miss) is also offered to a miss-ratio-curve estimator (cache/mrc.h:
 // SHARDS sampling of reuse distances), which says what hit ratio an LRU cache of other sizes would
 // have had on the same reads; HitRatioCurve() reads it. It costs an unsampled read a hash, a
-// compare and a counter add, a sampled one (at most one page in two) ~150 ns, and never makes a
-// read wait; mrc_samples and mrc_drops count what it took and what it let go.
+// compare and a counter add, a sampled one (at most one page in two) mostly one cache miss, and
+// never makes a read wait; mrc_samples and mrc_drops count what it took and what it let go.
 //
 // Read-ahead (Options::readahead): after a Read, ReadAhead tells the engine what one reader of an
 // open file read (its Stream). While that reader's reads follow each other, the engine reads the

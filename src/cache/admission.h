@@ -1,9 +1,9 @@
 // Admission: which raw victims are worth a compression.
 //
-// Compressing a page costs ~20-60 µs of CPU on this class of machine; most victims of a skewed
-// workload are pages read once and never again, and a compressed copy of such a page is dropped
-// from the compressed tier before any hit (the profile of issue 6: >= 78% of compressions were
-// wasted). Two filters run in the evictor before a victim reaches the compression pool:
+// Compressing a page costs far more CPU than a hit; most victims of a skewed workload are pages
+// read once and never again, and a compressed copy of such a page is dropped from the compressed
+// tier before any hit, so its compression is wasted. Two filters run in the evictor before a
+// victim reaches the compression pool:
 //
 //  - Reuse (GhostSet): a victim is compressed only if it showed reuse: it was read again after it
 //    was loaded (the entry's kSeenBit), or it comes back after an earlier eviction. The second

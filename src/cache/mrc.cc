@@ -259,11 +259,11 @@ class MissRatioCurve::Stack {
 //    4C within 0.9 points of exact LRU and C/64 within 4.5; 4 Ki keys within 2.5 and 4.6; 2 Ki
 //    keys within 2.3 and 11. Over 128 Ki pages, 8 Ki keys (rate 1/16): within 0.9 and 2. Memory:
 //    ~500 KiB (page table 256, heap 128, ring 64, histogram 58; the bitmap ~5).
-//  - the rate cap. A sampled read costs the engine's read path ~150 ns (mostly one cache miss on
-//    the page table: the engine's page copies keep it out of cache), an unsampled one a few ns.
-//    Over a small data set the bound on keys alone would sample every read; at one in two a raw
-//    hit of ~1.2 µs costs ~+70-90 ns, under 1% of the µs per buffer of an 80/20 replay. The cap
-//    binds only below 16 Ki distinct pages.
+//  - the rate cap. A sampled read costs the engine's read path a cache miss on the page table
+//    (the engine's page copies keep it out of cache), an unsampled one a hash and a compare. Over
+//    a small data set the bound on keys alone would sample every read; at one in two a raw hit's
+//    extra cost stays a small fraction of the µs per buffer. The cap binds only below 16 Ki
+//    distinct pages.
 //  - the half-life: a point at 4C needs reuses of up to 4C pages seen many times over.
 MissRatioCurve::Config MissRatioCurve::Config::ForCache(uint64_t cache_pages) {
   Config c;

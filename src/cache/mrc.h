@@ -38,13 +38,14 @@
 // drops the sample (counted in drops; the reader still tries the mutex, to drain). Nothing on the
 // read path ever waits for a lock.
 //
-// Cost and accuracy (bench/mrc_accuracy; the engine's settings in Config::ForCache, reasons in
-// mrc.cc): an unsampled read costs ~5 ns besides the hash, a sampled one ~150 ns on the engine's
-// read path (mostly one cache miss on the page table); with 8 Ki pages tracked the curve is within
-// ~1 point of exact LRU from C/4 to 4C on the replay's 80/20, uniform and zipf:0.9 traces.
-// Why not ghost lists (ARC's history of evicted pages, cut into segments to give a curve): exact
-// at its sizes, but it tracks every read (0.3-4 µs a read here, and a lock or a sharded list on
-// every read) and needs a list of 4C pages; a sample is the only way to stay off the read path.
+// Cost and accuracy (bench/mrc_accuracy measures both; the engine's settings in Config::ForCache,
+// reasons in mrc.cc): an unsampled read costs a multiply and a compare besides the hash, a sampled
+// one mostly one cache miss on the page table; with 8 Ki pages tracked the curve stays within
+// about a point of exact LRU from a quarter to four times the cache's size on skewed and uniform
+// laws. Why not ghost lists (ARC's history of evicted pages, cut into segments to give a curve):
+// exact at its sizes, but it tracks every read (a lock or a sharded list on every read, costing
+// more than a raw hit) and needs a list of four times the cache's pages; a sample is the only way
+// to stay off the read path.
 //
 // Limits: the curve is that of LRU over the reads recorded; writes and invalidations are not
 // recorded (a page written and then read counts as a hit where the cache misses). What the

@@ -41,8 +41,8 @@
 // neither its hit ratio nor its costs describe either split).
 //
 // Cost: the curve's lock a few tens of µs per decision, one copy of 8 KiB per 16 victims on the
-// evictor thread, and per decision 64 pages compressed and decompressed once per codec (lz4 and
-// zstd: ~2 ms of one CPU). Nothing here ever makes a read wait.
+// evictor thread, and per decision 64 pages compressed and decompressed once per codec, on the
+// tuner's thread. Nothing here ever makes a read wait.
 //
 // Thread-safety: VictimSample::Offer from the evictor thread only, Take from any thread.
 // SplitTuner's thread calls the Engine; Fill and Step may be called from any thread (Step is

@@ -34,8 +34,8 @@ inline constexpr const char* kProgramSummary =
 // (`ccfs replay` and `ccfs advise` default to it, and `ccfs model` must predict what they run).
 inline constexpr const char* kDefaultDist = "pareto";
 // The FUSE round trip assumed by advise and model unless --trip-us is given: the null-FUSE round
-// trip bench/fuse_rtt measures on a 2-vCPU VM, 16-20 µs unpinned (docs/MEASUREMENTS.md, "The
-// benchmark suite": 18.4). Runs through a mount measure more (replay's costs_us.trip): the
+// trip bench/fuse_rtt measures unpinned on a small VM (docs/MEASUREMENTS.md, "The benchmark
+// suite", holds the figure). Runs through a mount measure more (replay's costs_us.trip): the
 // reader's request also waits for a CPU the daemon's threads share.
 inline constexpr double kAssumedTripUs = 18.0;
 // The page size flags show as their default where the config's is not read (mkdata, model).

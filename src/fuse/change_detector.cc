@@ -17,8 +17,8 @@ namespace {
 // The signature of the file `fd` names (an open descriptor or an O_PATH one). statx asks for the
 // size, mtime and ctime alone: a FUSE store (sshfs, a GlusterFS client) marks a file's cached atime
 // stale after every read, and a stat that asks for the atime too, as fstat does, then costs a
-// GETATTR round trip to the store's server. Before every read through ccfs that was one more trip
-// to the server: 180-320 µs of each miss and each hit over sshfs and GlusterFS here.
+// GETATTR round trip to the store's server on every read through ccfs, a network round trip that
+// would dominate each miss and each hit over sshfs and GlusterFS.
 bool ReadSignature(int fd, FileSignature* sig) {
   struct statx stx;
   if (statx(fd, "", AT_EMPTY_PATH | AT_STATX_SYNC_AS_STAT,

@@ -8,8 +8,8 @@
 // record the signature they leave behind, so the next check does not take them for a change made
 // underneath, and they drop only the pages they touched.
 //
-// Why a stat on every read: it costs ~0.3 µs here, against ~5 µs for the FUSE round trip (measured
-// with bench/fuse_rtt.cc), and it is the only scheme that never serves a stale page once the
+// Why a stat on every read: it costs a small fraction of the FUSE round trip every read already
+// pays (bench/fuse_rtt.cc), and it is the only scheme that never serves a stale page once the
 // change is visible to stat(2) without trusting timers or inotify (which misses writes through
 // other mounts of the same file system and can overflow). It is a statx of size, mtime and ctime
 // alone, never of the atime: a FUSE store marks the atime stale after each read, and asking for it

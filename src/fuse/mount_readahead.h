@@ -13,8 +13,8 @@
 // In daemon mode files are opened direct_io: the kernel does not read ahead, and a read(2)
 // reaches the daemon as requests of up to max_pages as it is; the engine reads ahead instead
 // (PageCache::ReadAhead). In kernel mode the kernel's window is the read-ahead, and the engine's is
-// not used: its pages would wait in the small staging tier, where a same-run measurement found
-// 40-90% of them evicted unread (scripts/stream_bench.sh). Both follow the `readahead` key.
+// not used: its pages would wait in the small staging tier, where most of them are evicted unread
+// (scripts/stream_bench.sh measures it). Both follow the `readahead` key.
 // A window larger than max_pages is read as several requests in flight at once.
 //
 // Thread-safety: stateless; may be called from any thread. Needs root (sysfs): otherwise it fails

@@ -67,8 +67,9 @@ struct FsContext {
   OpenHandles<DirHandle> dirs;    // ... for an open real directory (0 for .ccfs)
   // Requests from /dev/fuse whose request thread waits for the store itself. Up to
   // config.request_threads - 1 may: a thread is then still free for the next request, and a lone
-  // reader's miss costs no hand-off to the pool (measured: 14-25% of QD1 throughput on a local
-  // disk). A request from a ring always goes to the pool: its queue's thread is its CPU's only one.
+  // reader's miss costs no hand-off to the pool (a hand-off is a large share of a lone reader's
+  // miss on a local disk). A request from a ring always goes to the pool: its queue's thread is its
+  // CPU's only one.
   std::atomic<int> inline_misses{0};
   // The store refused an O_DIRECT open of a data file (EINVAL): read-only opens stop asking for
   // one (data_ops.cc Open). Set once, never cleared.

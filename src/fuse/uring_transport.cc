@@ -2,7 +2,7 @@
 //   - The kernel puts a caller's request on the queue of the CPU the caller runs on, and completes
 //     the ring command as task work of the thread that submitted it. A queue served by one thread
 //     pinned to that CPU therefore answers without waking another CPU: that wake-up, not copying,
-//     is most of a /dev/fuse round trip on a small VM (issue 6; bench/fuse_rtt).
+//     is most of a /dev/fuse round trip on a small VM (bench/fuse_rtt).
 //   - One thread per queue submits and reaps its ring and runs the handlers inline: no hand-off,
 //     no lock on the ring. Commits are queued as SQEs while a batch of completions is handled and
 //     go out with the next io_uring_submit_and_wait(), which also waits for the next request.
@@ -14,7 +14,7 @@
 //     the handlers reply from their own buffers through libfuse, which this transport must not
 //     change.
 //   - Registration errors are answered inline by the kernel (fuse_uring_cmd returns them before
-//     queueing the command), so their completions are there when io_uring_submit returns (a 2 ms
+//     queueing the command), so their completions are there when io_uring_submit returns (a short
 //     wait covers a deferred one); an accepted entry completes only when a request arrives, or
 //     with ENOTCONN when the mount has already ended, which is no refusal.
 #include "fuse/uring_transport.h"

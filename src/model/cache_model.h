@@ -42,8 +42,7 @@
 //                         victims its admission filter lets through.
 // Replay, which measures the paths' costs in the run itself, also sets compress_share = 0: ccfs
 // compresses in a pool, off the readers' threads, and what that costs a reader is inside the
-// measured means (charged again, 9 of 24 zstd C = 75 runs of an emulated sweep were within 10%,
-// up to +61%; not charged, 16 of 24, up to +47%).
+// measured means: charging it again would count it twice.
 // A fourth, the read window (che.h), takes a cold cache's first reads off S(k); replay gives it
 // its warm-up and its run, so that a run too short to read every page before it is measured is
 // predicted as measured rather than as the steady state.

@@ -9,9 +9,9 @@
 // referenced page one more turn and whose second hit on a page promotes it; one that does not is
 // dropped. Once the compressed tier holds every storable page, the misses are the pages it cannot
 // hold, each loaded with the credit of a page read often; promoted pages start with one use. So
-// the raw tier keeps far more of the incompressible pages than its share of the data set (twice
-// memory, uniform, zstd C = 75: 46% of its frames against 13%), and the hit ratio is higher than a
-// single recency order gives (0.924-0.926 measured, 0.897 by Che's LRU, 0.929 here).
+// the raw tier keeps far more of the incompressible pages than their share of the data set, and
+// the hit ratio is higher than a single recency order (Che's LRU) gives; this model follows the
+// two hands, so it predicts that higher ratio.
 //
 // The model. Each page of access probability p (per read) goes round a cycle: in the raw tier
 // for a residence R(u) that depends on the uses u it entered with, then (storable) in the

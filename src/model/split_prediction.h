@@ -76,8 +76,8 @@ Advice ChooseSplit(const std::vector<AdviseRow>& rows);
 // kernel_hit_us, a miss disk_us), the same reuse curve.
 ModelResult PredictPageCache(const AdviseInputs& inputs);
 
-// The model's error on µs per buffer, measured against the engine in the same run
-// (docs/MEASUREMENTS.md, "How close does `ccfs advise` come?": within −12..+10%).
+// The model's error on µs per buffer against the engine in the same run, as the band a row is
+// given (docs/MEASUREMENTS.md, "How close does `ccfs advise` come?", holds the measured error).
 inline constexpr double kModelError = 0.12;
 
 // One prediction of every configuration at one miss cost: the rows of every raw tier evaluated,

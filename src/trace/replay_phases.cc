@@ -30,11 +30,10 @@ using Clock = std::chrono::steady_clock;
 // in chunks, each read, compressed and let go before the next: in raw_tier = kernel the replay
 // runs in the mount's memory cgroup, where a chunk's bytes are charged beside the daemon's tiers,
 // which the sample's reads fill, and the kernel's pages; a chunk of 128 pages (1 MiB of 8 KiB
-// pages) keeps within the room the cgroup leaves the reader (mount_target.cc kReaderRoom). Chunks
-// of 512 got a 24 MiB mount's daemon OOM-killed, as did 1024 pages held at once.
-// 4096 pages: about ±0.5 point on a share of ~0.9. 512, the sample before, put the zstd share of
-// the mkdata mix at 0.869 where all of its pages give 0.899 (other seeds 0.879-0.895), and the
-// model's hit ratio with it ~3 points low wherever every page that compresses fits.
+// pages) keeps within the room the cgroup leaves the reader (mount_target.cc kReaderRoom); larger
+// chunks, or the whole sample held at once, can push a small mount's daemon into its cgroup's OOM
+// killer. The sample is large enough that its error on the share is well under the model's own
+// (about half a point); a smaller one biases the share, and with it the hit ratio, low.
 constexpr uint64_t kStorableSamplePages = 4096;
 constexpr uint64_t kStorableChunkPages = 128;
 
@@ -69,12 +68,9 @@ double HitRatioSince(const ReplayOptions& options, const CacheStats& now, const 
 // daemon beyond the daemon's own time for it: the reader's mean for those reads less the daemon's
 // mean per page served. So at the run's own hit ratios the model's sum is the reader's mean, and
 // what is left of its error is the hit ratios it predicts and the thesis's compression charge.
-// The other way to take the trip, a probe of null requests beside the run (8 KiB preads of
-// .ccfs/stats.json, direct_io, 5000 after each run), predicted worse: over 16 runs (raw_tier
-// daemon and kernel, C = 0 and 50, Pareto, 32 MiB over 128 MiB, a busy 2-vCPU host) its mean was
-// 14-66 µs (median ~11) where the runs' own trips were 19-169 µs, and the model with it was off by
-// -64%..+14% against -36%..+18% with the trip taken here (daemon mode: -62%..+14% against
-// -5%..+18%). A probe's request is not the run's: a short reply, at another moment of the load.
+// The other way to take the trip, a probe of null requests beside the run, predicts worse: a
+// probe's request is not the run's (a short reply, at another moment of the load), so its mean
+// is not the trip the run's reads paid.
 // raw_tier = daemon: every read reaches the daemon. raw_tier = kernel: the runner asked before
 // each read whether the kernel held its pages (cachestat(2)); those it held are the kernel's hits,
 // whose mean is kernel_hit_us, the rest reached the daemon. Where the kernel would not say, the

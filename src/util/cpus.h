@@ -1,8 +1,8 @@
 // CPU placement of the daemon's threads (the pin_threads key).
 //
 // On a small VM a FUSE request that wakes a thread on another CPU pays an inter-processor
-// interrupt both ways; a request served on the reader's own CPU does not (bench/fuse_rtt under
-// `taskset -c 0`: ~5 µs against ~12-20 µs for the null file system on this 2-vCPU VM). With
+// interrupt both ways; a request served on the reader's own CPU does not, and its round trip is
+// several times shorter (bench/fuse_rtt under `taskset -c 0` against unpinned). With
 // pin_threads the request threads stay on the first CPUs and the compression workers on the last
 // ones, so compression never runs where requests are served; an application pinned to the
 // request CPUs (taskset) then gets same-CPU round trips.

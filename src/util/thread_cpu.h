@@ -7,10 +7,9 @@
 //   CpuSample       one page read in about kCpuSampleEvery timed on the reading thread's own CPU
 //                   clock (CLOCK_THREAD_CPUTIME_ID), the time scaled up by kCpuSampleEvery: an
 //                   estimate of the CPU time of every read, split by the path each read took.
-// Why sample rather than time every read: Linux's vDSO serves CLOCK_MONOTONIC (~30-50 ns) but not
-// the CPU-time clocks, which are a system call (~600 ns a read on the 2-vCPU development VM, where
-// system calls are dear); two of them per page would double the cost of a raw hit in the engine.
-// One read in 64 costs ~20 ns a page on average.
+// Why sample rather than time every read: Linux's vDSO serves CLOCK_MONOTONIC but not the
+// CPU-time clocks, which are a system call (dear on a small VM); two of them per page would double
+// the cost of a raw hit in the engine. Sampled, their cost per page is a small fraction of it.
 //
 // Thread-safety: ThreadCpuNs and CpuSample act on the calling thread only. ThreadCpuGroup's
 // methods may be called from any thread (one mutex, taken with no other lock held).
@@ -87,13 +86,13 @@ inline constexpr uint32_t kCpuSampleEvery = 64;
 //   CpuSample cpu; t0 = now; <work>; wall = now - t0; total += cpu.ScaledNs(wall);
 //
 // Why the wall time: the two clock reads add CPU time of their own to the sample (the system
-// calls' entry and exit on either side of the clock's reading, ~0.4 µs here). A calibration
-// (back-to-back reads, once per process) is taken off, but what the calls add in the middle of
-// real work varies and is more on average: measured with the calibration alone, raw hits in the
-// engine (~1.5 µs) came out at more CPU per read than the whole process spent. One thread cannot
-// spend more CPU on an event than the event's own wall time, so that bounds each sample: close to
-// exact for events that only compute (hits); on events that wait (misses, ~20 µs of CPU here) the
-// part of the excess the calibration misses, a few percent, is left.
+// calls' entry and exit on either side of the clock's reading, a sizeable part of a raw hit). A
+// calibration (back-to-back reads, once per process) is taken off, but what the calls add in the
+// middle of real work varies and is more on average: with the calibration alone, raw hits in the
+// engine would count more CPU per read than the whole process spent. One thread cannot spend more
+// CPU on an event than the event's own wall time, so that bounds each sample: close to exact for
+// events that only compute (hits); on events that wait (misses) the part of the excess the
+// calibration misses is left, small beside the event's CPU.
 class CpuSample {
  public:
   CpuSample() : start_ns_(--countdown_ == 0 ? Start() : kNotSampled) {}
