@@ -2,17 +2,20 @@
 // (compressed_percent) and codec, and with "auto" (compressed_percent = auto, compressor = auto)
 // moves the engine to the best one, slowly.
 //
-// The prediction is `ccfs advise`'s (model/split_prediction.h PredictSplits over
-// model/cache_model.h), fed live:
+// 1. The prediction. It is `ccfs advise`'s (model/split_prediction.h PredictSplits over
+//    model/cache_model.h), fed live with the four inputs of section 2.
+//
+// 2. The inputs.
 //   the workload's reuse   the engine's miss-ratio curve (mrc.h: SHARDS sampling of the reads),
 //                          read as S(k), the hit ratio of an LRU cache of k pages; its miss ratio
 //                          then scaled so that the prediction at the split in force matches the
 //                          hit ratio the engine measured over the window (the engine's GCLOCK with
-//                          probation is not LRU: it hits 1-4 points more on skewed laws, mrc.h);
-//   the data's compressibility  a sample of the raw tier's victims (VictimSample: one in 16, copied
-//                          by the evictor thread, 512 KiB kept), compressed and decompressed here with
-//                          each codec the decision may choose — the pages actually cached, off the
-//                          read path, whatever compressed_percent is (so C = 0 learns ratios too);
+//                          probation is not LRU: it hits a few points more on skewed laws, mrc.h);
+//   the data's compressibility  a sample of the raw tier's victims (VictimSample: one in 16,
+//                          copied by the evictor thread, 512 KiB kept), compressed and decompressed
+//                          here with each codec the decision may choose — the pages actually
+//                          cached, off the read path, whatever compressed_percent is (so C = 0
+//                          learns ratios too);
 //                          averaged over decisions (kProfileWeight), since one sample is 64 pages,
 //                          restarted when two samples running say the data read has moved
 //                          (kProfileShift: the hot set went from text to media, say);
@@ -28,21 +31,23 @@
 //                          per buffer less the prediction's other terms, over its compression
 //                          term, clamped to [0, 1] and smoothed over decisions. Until a window at
 //                          C > 0 has said, a prior of kPriorCompressCharge.
-// µs per buffer here is the engine's (CacheStats::us_per_buffer): the FUSE trip is the same at
-// every split in raw_tier = daemon, so it does not move the choice. Under raw_tier = kernel the
-// tuner predicts nothing (and auto is refused, options.cc): the daemon sees only the kernel's
-// misses and cannot predict the kernel's hits at another share.
 //
-// Decisions (every auto_interval seconds, once the window holds kMinWindowReads reads): the best
-// prediction among the splits auto may choose must beat the split in force by kMinGain, and lie
-// the same way from it (with the same codec) in two decisions running (hysteresis); then
-// compressed_percent moves towards the latest by at most auto_max_step points, and the codec
-// switches; each later decision that still agrees moves another step. The window after a change is skipped (the tiers are refilling, so
-// neither its hit ratio nor its costs describe either split).
+// 3. Which µs per buffer. Here it is the engine's (CacheStats::us_per_buffer): the FUSE trip is
+//    the same at every split in raw_tier = daemon, so it does not move the choice. Under
+//    raw_tier = kernel the tuner predicts nothing (and auto is refused, options.cc): the daemon
+//    sees only the kernel's misses and cannot predict the kernel's hits at another split.
 //
-// Cost: the curve's lock a few tens of µs per decision, one copy of 8 KiB per 16 victims on the
-// evictor thread, and per decision 64 pages compressed and decompressed once per codec, on the
-// tuner's thread. Nothing here ever makes a read wait.
+// 4. Decisions (every auto_interval seconds, once the window holds kMinWindowReads reads). The best
+//    prediction among the splits auto may choose must beat the split in force by kMinGain, and
+//    lie the same way from it (with the same codec) in two decisions running (hysteresis); then
+//    compressed_percent moves towards the latest by at most auto_max_step points, and the codec
+//    switches; each later decision that still agrees moves another step. The window after a
+//    change is skipped (the tiers are refilling, so neither its hit ratio nor its costs describe
+//    either split).
+//
+// 5. Cost. The curve's lock held briefly per decision, one copy of a page per 16 victims on the
+//    evictor thread, and per decision 64 pages compressed and decompressed once per codec, on the
+//    tuner's thread. Nothing here ever makes a read wait.
 //
 // Thread-safety: VictimSample::Offer from the evictor thread only, Take from any thread.
 // SplitTuner's thread calls the Engine; Fill and Step may be called from any thread (Step is
