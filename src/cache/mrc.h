@@ -1,8 +1,8 @@
 // MissRatioCurve: while the cache serves, the hit ratio an LRU cache of any other size would have
 // on the same reads, estimated from a small sample of them.
 //
-// Algorithm: SHARDS (Waldspurger et al., "Efficient MRC Construction with SHARDS", FAST'15),
-// fixed-size variant.
+// 1. Algorithm: SHARDS (Waldspurger et al., "Efficient MRC Construction with SHARDS", FAST'15),
+//    fixed-size variant.
 //  - Spatial sampling. Each read names a page by a 64-bit hash. A page is sampled when
 //    t = mix(hash) >> 40, a 24-bit value, is below the threshold T: sampling rate R = T / 2^24.
 //    Whether a page is sampled depends on the page only, so every read of a sampled page is seen,
@@ -23,34 +23,36 @@
 //    pages take much of the reads (the hottest page of the 80/20 law over 16 Ki pages takes a
 //    quarter), so whether they fall in the sample swings the sampled weight, but they hardly ever
 //    miss; the misses, spread over many pages, are what the sample estimates well. Without it the
-//    curve is off by 5-45 points on the 80/20 and zipf laws (bench/mrc_accuracy, max_noadj).
+//    curve is far off on skewed laws (bench/mrc_accuracy's max_noadj shows how far).
 //    hit(k) = 1 - miss(k), clamped to [0, 1]. Distances are binned log-linearly
 //    (LatencyHistogram's layout: exact below 256, 1/128 relative width above), interpolated within
 //    a bin.
 //  - Aging (half_life_reads > 0): every half_life_reads reads the histogram and N are halved
 //    together, so the curve follows a workload that changes.
 //
-// Read path (Record): one multiply and one compare for a page not sampled, plus one relaxed add to
-// a per-thread shard of the read count. A sampled read is pushed into a bounded lock-free ring
-// (Vyukov's MPMC queue: one CAS) and the reader then tries the mutex: if it is free, the reader
-// processes what the ring holds (usually its own sample; at most kMaxDrainPerRecord) and lets it
-// go; if it is held, the sample waits in the ring for the holder or the next drainer. A full ring
-// drops the sample (counted in drops; the reader still tries the mutex, to drain). Nothing on the
-// read path ever waits for a lock.
+// 2. Read path (Record). One multiply and one compare for a page not sampled, plus one relaxed
+//    add to a per-thread shard of the read count. A sampled read is pushed into a bounded
+//    lock-free ring (Vyukov's MPMC queue: one CAS) and the reader then tries the mutex: if it is
+//    free, the reader processes what the ring holds (usually its own sample; at most
+//    kMaxDrainPerRecord) and lets it go; if it is held, the sample waits in the ring for the holder
+//    or the next drainer. A full ring drops the sample (counted in drops; the reader still tries
+//    the mutex, to drain). Nothing on the read path ever waits for a lock.
 //
-// Cost and accuracy (bench/mrc_accuracy measures both; the engine's settings in Config::ForCache,
-// reasons in mrc.cc): an unsampled read costs a multiply and a compare besides the hash, a sampled
-// one mostly one cache miss on the page table; with 8 Ki pages tracked the curve stays within
-// about a point of exact LRU from a quarter to four times the cache's size on skewed and uniform
-// laws. Why not ghost lists (ARC's history of evicted pages, cut into segments to give a curve):
-// exact at its sizes, but it tracks every read (a lock or a sharded list on every read, costing
-// more than a raw hit) and needs a list of four times the cache's pages; a sample is the only way
-// to stay off the read path.
+// 3. Cost and accuracy (bench/mrc_accuracy measures both; the engine's settings in
+//    Config::ForCache, reasons in mrc.cc). An unsampled read costs a multiply and a compare besides
+//    the hash, a sampled one mostly one cache miss on the page table; with 8 Ki pages tracked the
+//    curve stays within about a point of exact LRU from a quarter to four times the cache's size
+//    on skewed and uniform laws.
 //
-// Limits: the curve is that of LRU over the reads recorded; writes and invalidations are not
-// recorded (a page written and then read counts as a hit where the cache misses). What the
-// recorder sees is what the caller records: under raw_tier = kernel the engine sees only the
-// kernel's misses.
+// 4. Why not ghost lists (ARC's history of evicted pages, cut into segments to give a curve).
+//    Exact at its sizes, but it tracks every read (a lock or a sharded list on every read, costing
+//    more than a raw hit) and needs a list of four times the cache's pages; a sample is the only
+//    way to stay off the read path.
+//
+// 5. Limits. The curve is that of LRU over the reads recorded; writes and invalidations are not
+//    recorded (a page written and then read counts as a hit where the cache misses). What the
+//    recorder sees is what the caller records: under raw_tier = kernel the engine sees only the
+//    kernel's misses.
 //
 // Thread-safety: Record may be called from any number of threads at once and never blocks.
 // HitRatios, ResetCounts and counts may be called from any thread at any time; HitRatios and

@@ -1,6 +1,7 @@
 // The thesis's model of a split page cache: hit ratio and microseconds per buffer as functions of
-// the share C of memory given to compressed pages.
+// the split C (compressed_percent / 100: the share of memory given to compressed pages).
 //
+// 1. The thesis's model.
 //   T memory, B page size, N pages in the data set, R compression ratio.
 //   raw capacity      K_raw  = T (1 - C) / B              pages
 //   compressed        K_comp = T C R / B                  pages
@@ -19,19 +20,21 @@
 // The thesis charges one compression per restoration and per miss (a raw victim must be compressed
 // to make room); with C = 0 victims are dropped, so no compression is charged.
 //
-// The transport. The thesis's cache sits in the reader's process; ccfs's sits behind FUSE, and
-// the reader pays a round trip (t_trip) on every read that reaches the daemon, beyond the daemon's
-// own handling that the path costs above measure. Where raw pages live decides which reads do:
+// 2. The transport. The thesis's cache sits in the reader's process; ccfs's sits behind FUSE,
+//    and the reader pays a round trip (t_trip) on every read that reaches the daemon, beyond the
+//    daemon's own handling that the path costs above measure. Where raw pages live decides which
+//    reads do:
 //   raw_tier = daemon   every read:  h_raw (t_trip + t_hit) + h_comp (t_trip + t_decomp + t_comp)
 //                                    + miss (t_trip + t_disk + t_comp), the thesis's sum + t_trip;
 //   raw_tier = kernel   the kernel's page cache is the raw tier (it holds the raw share T(1 - C),
 //                       options.h raw_share(), or as many pages as the kernel was counted to
 //                       hold: raw_pages) and answers its hits itself: h_raw t_kernel_hit, no
 //                       trip; compressed hits and misses reach the daemon and pay t_trip as above.
-// With t_trip = 0 in daemon mode (the engine in the reader's process) the sum is the thesis's.
+//    With t_trip = 0 in daemon mode (the engine in the reader's process) the sum is the thesis's.
 //
-// Three inputs refine the thesis's model for `ccfs advise` (trace/advise.h); at their defaults the
-// model is exactly the thesis's, which is what `ccfs model` and `ccfs replay` evaluate:
+// 3. Refinements. Three inputs refine the thesis's model for `ccfs advise` (trace/advise.h); at
+//    their defaults the model is exactly the thesis's, which is what `ccfs model` and
+//    `ccfs replay` evaluate:
 //   hot_share             S(k) from elsewhere than the law (an exact LRU curve of a trace);
 //   storable_fraction     the share s of pages the compressed tier can hold at all (the others do
 //                         not compress enough and are dropped). The K_comp pages it holds are then
@@ -40,12 +43,13 @@
 //   compressions_per_read the compressions charged per read instead of the thesis's one per
 //                         compressed hit and per miss (at C > 0): ccfs compresses only the raw
 //                         victims its admission filter lets through.
-// Replay, which measures the paths' costs in the run itself, also sets compress_share = 0: ccfs
-// compresses in a pool, off the readers' threads, and what that costs a reader is inside the
-// measured means: charging it again would count it twice.
-// A fourth, the read window (che.h), takes a cold cache's first reads off S(k); replay gives it
-// its warm-up and its run, so that a run too short to read every page before it is measured is
-// predicted as measured rather than as the steady state.
+//    Replay, which measures the paths' costs in the run itself, also sets compress_share = 0:
+//    ccfs compresses in a pool, off the readers' threads, and what that costs a reader is inside
+//    the measured means: charging it again would count it twice.
+//
+// 4. The read window. A fourth input (che.h) takes a cold cache's first reads off S(k); replay
+//    gives it its warm-up and its run, so that a run too short to read every page before it is
+//    measured is predicted as measured rather than as the steady state.
 //
 // Thread-safety: pure functions.
 #ifndef CCFS_MODEL_CACHE_MODEL_H_
