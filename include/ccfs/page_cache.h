@@ -1,19 +1,21 @@
 // PageCache: the tiered page cache (the "engine").
 //
-// Caches pages of backing files in RAM split into two tiers:
-//   raw tier         fixed page frames, (100 - compressed_percent)% of `memory`, CLOCK eviction;
-//   compressed tier  blobs at their real allocated size, compressed_percent% of `memory`, its own
-//                    CLOCK; when full it drops its coldest pages (all cached data is clean).
-// A page lives in exactly one tier. A read is served page by page: a raw hit copies out of the
-// frame; a compressed hit decompresses and moves the page back into a raw frame; a miss reads the
-// page from the BackingFile (O_DIRECT) into a free frame. When free frames fall below the low
-// watermark a background evictor sweeps the raw CLOCK, takes a batch of victims and hands them to
-// the compression pool; with compressed_percent = 0 the same code drops them instead.
-// Compression is never on the read path: a miss waits only when no frame is free at all (a stall,
-// counted with its time); when the compression pool falls that far behind, the evictor drops a
-// few victims uncompressed instead (pressure_drops).
+// 1. The tiers. Caches pages of backing files in RAM split into two tiers:
+//   raw tier         fixed page frames, (100 - compressed_percent)% of `memory` (the raw share),
+//                    CLOCK eviction;
+//   compressed tier  blobs at their real allocated size, compressed_percent% of `memory` (the
+//                    split), its own CLOCK; when full it drops its coldest pages (all cached data
+//                    is clean).
+//    A page lives in exactly one tier. A read is served page by page: a raw hit copies out of the
+//    frame; a compressed hit decompresses and moves the page back into a raw frame; a miss reads
+//    the page from the BackingFile (O_DIRECT) into a free frame. When free frames fall below the
+//    low watermark a background evictor sweeps the raw CLOCK, takes a batch of victims and hands
+//    them to the compression pool; with compressed_percent = 0 the same code drops them instead.
+//    Compression is never on the read path: a miss waits only when no frame is free at all (a
+//    stall, counted with its time); when the compression pool falls that far behind, the evictor
+//    drops a few victims uncompressed instead (pressure_drops).
 //
-// Options that shape the policy (ccfs/options.h; conf/ccfs.toml):
+// 2. Options that shape the policy (ccfs/options.h; conf/ccfs.toml):
 //   admission_filter  once the compressed tier is full, a raw victim is compressed only if it has
 //                     shown reuse (read again after its miss, or evicted before and come back);
 //                     others are dropped uncompressed (admission_drops). Victims from regions whose
@@ -24,28 +26,29 @@
 //                     false = plain GCLOCK over all raw pages.
 //   pin_threads       the compression workers run only on the last CPUs (util/cpus.h), leaving the
 //                     first ones to the threads that call Read. Read once, at Create.
-// A miss starts the page with as many CLOCK uses as the frequency sketch has seen it read lately,
-// so pages read often come back with credit.
+//    A miss starts the page with as many CLOCK uses as the frequency sketch has seen it read
+//    lately, so pages read often come back with credit.
 //
-// Every page read (hit or miss) is also offered to a miss-ratio-curve estimator (cache/mrc.h:
-// SHARDS sampling of reuse distances), which says what hit ratio an LRU cache of other sizes would
-// have had on the same reads; HitRatioCurve() reads it. It costs an unsampled read a hash, a
-// compare and a counter add, a sampled one (at most one page in two) mostly one cache miss, and
-// never makes a read wait; mrc_samples and mrc_drops count what it took and what it let go.
+// 3. The miss-ratio curve. Every page read (hit or miss) is also offered to a miss-ratio-curve
+//    estimator (cache/mrc.h: SHARDS sampling of reuse distances), which says what hit ratio an
+//    LRU cache of other sizes would have had on the same reads; HitRatioCurve() reads it. It
+//    costs an unsampled read a hash, a compare and a counter add, a sampled one (at most one page
+//    in two) mostly one cache miss, and never makes a read wait; mrc_samples and mrc_drops count
+//    what it took and what it let go.
 //
-// Read-ahead (Options::readahead): after a Read, ReadAhead tells the engine what one reader of an
-// open file read (its Stream). While that reader's reads follow each other, the engine reads the
-// next pages from the store on its own threads (a window that starts at four reads and doubles
-// each time the reader is half way through it, up to `readahead` bytes; a read elsewhere ends the
-// stream), so the reader finds them cached or loading instead of waiting for each miss in turn.
-// Pages read ahead are not reads (not in `reads`, the curve or the frequency sketch until a reader
-// asks for them); they are counted as readahead_pages, then as readahead_hits when a reader asks
-// or readahead_wasted when evicted first, and they enter as read-once pages (probation, no uses),
-// so a stream never pushes out pages read often.
+// 4. Read-ahead (Options::readahead). After a Read, ReadAhead tells the engine what one reader of
+//    an open file read (its Stream). While that reader's reads follow each other, the engine reads
+//    the next pages from the store on its own threads (a window that starts at four reads and
+//    doubles each time the reader is half way through it, up to `readahead` bytes; a read
+//    elsewhere ends the stream), so the reader finds them cached or loading instead of waiting for
+//    each miss in turn. Pages read ahead are not reads (not in `reads`, the curve or the frequency
+//    sketch until a reader asks for them); they are counted as readahead_pages, then as
+//    readahead_hits when a reader asks or readahead_wasted when evicted first, and they enter as
+//    read-once pages (probation, no uses), so a stream never pushes out pages read often.
 //
-// Files are named by a caller-chosen 64-bit id (the daemon uses the backing inode number) plus
-// the BackingFile to read misses from. The id must change, or InvalidateFile() must be called,
-// whenever the file's content changes other than through Write().
+// 5. Files. They are named by a caller-chosen 64-bit id (the daemon uses the backing inode number)
+//    plus the BackingFile to read misses from. The id must change, or InvalidateFile() must be
+//    called, whenever the file's content changes other than through Write().
 //
 // Thread-safety: every method may be called from any number of threads at once. Threads that call
 // Read/Write are registered with RCU on first use and unregistered when they exit.
