@@ -29,8 +29,8 @@
 //    A miss starts the page with as many CLOCK uses as the frequency sketch has seen it read
 //    lately, so pages read often come back with credit.
 //
-// 3. The miss-ratio curve. Every page read (hit or miss) is also offered to a miss-ratio-curve
-//    estimator (cache/mrc.h: SHARDS sampling of reuse distances), which says what hit ratio an
+// 3. The miss-ratio curve. Every page read (hit or miss) is also offered to the miss-ratio curve
+//    (cache/mrc.h: SHARDS sampling of reuse distances), which says what hit ratio an
 //    LRU cache of other sizes would have had on the same reads; HitRatioCurve() reads it. It
 //    costs an unsampled read a hash, a compare and a counter add, a sampled one (at most one page
 //    in two) mostly one cache miss, and never makes a read wait; mrc_samples and mrc_drops count
@@ -157,7 +157,7 @@ class PageCache {
   // page_size; four points per doubling), over the page reads served so far, older reads weighing
   // less (their weight halves every 64 x memory / page_size reads). Estimated from a sample of the
   // reads: an estimate of LRU, not of this cache's own policy, and under raw_tier = kernel of the
-  // kernel's misses only. Takes the estimator's lock, never a reader's path; a few tens of µs.
+  // kernel's misses only. Takes the curve's lock for a moment, never a reader's path.
   std::vector<CurvePoint> HitRatioCurve() const;
 
   // Waits until no eviction or compression is in flight (for tests and benchmarks).

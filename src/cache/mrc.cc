@@ -253,10 +253,10 @@ class MissRatioCurve::Stack {
 };
 
 // The engine's settings, from bench/mrc_accuracy (the replay's 80/20, uniform and zipf:0.9 traces,
-// C = 4 Ki pages) and from reads of a fully cached engine:
+// K = 4 Ki pages, the cache's size) and from reads of a fully cached engine:
 //  - max_keys. The error is sampling noise, about 1/sqrt(pages tracked) of the miss ratio (which
-//    pages fall in the sample). Over 16 Ki pages, 8 Ki keys (rate 1/2) kept every size from C/4 to
-//    4C within 0.9 points of exact LRU and C/64 within 4.5; 4 Ki keys within 2.5 and 4.6; 2 Ki
+//    pages fall in the sample). Over 16 Ki pages, 8 Ki keys (rate 1/2) kept every size from K/4 to
+//    4K within 0.9 points of exact LRU and K/64 within 4.5; 4 Ki keys within 2.5 and 4.6; 2 Ki
 //    keys within 2.3 and 11. Over 128 Ki pages, 8 Ki keys (rate 1/16): within 0.9 and 2. Memory:
 //    ~500 KiB (page table 256, heap 128, ring 64, histogram 58; the bitmap ~5).
 //  - the rate cap. A sampled read costs the engine's read path a cache miss on the page table
@@ -264,7 +264,7 @@ class MissRatioCurve::Stack {
 //    a small data set the bound on keys alone would sample every read; at one in two a raw hit's
 //    extra cost stays a small fraction of the µs per buffer. The cap binds only below 16 Ki
 //    distinct pages.
-//  - the half-life: a point at 4C needs reuses of up to 4C pages seen many times over.
+//  - the half-life: a point at 4K needs reuses of up to 4K pages seen many times over.
 MissRatioCurve::Config MissRatioCurve::Config::ForCache(uint64_t cache_pages) {
   Config c;
   c.max_keys = 8192;

@@ -24,7 +24,7 @@
 // the same order, so a reader that reaches a page being read ahead waits for that load like any
 // other, and a write or invalidation during it leaves the page unpublished (kStaleBit). Its pages
 // carry kAheadBit until a reader asks for them, start with no uses and go on probation.
-// Every page read, whatever its path, is also recorded by the hit-ratio curve estimator (mrc.h),
+// Every page read, whatever its path, is also recorded by the miss-ratio curve (mrc.h),
 // after the latency is taken.
 // Eviction (evictor.h): a single evictor thread watches free frames; below the low watermark it
 // sweeps a batch of victims and hands them to the compression pool in a few chunks; with no

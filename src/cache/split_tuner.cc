@@ -282,7 +282,7 @@ void SplitTuner::Loop() {
 
 void SplitTuner::Step() {
   const Options o = engine_->options();
-  // raw_tier = kernel: the engine sees only the kernel's misses, so a prediction at another share
+  // raw_tier = kernel: the engine sees only the kernel's misses, so a prediction at another split
   // would leave out the kernel's hits; none is made (and auto is refused there, options.cc).
   if (o.kernel_raw_tier()) return;
   const CacheStats now = engine_->Stats();
