@@ -1,5 +1,5 @@
-// Why the default is N fixed threads on one fd (bench/fuse_rtt.cc, 2-vCPU VM, 8 KiB direct_io
-// reads of a null file system; see the table at the end of this comment):
+// Why the default is N fixed threads on one fd (bench/fuse_rtt.cc: direct_io reads of a null file
+// system, whose figures docs/MEASUREMENTS.md keeps):
 //   - fuse_session_loop (one thread) is the floor at queue depth 1, but cannot use a second CPU.
 //   - fuse_session_loop_mt (libfuse 3.14) starts and stops worker threads as load comes and goes
 //     and hands each request across CPUs; with default settings it costs orders of magnitude over
