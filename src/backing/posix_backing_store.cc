@@ -252,14 +252,14 @@ class PosixBackingFile final : public BackingFile {
   const bool fd_is_direct_ = false;
 };
 
-// Opens a read-only O_DIRECT descriptor for `path`, or returns -1 if the file system refuses
-// O_DIRECT (or the file cannot be reopened for reading at all: reads then fail on the main fd
-// with its own, accurate errno).
-// `extra` may hold O_NOATIME (the caller's descriptor has it: reads for it leave atime alone).
-int OpenDirect(const std::string& path, int extra = 0) {
+// Opens `path` again for reading, with `extra` (O_DIRECT; O_NOATIME when the caller's descriptor
+// has it: reads for it leave atime alone), or returns -1 with errno set: for O_DIRECT, when the
+// file system refuses it (or the file cannot be reopened for reading at all: reads then fail on
+// the main fd with its own, accurate errno).
+int OpenForReading(const std::string& path, int extra) {
   int fd;
   do {
-    fd = open(path.c_str(), O_RDONLY | O_DIRECT | O_CLOEXEC | extra);
+    fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | extra);
   } while (fd < 0 && errno == EINTR);
   return fd;
 }
@@ -277,7 +277,9 @@ class PosixBackingStore final : public BackingStore {
     } while (fd < 0 && errno == EINTR);
     if (fd < 0) return Status::FromErrno(errno, full + ": open");
     std::function<int()> open_direct;
-    if ((flags & O_ACCMODE) != O_WRONLY) open_direct = [full] { return OpenDirect(full); };
+    if ((flags & O_ACCMODE) != O_WRONLY) {
+      open_direct = [full] { return OpenForReading(full, O_DIRECT); };
+    }
     file->reset(new PosixBackingFile(fd, std::move(open_direct), full));
     return Status::Ok();
   }
@@ -319,11 +321,7 @@ Status NewPosixBackingFile(int fd, std::unique_ptr<BackingFile>* file,
   // The /proc path names `fd`, which the file keeps open until it goes.
   if ((flags & O_DIRECT) && (flags & O_ACCMODE) == O_RDONLY) {
     auto open_buffered = [proc, noatime = flags & O_NOATIME] {
-      int b;
-      do {
-        b = open(proc.c_str(), O_RDONLY | O_CLOEXEC | noatime);
-      } while (b < 0 && errno == EINTR);
-      return b;
+      return OpenForReading(proc, noatime);
     };
     file->reset(new PosixBackingFile(PosixBackingFile::DirectDescriptor{}, fd,
                                      std::move(open_buffered), name, options));
@@ -331,7 +329,9 @@ Status NewPosixBackingFile(int fd, std::unique_ptr<BackingFile>* file,
   }
   std::function<int()> open_direct;
   if ((flags & O_ACCMODE) != O_WRONLY) {
-    open_direct = [proc, noatime = flags & O_NOATIME] { return OpenDirect(proc, noatime); };
+    open_direct = [proc, noatime = flags & O_NOATIME] {
+      return OpenForReading(proc, O_DIRECT | noatime);
+    };
   }
   file->reset(new PosixBackingFile(fd, std::move(open_direct), name, options));
   return Status::Ok();
