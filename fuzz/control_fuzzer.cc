@@ -1,4 +1,4 @@
-// libFuzzer target: the .ccfs/control line parser (Filesystem::ApplyControlText), over a real
+// libFuzzer target: the .ccfs/control line parser (ControlDir::ApplyControlText), over a real
 // PageCache so accepted settings are really applied (Reconfigure).
 //
 // Properties checked beyond "no crash, no sanitizer report": a refused write changes no setting
@@ -14,6 +14,7 @@
 #include "ccfs/config.h"
 #include "ccfs/options.h"
 #include "ccfs/page_cache.h"
+#include "fuse/control_dir.h"
 #include "fuse/filesystem.h"
 #include "config/live_options.h"
 
@@ -50,7 +51,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   World* w = GetWorld();
   const ccfs::Options before = w->cache->options();
   std::string text(reinterpret_cast<const char*>(data), size);
-  ccfs::Status s = w->fs->ApplyControlText(text);
+  ccfs::Status s = w->fs->control().ApplyControlText(text);
   const ccfs::Options after = w->cache->options();
   if (!s.ok()) {
     Check(after == before);

@@ -119,16 +119,24 @@ class ControlDir {
   void Readdir(fuse_req_t req, size_t size, off_t off, ino_t parent_ino, bool plus = false);
 
   // ---- settings and stats -----------------------------------------------------------------------
-  // Filesystem's methods of the same names forward here; their contracts are in filesystem.h. A
-  // refusal by ApplyControlText is logged, and its message is what a read of control returns.
+  // The daemon reaches these through Filesystem::control().
 
+  // Applies "key=value" lines (blank lines and lines starting with '#' are skipped) as a write to
+  // control does: every line is checked before any is applied; an unknown key, a bad value or a
+  // key that needs a remount is InvalidArgument naming the key, and changes nothing. A refusal is
+  // logged, and its message is what a read of control returns.
   Status ApplyControlText(const std::string& text);
+  // Applies the live keys of `wanted` (SIGHUP). Keys that differ but need a remount are listed in
+  // *needs_remount and left alone. Logs each change.
   Status ApplyLiveOptions(const Options& wanted, const std::string& source,
                           std::vector<std::string>* needs_remount);
+  // The stats.json document: the engine's counters plus a "daemon" object (pid, dataset,
+  // mountpoint, uptime_s).
   std::string RenderStats() const;
+  // One line for the log (SIGUSR1).
   std::string StatsLine() const;
-  // The engine's counters, with the kernel level's (kernel_held_bytes, ...) in kernel mode and
-  // the request threads' CPU time.
+  // The counters stats.json renders: the engine's, with the kernel level's (kernel_held_bytes,
+  // ...) in kernel mode and the request threads' CPU time.
   CacheStats Stats() const;
 
  private:

@@ -38,6 +38,7 @@
 #include "ccfs/page_cache.h"
 #include "config/listen_address.h"
 #include "config/memory_bound.h"
+#include "fuse/control_dir.h"
 #include "fuse/descriptor_limit.h"
 #include "fuse/filesystem.h"
 #include "fuse/log.h"
@@ -326,8 +327,9 @@ class Daemon {
   // Runs on the metrics server's threads: fs_ and the strings it reads outlive the server
   // (Shutdown stops it first).
   std::string RenderMetrics() const {
-    return RenderPrometheus(fs_->Stats(), DaemonIdentity::Now(dataset_, mountpoint_, started_),
-                            CCFS_VERSION, fs_->Requests());
+    return RenderPrometheus(fs_->control().Stats(),
+                            DaemonIdentity::Now(dataset_, mountpoint_, started_), CCFS_VERSION,
+                            fs_->Requests());
   }
 
   // Tells the waiting parent the mount is ready and cuts the daemon loose from the terminal.
@@ -376,7 +378,7 @@ class Daemon {
           Reload();
           break;
         case SIGUSR1:
-          LogInfo(fs_->StatsLine());
+          LogInfo(fs_->control().StatsLine());
           break;
       }
     }
@@ -396,7 +398,7 @@ class Daemon {
     }
     std::vector<std::string> needs_remount;
     std::string source = "SIGHUP " + (args_.config_file.empty() ? "-o" : args_.config_file);
-    fs_->ApplyLiveOptions(wanted, source, &needs_remount);
+    fs_->control().ApplyLiveOptions(wanted, source, &needs_remount);
   }
 
   void Shutdown() {

@@ -228,17 +228,7 @@ const fuse_lowlevel_ops& Filesystem::Ops() { return kOpTable; }
 void* Filesystem::userdata() { return context_.get(); }
 ThreadCpuGroup* Filesystem::request_cpu() { return &context_->request_cpu; }
 
-Status Filesystem::ApplyControlText(const std::string& text) {
-  return context_->control.ApplyControlText(text);
-}
-
-Status Filesystem::ApplyLiveOptions(const Options& wanted, const std::string& source,
-                                    std::vector<std::string>* needs_remount) {
-  return context_->control.ApplyLiveOptions(wanted, source, needs_remount);
-}
-
-std::string Filesystem::RenderStats() const { return context_->control.RenderStats(); }
-CacheStats Filesystem::Stats() const { return context_->control.Stats(); }
+ControlDir& Filesystem::control() { return context_->control; }
 std::vector<RequestStats::Kind> Filesystem::Requests() const {
   return context_->requests.Snapshot();
 }
@@ -256,6 +246,5 @@ void Filesystem::StopMissPool() {
                       "threads at once (misses_in_flight = {})",
                       context_->misses->peak(), context_->config.misses_in_flight));
 }
-std::string Filesystem::StatsLine() const { return context_->control.StatsLine(); }
 
 }  // namespace ccfs

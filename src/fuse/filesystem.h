@@ -47,7 +47,6 @@
 #include <vector>
 
 #include "ccfs/mount_protocol.h"
-#include "ccfs/options.h"
 #include "ccfs/page_cache.h"
 #include "ccfs/status.h"
 #include "stats/request_stats.h"
@@ -58,6 +57,7 @@ struct fuse_session;
 
 namespace ccfs {
 
+class ControlDir;
 struct FsContext;
 
 class Filesystem {
@@ -91,23 +91,10 @@ class Filesystem {
   // UringTransportConfig::cpu): their CPU time is stats.json's cpu_request_threads_ns.
   ThreadCpuGroup* request_cpu();
 
-  // Applies "key=value" lines (blank lines and lines starting with '#' are skipped) as
-  // .ccfs/control does: every line is checked before any is applied; an unknown key, a bad value
-  // or a key that needs a remount is InvalidArgument naming the key, and changes nothing.
-  Status ApplyControlText(const std::string& text);
-
-  // Applies the live keys of `wanted` (SIGHUP). Keys that differ but need a remount are listed in
-  // *needs_remount and left alone. Logs each change.
-  Status ApplyLiveOptions(const Options& wanted, const std::string& source,
-                          std::vector<std::string>* needs_remount);
-
-  // The stats.json document: the engine's counters plus a "daemon" object (pid, dataset,
-  // mountpoint, uptime_s).
-  std::string RenderStats() const;
-  // One line for the log (SIGUSR1).
-  std::string StatsLine() const;
-  // The counters stats.json renders (the engine's, and the kernel level's in kernel mode).
-  CacheStats Stats() const;
+  // The .ccfs directory, which also holds the daemon's other doors to the same settings and
+  // counters: ApplyControlText, SIGHUP's ApplyLiveOptions, SIGUSR1's StatsLine, the metrics
+  // endpoint's Stats (their contracts are in control_dir.h).
+  ControlDir& control();
   // The requests answered, by op of the op table, and their times (the metrics endpoint's
   // ccfs_fuse_* families).
   std::vector<RequestStats::Kind> Requests() const;

@@ -1,6 +1,6 @@
 // The key table's "live" flags against what a running daemon really does: for every key, a change
 // made through the engine (PageCache::Reconfigure), through .ccfs/control
-// (Filesystem::ApplyControlText) and through SIGHUP (Filesystem::ApplyLiveOptions) takes effect
+// (ControlDir::ApplyControlText) and through SIGHUP (ControlDir::ApplyLiveOptions) takes effect
 // exactly when the table calls the key live, and is refused or left for a remount otherwise.
 #include <functional>
 #include <memory>
@@ -15,6 +15,7 @@
 #include "config/config_test_util.h"
 #include "config/keys.h"
 #include "config/live_options.h"
+#include "fuse/control_dir.h"
 #include "fuse/filesystem.h"
 
 namespace ccfs {
@@ -98,7 +99,7 @@ TEST_F(LiveKeysTest, EngineAppliesExactlyTheLiveKeys) {
 
 TEST_F(LiveKeysTest, ControlFileAppliesExactlyTheLiveKeys) {
   ExpectAppliedExactlyWhenLive([&](const Options& wanted, const std::string& key) {
-    return fs_->ApplyControlText(DescribeKey(wanted, key) + "\n");
+    return fs_->control().ApplyControlText(DescribeKey(wanted, key) + "\n");
   }, " cannot change while mounted: needs a remount");
 }
 
@@ -132,7 +133,7 @@ TEST_F(LiveKeysTest, LiveChangesReachTheEnginesStats) {
 TEST_F(LiveKeysTest, SighupAppliesTheLiveKeysAndListsTheRest) {
   const Options before = cache_->options();
   std::vector<std::string> needs_remount;
-  ASSERT_TRUE(fs_->ApplyLiveOptions(AllNonDefault(), "SIGHUP", &needs_remount).ok());
+  ASSERT_TRUE(fs_->control().ApplyLiveOptions(AllNonDefault(), "SIGHUP", &needs_remount).ok());
   std::vector<std::string> live, remount;
   for (const config::KeySpec& key : ChangedByAllNonDefault()) {
     (key.live ? live : remount).emplace_back(key.name);
