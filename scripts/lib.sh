@@ -14,6 +14,8 @@
 #   bench_workspace NAME         $work, $mnt, $cg, $up_store, and their removal at exit
 #   store_up / stores_down       stores up under state directories of their own, and down again
 #   ccfs_memory_for BYTES        ccfs's `memory` in a cgroup of BYTES shared with its readers
+#   equal_ram_checks MEMORY      root, the cgroup v1 memory controller and a built ccfs, or dies;
+#                                sets $ccfs, $memory_bytes and $ccfs_memory for MEMORY
 
 log() {
   if [ -n "${log_file:-}" ]; then
@@ -99,3 +101,16 @@ bench_cleanup() {
 # ccfs's memory in a cgroup of BYTES beside its readers: 85% of it less 32 MiB, the room of the
 # daemon's own memory (walk_bench.sh says what grows there).
 ccfs_memory_for() { echo "$(( ($1 >> 20) * 85 / 100 - 32 ))MiB"; }
+
+# equal_ram_checks MEMORY: what a benchmark at equal RAM needs before it starts (root, the cgroup
+# v1 memory controller, a built ccfs), or dies naming what is missing; then ccfs (the binary),
+# memory_bytes (MEMORY in bytes) and ccfs_memory (ccfs's `memory` in a cgroup of MEMORY).
+equal_ram_checks() {
+  [ "$(id -u)" -eq 0 ] || die "needs root (stores, memory cgroups, drop_caches)"
+  [ -f /sys/fs/cgroup/memory/memory.limit_in_bytes ] ||
+    die "needs the cgroup v1 memory controller at /sys/fs/cgroup/memory"
+  ccfs=$root/build/ccfs
+  [ -x "$ccfs" ] || die "build ccfs first (cmake --build build)"
+  memory_bytes=$(to_bytes "$1")
+  ccfs_memory=$(ccfs_memory_for "$memory_bytes")
+}

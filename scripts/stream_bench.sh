@@ -71,15 +71,9 @@ while [ $# -gt 0 ]; do
     *) echo "stream_bench: unknown argument '$1'" >&2; exit 2 ;;
   esac
 done
-[ "$(id -u)" -eq 0 ] || die "needs root (stores, memory cgroups, drop_caches)"
-[ -f /sys/fs/cgroup/memory/memory.limit_in_bytes ] ||
-  die "needs the cgroup v1 memory controller at /sys/fs/cgroup/memory"
-ccfs=$root/build/ccfs
-[ -x "$ccfs" ] || die "build ccfs first (cmake --build build)"
+equal_ram_checks "$memory"
 command -v fio >/dev/null || die "fio not found (Debian fio)"
-memory_bytes=$(to_bytes "$memory")
 size_bytes=$(to_bytes "$file_size")
-ccfs_memory=$(ccfs_memory_for "$memory_bytes")
 
 bench_workspace stream-bench
 mkdir -p "$out"

@@ -46,18 +46,12 @@ while [ $# -gt 0 ]; do
   esac
 done
 
-[ "$(id -u)" -eq 0 ] || die "needs root (stores, memory cgroups, drop_caches)"
-[ -f /sys/fs/cgroup/memory/memory.limit_in_bytes ] ||
-  die "needs the cgroup v1 memory controller at /sys/fs/cgroup/memory"
-ccfs=$root/build/ccfs
-[ -x "$ccfs" ] || die "build ccfs first (cmake --build build)"
-memory_bytes=$(to_bytes "$memory")
 # Everything ccfs uses shares the cgroup of SIZE with its tiers: the daemon's own ~20 MiB, the index
 # entries of its pages, the inode table and the kernel's objects of the files a walk names (FUSE
 # and backing inodes and dentries), which grow with the tree. ccfs gets memory = 85% of SIZE less
 # 32 MiB (at SIZE - 64 MiB over 50,000 files its daemon held 774 MiB at memory = 704 MiB, and the
 # cgroup's OOM killer ended it).
-ccfs_memory=$(ccfs_memory_for "$memory_bytes")
+equal_ram_checks "$memory"
 
 bench_workspace walk-bench
 mkdir -p "$out"
