@@ -13,17 +13,15 @@
 #include <gtest/gtest.h>
 
 #include "ccfs/options.h"
+#include "cli/help_text.h"
 #include "config/keys.h"
 #include "testing/command.h"
 
-namespace ccfs {
+namespace ccfs::testing {
 namespace {
 
 using ::testing::HasSubstr;
 using ::testing::Not;
-using testing::CommandResult;
-using testing::RunCcfs;
-using testing::RunCommand;
 
 const std::string kConf = std::string(CCFS_SOURCE_DIR) + "/conf/ccfs.toml";
 
@@ -50,7 +48,7 @@ class Page {
     args.insert(args.end(), manpage_args.begin(), manpage_args.end());
     args.insert(args.end(), {"--out", path_});
     generated_ = RunCcfs(args);
-    roff_ = testing::ReadWholeFile(path_);
+    roff_ = ReadWholeFile(path_);
   }
   ~Page() { unlink(path_.c_str()); }
 
@@ -89,26 +87,10 @@ void GeneratedLintedAndRendered(const Page& page, std::string* text) {
   *text = Squeeze(shown.out);
 }
 
-// The subcommands `ccfs --help` lists under "Subcommands:".
-std::vector<std::string> ListedSubcommands() {
-  CommandResult help = RunCcfs({"--help"});
-  std::vector<std::string> names;
-  std::stringstream in(help.out);
-  bool in_list = false;
-  for (std::string line; std::getline(in, line);) {
-    if (line.rfind("Subcommands:", 0) == 0) {
-      in_list = true;
-    } else if (in_list && line.rfind("  ", 0) == 0 && line.size() > 2 && line[2] != ' ') {
-      names.push_back(line.substr(2, line.find(' ', 2) - 2));
-    }
-  }
-  return names;
-}
-
 // conf/ccfs.toml's comment paragraph above each key, its lines joined.
 std::map<std::string, std::string> ConfParagraphs() {
   std::map<std::string, std::string> paragraphs;
-  std::stringstream in(testing::ReadWholeFile(kConf));
+  std::stringstream in(ReadWholeFile(kConf));
   std::string paragraph;
   for (std::string line; std::getline(in, line);) {
     if (line.rfind("# ", 0) == 0) {
@@ -210,13 +192,13 @@ TEST(ManpageTest, BuildInstallsThePagesTheBinaryWrites) {
   const std::filesystem::path man_dir = std::filesystem::path(CCFS_BINARY).parent_path() / "man";
   Page command_page({"1"});
   Page config_page({"5", "--conf", kConf});
-  EXPECT_TRUE(testing::ReadWholeFile((man_dir / "ccfs.1").string()) == command_page.roff())
+  EXPECT_TRUE(ReadWholeFile((man_dir / "ccfs.1").string()) == command_page.roff())
       << (man_dir / "ccfs.1") << " differs from `ccfs manpage 1`: build the target ccfs_man";
-  EXPECT_TRUE(testing::ReadWholeFile((man_dir / "ccfs.toml.5").string()) == config_page.roff())
+  EXPECT_TRUE(ReadWholeFile((man_dir / "ccfs.toml.5").string()) == config_page.roff())
       << (man_dir / "ccfs.toml.5") << " differs from `ccfs manpage 5 --conf conf/ccfs.toml`";
   EXPECT_TRUE(std::filesystem::exists(man_dir / "ccfs.1.gz"));
   EXPECT_TRUE(std::filesystem::exists(man_dir / "ccfs.toml.5.gz"));
 }
 
 }  // namespace
-}  // namespace ccfs
+}  // namespace ccfs::testing

@@ -8,16 +8,14 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "cli/help_text.h"
 #include "testing/command.h"
 
-namespace ccfs {
+namespace ccfs::testing {
 namespace {
 
 using ::testing::HasSubstr;
 using ::testing::Not;
-using testing::CommandResult;
-using testing::RunCcfs;
-using testing::Lines;
 
 // Exit 2, nothing on stdout, and on stderr `message` then the hint to `command --help`.
 void ExpectUsageError(const std::vector<std::string>& args, const std::string& message,
@@ -78,15 +76,6 @@ TEST(UsageTest, HelpAndVersionStillExitZero) {
   }
 }
 
-// The line of `ccfs SUB --help` that describes `name`.
-std::string HelpLine(const std::string& sub, const std::string& name) {
-  CommandResult r = RunCcfs({sub, "--help"});
-  for (const std::string& line : Lines(r.out)) {
-    if (line.rfind("  " + name + " ", 0) == 0) return line;
-  }
-  return "no line for " + name + " in:\n" + r.out;
-}
-
 TEST(UsageTest, HelpMarksWhatIsRequired) {
   EXPECT_THAT(HelpLine("stat", "mountpoint"), HasSubstr("REQUIRED"));
   EXPECT_THAT(HelpLine("mount", "dataset"), HasSubstr("REQUIRED"));
@@ -115,4 +104,4 @@ TEST(UsageTest, SizeDefaultsAreShownInBinaryUnits) {
 }
 
 }  // namespace
-}  // namespace ccfs
+}  // namespace ccfs::testing
