@@ -164,8 +164,8 @@ class LatencyHistogram {
   X(demotions, Event, "kernel_demote: pages from the kernel kept in the compressed tier")         \
   X(demote_drops, Event,                                                                           \
     "kernel_demote: pages from the kernel not kept (changed, cached, incompressible, pool busy)") \
-  X(mrc_samples, Event, "page reads sampled into the hit-ratio curve estimate (cache/mrc.h)")      \
-  X(mrc_drops, Event, "sampled page reads the curve estimator dropped: its buffer was full")      \
+  X(mrc_samples, Event, "page reads sampled into the miss-ratio curve (cache/mrc.h)")              \
+  X(mrc_drops, Event, "sampled page reads the miss-ratio curve dropped: its buffer was full")      \
   X(split_changes, Event, "changes of compressed_percent or compressor made by auto")
 
 // The split estimator's prediction for one split and codec (estimate_splits; cache/split_tuner.h).

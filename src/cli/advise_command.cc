@@ -457,7 +457,7 @@ int AdviseCommand(const AdviseArgs& args) {
 
 CommandRegistrar registrar(
     "advise",
-    "predict hit ratio and µs per buffer at every compressed share and codec, offline, in seconds",
+    "predict hit ratio and µs per buffer at every split and codec, offline, in seconds",
     [](CLI::App* app) {
       auto args = std::make_shared<AdviseArgs>();
       app->footer(
