@@ -1,16 +1,24 @@
 // Che's approximation: the hit ratio of an LRU or FIFO cache of K pages under independent
-// references drawn from an access law (Che, Tung & Wang, IEEE JSAC 2002; for FIFO, Martina,
-// Garetto & Leonardi, INFOCOM 2014). A page of access probability p stays in an LRU cache for a
-// "characteristic time" T (in references) after its last reference, the same T for every page:
-//   LRU   h(p) = 1 - exp(-p T)          FIFO   h(p) = p T / (1 + p T)
-// where T solves  sum over pages of h(p) = K  (the cache holds K pages), and the hit ratio is
-// sum over pages of p h(p). Under uniform access both give K / N exactly; under a skewed law they
-// fall below the oracle (the K hottest pages always cached), FIFO further than LRU: this is why a
-// cache evicting in the order pages were sent (the kernel raw tier's ledger) hits less than one
-// keeping recency (the daemon's CLOCK, close to LRU).
+// references drawn from an access law, beside the oracle and the daemon's CLOCK (Replacement).
 //
-// Pages are grouped by rank into buckets whose probabilities come from the law's HotShare, so one
-// evaluation costs O(buckets x bisection steps) for any N.
+// 1. The approximation (Che, Tung & Wang, IEEE JSAC 2002; for FIFO, Martina, Garetto & Leonardi,
+//    INFOCOM 2014). A page of access probability p stays in an LRU cache for a "characteristic
+//    time" T (in references) after its last reference, the same T for every page:
+//      LRU   h(p) = 1 - exp(-p T)          FIFO   h(p) = p T / (1 + p T)
+//    where T solves  sum over pages of h(p) = K  (the cache holds K pages), and the hit ratio is
+//    sum over pages of p h(p).
+//
+// 2. Against the oracle. Under uniform access both give K / N exactly; under a skewed law they
+//    fall below the oracle (the K hottest pages always cached, the thesis's model), FIFO further
+//    than LRU: this is why a cache evicting in the order pages were sent (the kernel raw tier's
+//    ledger) hits less than one keeping recency (the daemon's CLOCK, close to LRU). The daemon's
+//    CLOCK itself is not Che's: kGclock is clock_model.h's model.
+//
+// 3. Evaluation. Pages are grouped by rank into buckets whose probabilities come from the law's
+//    HotShare (RankBuckets), so one evaluation costs O(buckets x bisection steps) for any N.
+//
+// 4. The read window. The steady state is a cache that has filled; a run measured from an empty
+//    cache also pays for the first read of each page (ReadWindow; its default is the steady state).
 //
 // Thread-safety: pure functions.
 #ifndef CCFS_MODEL_CHE_H_

@@ -1,48 +1,48 @@
 // The daemon's two tiers under independent references: a characteristic-time model of ccfs's
 // raw CLOCK with the frequency sketch's credit, and of its compressed tier's second-hit promotion.
 //
-// Che's LRU (che.h) reads every level as one recency order. ccfs's raw tier is not one: a page a
-// miss loads starts on the CLOCK with the sketch's count of its recent reads as uses (at most
-// ClockFacts::use_max), a page promoted from the compressed tier with ClockFacts::promoted_uses, a
-// hit adds a use and each pass of the hand takes one, the hand evicting at zero (the engine's
-// cache/page_entry.h). A raw victim that compresses goes to the compressed tier, whose own hand gives a
-// referenced page one more turn and whose second hit on a page promotes it; one that does not is
-// dropped. Once the compressed tier holds every storable page, the misses are the pages it cannot
-// hold, each loaded with the credit of a page read often; promoted pages start with one use. So
-// the raw tier keeps far more of the incompressible pages than their share of the data set, and
-// the hit ratio is higher than a single recency order (Che's LRU) gives; this model follows the
-// two hands, so it predicts that higher ratio.
+// 1. Why not Che's LRU. Che's LRU (che.h) reads every level as one recency order. ccfs's raw tier
+//    is not one: a page a miss loads starts on the CLOCK with the sketch's count of its recent
+//    reads as uses (at most ClockFacts::use_max), a page promoted from the compressed tier with
+//    ClockFacts::promoted_uses, a hit adds a use and each pass of the hand takes one, the hand
+//    evicting at zero (the engine's cache/page_entry.h). A raw victim that compresses goes to the
+//    compressed tier, whose own hand gives a referenced page one more turn and whose second hit on
+//    a page promotes it; one that does not is dropped. Once the compressed tier holds every
+//    storable page, the misses are the pages it cannot hold, each loaded with the credit of a page
+//    read often; promoted pages start with one use. So the raw tier keeps far more of the
+//    incompressible pages than their share of the data set, and the hit ratio is higher than a
+//    single recency order gives; this model follows the two hands, so it predicts that higher
+//    ratio.
 //
-// The model. Each page of access probability p (per read) goes round a cycle: in the raw tier
-// for a residence R(u) that depends on the uses u it entered with, then (storable) in the
-// compressed tier until promoted or evicted, then (dropped, or evicted from both) out until its
-// next read, a miss. With one period P (reads) for a turn of the raw hand and one period Q for the
-// compressed hand, as Che takes one characteristic time for every page:
+// 2. A page's cycle. Each page of access probability p (per read) goes round a cycle: in the raw
+//    tier for a residence R(u) that depends on the uses u it entered with, then (storable) in the
+//    compressed tier until promoted or evicted, then (dropped, or evicted from both) out until its
+//    next read, a miss. With one period P (reads) for a turn of the raw hand and one period Q for
+//    the compressed hand, as Che takes one characteristic time for every page:
 //   - R(u): a Markov chain over the uses at each pass (hits Poisson(p P) per period, at most
 //     use_max), solved for the expected reads until the hand finds the page at zero; a page read
 //     faster than the hand turns stays.
 //   - the credit at a load: the sketch's count of the page at a random moment (halved every
 //     aging_reads_per_page x memory pages reads: between aging p and 2 aging p, Poisson with
-//     the mean 1.5 aging p), at most use_max. The count of a page just evicted is lower (a chain of
-//     the count from one load to the next, with its halvings, gave 0.79 at rank 8000 of Pareto
-//     over twice memory against this 1.93; a simulation of the policy 0.68), but that chain gave
-//     the same hit ratios to 0.003 on every daemon-mode configuration of the emulated sweep: the
-//     hand's period absorbs the credit's level, and what counts is how a loaded page's credit
+//     the mean 1.5 aging p), at most use_max. The count of a page just evicted is lower, but the
+//     hand's period absorbs the credit's level: what counts is how a loaded page's credit
 //     compares with a promoted one's.
 //   - the compressed tier: a page enters unreferenced; the hand evicts it at a pass unless read
 //     since the last one; its second read promotes it. Promoted with the chance a, after a mean
 //     time t_c; out 1/p after an eviction.
-//   The share of time a page spends in each place is its share of each kind of read (reads are
-//   independent of the cache); P and Q solve "the pages' time in the raw tier sums to its frames"
-//   and the same for the compressed tier. A tier that never fills (every page it could hold is in
-//   it) has no period: its pages stay, and then a page's first read in a window (che.h ReadWindow)
-//   is still a miss.
-// Not modelled: probation (a page the sketch had not seen lately goes first; modelled as leaving at
-// once, it put Pareto at C = 0 1.4-2.4 points above the engine, which the model without it comes
-// within 0.8 of) and the admission filter's ghosts (every storable victim is taken to be
-// compressed).
 //
-// The engine's own figures (its use counts, the sketch's aging) are handed in (engine_facts.h).
+// 3. The periods. The share of time a page spends in each place is its share of each kind of read
+//    (reads are independent of the cache); P and Q solve "the pages' time in the raw tier sums to
+//    its frames" and the same for the compressed tier. A tier that never fills (every page it
+//    could hold is in it) has no period: its pages stay, and then a page's first read in a window
+//    (che.h ReadWindow) is still a miss.
+//
+// 4. Not modelled. Probation (a page the sketch had not seen lately goes first): modelled as
+//    leaving at once, it takes the model further from the engine than leaving it out does. The
+//    admission filter's ghosts: every storable victim is taken to be compressed.
+//
+// 5. The engine's figures. Its use counts and the sketch's aging are handed in (engine_facts.h),
+//    never read from cache/, so the model stays a pure function of its inputs.
 //
 // Thread-safety: pure functions.
 #ifndef CCFS_MODEL_CLOCK_MODEL_H_
