@@ -46,7 +46,14 @@
 //    readahead_hits when a reader asks or readahead_wasted when evicted first, and they enter as
 //    read-once pages (probation, no uses), so a stream never pushes out pages read often.
 //
-// 5. Files. They are named by a caller-chosen 64-bit id (the daemon uses the backing inode number)
+// 5. Warm-up (`ccfs warmup`). Warm loads the pages of a range that are in neither tier, as pages
+//    someone wants: they start with a use on the raw CLOCK (no probation) and carry the mark the
+//    admission filter reads as reuse, so once the raw share is full they move into the compressed
+//    tier rather than out of the cache. Pages of the range cached already get the same mark. They
+//    are not reads (not in `reads`, the curve or the sketch): warm_pages counts them. ResidencyOf
+//    says what the tiers hold of a range of pages.
+//
+// 6. Files. They are named by a caller-chosen 64-bit id (the daemon uses the backing inode number)
 //    plus the BackingFile to read misses from. The id must change, or InvalidateFile() must be
 //    called, whenever the file's content changes other than through Write().
 //
@@ -118,6 +125,20 @@ class PageCache {
   // Writes through: `file` receives the bytes before this returns; cached copies of the pages
   // written are dropped so the next read sees the new bytes.
   Status Write(uint64_t file_id, BackingFile* file, uint64_t offset, const void* src, size_t len);
+
+  // Loads the pages of [offset, offset + len) of `file_id` found in neither tier from `file`, as
+  // wanted pages (section 5), and marks the raw ones found cached. Stops at end of file. *loaded:
+  // the bytes read from the store. Waits for free frames like a miss, never for other loads. An
+  // error is the store's.
+  Status Warm(uint64_t file_id, BackingFile* file, uint64_t offset, uint64_t len,
+              uint64_t* loaded);
+  // What the tiers hold of pages [first_page, first_page + pages) of `file_id` at one moment.
+  struct Residency {
+    uint64_t raw_pages = 0;         // in a raw frame (loading included)
+    uint64_t compressed_pages = 0;  // in the compressed tier
+    uint64_t compressed_bytes = 0;  // their compressed size
+  };
+  Residency ResidencyOf(uint64_t file_id, uint64_t first_page, uint64_t pages) const;
 
   // Drops every cached page of `file_id` at or after byte `from` (0 = the whole file). Loads in
   // flight for those pages are not published.

@@ -114,6 +114,7 @@ class LatencyHistogram {
   X(readahead_wasted, Event, "pages read ahead and evicted before any reader asked for them")     \
   X(readahead_hit_bytes, Event,                                                                    \
     "bytes of readahead_hits copied to readers (also in raw_hit_bytes or miss_bytes)")             \
+  X(warm_pages, Event, "pages loaded by a warm-up (ccfs warmup; not counted in reads)")           \
   X(page_writes, Event, "pages touched by writes through the engine")                              \
   X(invalidations, Event, "cached pages dropped by writes, truncates, changes underneath")         \
   X(evictions, Event, "raw pages taken by the raw CLOCK")                                          \

@@ -89,6 +89,10 @@ void Evictor::Configure(const Options& o) {
   ghost_slots_.store(std::max<uint64_t>(1024, o.compressed_budget() / page_size_ * 2));
 }
 
+bool Evictor::Behind() const {
+  return in_flight_.load(std::memory_order_relaxed) >= 2 * batch_.load(std::memory_order_relaxed);
+}
+
 Evictor::Evict Evictor::Pressure() const {
   const RawTier& raw = *parts_.raw;
   uint32_t in_flight = in_flight_.load(std::memory_order_relaxed);
@@ -222,7 +226,9 @@ void Evictor::Admit(std::vector<PageEntry*>* victims) {
                  in_flight * (page_size_ / 2);
   size_t kept = 0;
   for (PageEntry* e : *victims) {
-    if (demotes_) {  // the kernel holds it: it is demoted when the kernel drops it
+    // The kernel holds it: it is demoted when the kernel drops it. A page warmed up and not read
+    // since was never sent to the kernel: it goes on to the compressed tier.
+    if (demotes_ && !(e->state.load(std::memory_order_relaxed) & kWarmBit)) {
       Count(&Shard::admission_drops);
       DropEvicting(e);
       continue;

@@ -15,7 +15,7 @@
 // outlive it. The victims it takes are owned by it (kEvicting) until a worker publishes or drops
 // them.
 //
-// Thread-safety: Kick, Configure, EnableCompression, low_watermark and Quiesce may be called from
+// Thread-safety: Kick, Configure, EnableCompression, low_watermark, Behind and Quiesce may be called from
 // any thread. Stop is called by the engine's destructor before it waits for the pool (again by
 // ~Evictor, which is then a no-op). The admission state is touched by the evictor thread only;
 // compression workers run CompressChunk.
@@ -89,6 +89,10 @@ class Evictor {
 
   // Free frames below this wake the evictor (at least 1).
   uint32_t low_watermark() const { return low_watermark_.load(std::memory_order_relaxed); }
+  // True while the compression pool holds all the evictor gives it at once (two batches): a miss
+  // that now found no free frame would make the evictor drop victims uncompressed. A warm-up
+  // waits instead, so that what it loads is kept.
+  bool Behind() const;
 
   // Compresses `length` bytes of page `key` with `codec` as the pool does a victim: an all-zero
   // page keeps no blob (*blob = nullptr), a page that does not save min_savings_percent is

@@ -282,7 +282,9 @@ Status PageCache::Impl::ReadCompressed(PageEntry* e, uint64_t s, uint32_t in_pag
 
 Status PageCache::Impl::LoadRun(uint64_t file_id, BackingFile* file, uint64_t offset, size_t len,
                                 char* dst, const CpuSample& cpu, uint64_t start, size_t* copied,
-                                bool* eof, bool* retry, bool ahead) {
+                                bool* eof, bool* retry, Load kind) {
+  const bool reader = kind == Load::kRead;
+  const bool ahead = kind == Load::kAhead;
   *copied = 0;
   *eof = false;
   *retry = false;
@@ -305,7 +307,7 @@ Status PageCache::Impl::LoadRun(uint64_t file_id, BackingFile* file, uint64_t of
     auto* e = new PageEntry;
     e->key = PageKey{file_id, page_no};
     e->frame.store(frame, std::memory_order_relaxed);
-    cache::InitLoading(e, /*demoted=*/false, ahead);
+    cache::InitLoading(e, /*demoted=*/false, ahead, /*wanted=*/kind == Load::kWarm);
     RcuReadLock rcu;
     if (index_.InsertUnique(e) != e) {
       delete e;  // never published
@@ -320,7 +322,7 @@ Status PageCache::Impl::LoadRun(uint64_t file_id, BackingFile* file, uint64_t of
   // The first page may wait for a frame: no page is claimed yet (see the top of this file).
   uint64_t waited_ns = 0;
   uint32_t frame = raw_.Alloc(&waited_ns, [this] { KickEvictor(); });
-  if (waited_ns > 0 && !ahead) {
+  if (waited_ns > 0 && reader) {
     Count(&Shard::stalls);
     Count(&Shard::stall_ns, waited_ns);
   }
@@ -344,7 +346,7 @@ Status PageCache::Impl::LoadRun(uint64_t file_id, BackingFile* file, uint64_t of
   Count(&Shard::backing_reads);
   if (!st.ok()) {
     got = 0;
-    if (!ahead) Count(&Shard::read_errors, run.size());
+    if (reader) Count(&Shard::read_errors, run.size());
   }
 
   // Publish (or abandon) every claimed page, in order, copying the request's part of each.
@@ -358,7 +360,7 @@ Status PageCache::Impl::LoadRun(uint64_t file_id, BackingFile* file, uint64_t of
       const auto length = static_cast<uint32_t>(std::min<uint64_t>(page_size_, got - at));
       if (length < page_size_) std::memset(raw_.data(f) + length, 0, page_size_ - length);
       e->length.store(length, std::memory_order_relaxed);
-      if (!ahead && !*eof) {
+      if (reader && !*eof) {
         // The request's part of this page: from `in_page` (the first page only) for `want`.
         const uint32_t in_page = i == 0 ? static_cast<uint32_t>(offset % page_size_) : 0;
         const auto want = static_cast<uint32_t>(std::min<uint64_t>(len - *copied,
@@ -371,8 +373,12 @@ Status PageCache::Impl::LoadRun(uint64_t file_id, BackingFile* file, uint64_t of
       ++pages_read;
       raw_.owner(f).store(e, std::memory_order_release);
       // A page read often lately (though not cached) starts with credit on the raw CLOCK; a page
-      // read ahead starts with none (it has not been read).
-      const uint64_t uses = ahead ? 0 : frequency_.Estimate(e->key);
+      // read ahead starts with none (it has not been read); a page warmed up with at least one
+      // (someone asked for it on purpose: no probation).
+      const uint64_t uses = ahead ? 0
+                            : kind == Load::kWarm
+                                ? std::max<uint64_t>(1, frequency_.Estimate(e->key))
+                                : frequency_.Estimate(e->key);
       const uint64_t s = cache::FinishLoad(e, uses);
       if (s & cache::kWaiterBit) e->state.notify_all();
       if (!(s & cache::kStaleBit)) {
@@ -401,10 +407,10 @@ Status PageCache::Impl::LoadRun(uint64_t file_id, BackingFile* file, uint64_t of
     *copied = 0;
     return st;
   }
-  if (ahead) {
+  if (!reader) {
     *copied = got;
     *eof = got < run.size() * static_cast<uint64_t>(page_size_);
-    Count(&Shard::readahead_pages, pages_read);
+    Count(ahead ? &Shard::readahead_pages : &Shard::warm_pages, pages_read);
     return st;
   }
   if (pages_read == 0) return st;
@@ -456,7 +462,7 @@ void PageCache::Impl::Prefetch(const cache::ReadaheadQueue::Task& task) {
     size_t loaded = 0;
     bool eof = false, retry = false;
     Status st = LoadRun(task.file_id, task.file.get(), at, end - at, nullptr, CpuSample(), 0,
-                        &loaded, &eof, &retry, /*ahead=*/true);
+                        &loaded, &eof, &retry, Load::kAhead);
     if (!st.ok() || eof) return;  // a reader that gets there meets the error itself
     if (retry) continue;          // a reader claimed the page meanwhile: looked up again
     at += loaded;
@@ -582,6 +588,14 @@ Status PageCache::Reconfigure(const Options& options) { return impl_->Reconfigur
 CacheStats PageCache::Stats() const { return impl_->Stats(); }
 std::vector<PageCache::CurvePoint> PageCache::HitRatioCurve() const {
   return impl_->HitRatioCurve();
+}
+Status PageCache::Warm(uint64_t file_id, BackingFile* file, uint64_t offset, uint64_t len,
+                       uint64_t* loaded) {
+  return impl_->Warm(file_id, file, offset, len, loaded);
+}
+PageCache::Residency PageCache::ResidencyOf(uint64_t file_id, uint64_t first_page,
+                                            uint64_t pages) const {
+  return impl_->ResidencyOf(file_id, first_page, pages);
 }
 void PageCache::Quiesce() { impl_->Quiesce(); }
 Options PageCache::options() const { return impl_->options(); }

@@ -8,6 +8,7 @@
 //   page_cache_demotion.cc  what moves pages between the tiers outside the read path: raw_tier =
 //                           kernel's demotions into the compressed tier and compressed hits handed
 //                           back to the kernel, and a budget change between the tiers
+//   page_cache_warm.cc      warm-up: pages loaded on purpose, and what the tiers hold of a file
 // Ownership and thread-safety are PageCache's (page_cache.h); the locks and their order are at
 // their declarations below.
 #ifndef CCFS_CACHE_PAGE_CACHE_IMPL_H_
@@ -88,13 +89,26 @@ class PageCache::Impl final : public cache::SplitTuner::Engine {
   // another reader meanwhile. Counts each page read as a miss, its latency the run's time
   // (since `start`, the first page's lookup included) shared by its pages, and *copied as
   // miss_bytes; `cpu` is the run's.
-  // `ahead`: a read-ahead thread's run (offset and len page-aligned, dst null): nothing is copied
-  // or counted as read; *copied is the bytes loaded, and the pages are marked read ahead.
+  // Who loads the run: a reader (kRead), or for no reader (offset and len page-aligned, dst
+  // null, nothing copied or counted as read, *copied the bytes loaded) a read-ahead thread
+  // (kAhead: the pages are marked read ahead) or a warm-up (kWarm: the pages are marked wanted).
+  enum class Load { kRead, kAhead, kWarm };
   Status LoadRun(uint64_t file_id, BackingFile* file, uint64_t offset, size_t len, char* dst,
                  const CpuSample& cpu, uint64_t start, size_t* copied, bool* eof, bool* retry,
-                 bool ahead = false);
+                 Load kind = Load::kRead);
   // A read-ahead thread's task: loads the pages of [offset, offset + len) found in neither tier.
   void Prefetch(const cache::ReadaheadQueue::Task& task);
+
+  // ---- page_cache_warm.cc: warm-up --------------------------------------------------------------
+
+ public:
+  Status Warm(uint64_t file_id, BackingFile* file, uint64_t offset, uint64_t len,
+              uint64_t* loaded);
+  PageCache::Residency ResidencyOf(uint64_t file_id, uint64_t first_page, uint64_t pages) const;
+
+ private:
+  // The frames a warm-up may load into now (at least 1), once the evictor has made room.
+  uint64_t FramesToWarm();
   // Counts one page read, served by `path` in `ns`.
   void RecordRead(const cache::PageKey& key, Path path, uint64_t ns);
 

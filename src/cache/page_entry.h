@@ -10,9 +10,9 @@
 // State word layout (64 bits):
 //
 //   63            32 31          16 15 14 13 12 11  9  8   7   6   5   4   3  0
-//   +---------------+--------------+-----+--+--+-----+---+---+---+---+---+----+
-//   |    unused     |  pin count   |unusd| A| D| use | U | H | W | S | R |kind|
-//   +---------------+--------------+-----+--+--+-----+---+---+---+---+---+----+
+//   +---------------+--------------+--+--+--+--+-----+---+---+---+---+---+----+
+//   |    unused     |  pin count   |un| M| A| D| use | U | H | W | S | R |kind|
+//   +---------------+--------------+--+--+--+--+-----+---+---+---+---+---+----+
 //   kind  kLoading / kRaw / kEvicting / kCompressed / kDead
 //   R     the compressed tier's CLOCK reference bit (set by compressed hits, cleared by its hand)
 //   use   the raw tier's CLOCK use count, 0..7 (GCLOCK): a raw hit adds one, each pass of the raw
@@ -21,14 +21,18 @@
 //   H     hit while compressed (cleared on entry to the compressed tier: counts wasted compressions)
 //   S     stale: invalidated while loading or evicting; the owner must not publish it
 //   W     a reader is waiting for a load to finish (the loader calls notify_all only then)
-//   U     the page was read again after the miss that loaded it (a raw hit or a promotion): the
-//         admission filter compresses such victims (admission.h)
+//   U     the page was read again after the miss that loaded it (a raw hit or a promotion), or a
+//         warm-up wants it (loaded by one, or marked by one while raw): the admission filter
+//         compresses such victims (admission.h)
 //   D     the page came from the kernel (kernel_demote: demoted, not loaded by a miss); set at
 //         InitLoading, never changed. Such an entry has no frame: it goes from kLoading (while
 //         it is published) straight to kCompressed.
 //   A     the page was read ahead (no reader asked for it yet): set at InitLoading, cleared by the
 //         first TryPin (which then counts neither a use nor U: that read is the one the read-ahead
 //         stood in for) and on leaving the raw tier (TryPublishCompressed, TryDropEvicting)
+//   M     loaded by a warm-up and not read since: set at InitLoading, cleared by TryPin. Under
+//         kernel_demote a raw victim is dropped (the kernel holds its copy) unless it carries M:
+//         no reader has read it, so the kernel has no copy, and it is compressed instead.
 //   pins  readers copying out of the frame right now
 //
 // Kinds and who owns what:
@@ -64,22 +68,24 @@
 //      Loading     (TryMarkWaiter, TryMarkStale)     ---AbandonLoad, FinishLoad if S---> Dead
 //         | FinishLoad                               ---TryPublishDemoted (D)----------> Compressed
 //         v
-//        Raw       (TryPin, Unpin, TryTakeUse)  <-+  ---TryKillRaw---------------------> Dead
+//        Raw       (TryPin, Unpin, TryTakeUse,  <-+
+//                   MarkWanted)                   |  ---TryKillRaw---------------------> Dead
 //         | TryBeginEviction                      |
 //         v                                       |
-//      Evicting    (TryPin, Unpin, TryMarkStale)  |  ---TryDropEvicting-----------------> Dead
+//      Evicting    (TryPin, Unpin, TryMarkStale,  |
+//                   MarkWanted)                   |  ---TryDropEvicting-----------------> Dead
 //         | TryPublishCompressed                  | TryPromote
 //         v                                       |
 //     Compressed   (MarkCompressedHit, ClearRef) -+  ---TryKillCompressed---------------> Dead
 //
 //   transition            from -> to                            by (where)                  order
 //   --------------------  ------------------------------------  --------------------------  -------
-//   InitLoading           new entry -> Loading (+D if demoted,  missing reader or read-ahead relaxed
-//                         +A if read ahead)                     (LoadRun, each page of its
+//   InitLoading           new entry -> Loading (+D if demoted,  missing reader, read-ahead  relaxed
+//                         +A if read ahead, +U +M if warmed up) or warm-up (LoadRun, each page of its
 //                                                               run), or demoter; before the
 //                                                               index insert that publishes it
 //   TryPin                Raw|Evicting -> same, pins+1, use+1   reader (ReadPage)           acquire
-//                         (max 7), +U; if A: pins+1, -A only
+//                         (max 7), +U, -M; if A: pins+1, -A only
 //   Unpin                 any -> pins-1 (a pin of TryPin or     reader (CopyPinned)         release
 //                         TryPromote)
 //   TryMarkWaiter         Loading -> Loading +W                 reader (ReadPage)           acquire
@@ -106,6 +112,7 @@
 //   TryPromote            Compressed -> Raw, pins 1, use 1,     reader, under the tier's    acq_rel
 //                         +U, -R -H (frame stored first)        mu_
 //                                                               (CompressedTier::Promote)
+//   MarkWanted            Raw|Evicting -> same +U               warm-up (Warm)              relaxed
 //   MarkCompressedHit     any -> +R +H (meant for Compressed;   reader (ReadCompressed)     relaxed
 //                         on another kind the bits are
 //                         ignored: R is read only in the tier,
@@ -159,12 +166,14 @@ inline constexpr uint64_t kStaleBit = 1u << 5;
 inline constexpr uint64_t kWaiterBit = 1u << 6;
 // Set by a hit while compressed; cleared on entry to the compressed tier (counts wasted compressions).
 inline constexpr uint64_t kTierHitBit = 1u << 7;
-// Set by a raw hit or a promotion; never cleared (a reloaded page gets a new entry).
+// Set by a raw hit, a promotion or a warm-up; never cleared (a reloaded page gets a new entry).
 inline constexpr uint64_t kSeenBit = 1u << 8;
 // Set at InitLoading on a page demoted from the kernel's page cache (kernel_demote).
 inline constexpr uint64_t kDemotedBit = 1u << 12;
 // Set at InitLoading on a page read ahead; cleared when a reader first reads it.
 inline constexpr uint64_t kAheadBit = 1u << 13;
+// Set at InitLoading on a page warmed up; cleared when a reader first reads it.
+inline constexpr uint64_t kWarmBit = 1u << 14;
 inline constexpr int kUseShift = 9;
 inline constexpr uint64_t kUseOne = 1ull << kUseShift;
 inline constexpr uint64_t kUseMax = 7;
@@ -217,20 +226,27 @@ struct PageEntry {
 // ---- the transitions (see the table above) ------------------------------------------------------
 
 // A new entry, not yet in the index: the index insert publishes it.
-inline void InitLoading(PageEntry* e, bool demoted = false, bool ahead = false) {
-  e->state.store(kLoading | (demoted ? kDemotedBit : 0) | (ahead ? kAheadBit : 0),
+inline void InitLoading(PageEntry* e, bool demoted = false, bool ahead = false,
+                        bool wanted = false) {
+  e->state.store(kLoading | (demoted ? kDemotedBit : 0) | (ahead ? kAheadBit : 0) |
+                     (wanted ? kSeenBit | kWarmBit : 0),
                  std::memory_order_relaxed);
 }
 
+// A warm-up wants this cached page: the admission filter compresses it when it is evicted, as if
+// it had been read again. REQUIRES: KindOf(state) is kRaw or kEvicting (on kEvicting the
+// filter's decision is taken already, and the bit is harmless).
+inline void MarkWanted(PageEntry* e) { e->state.fetch_or(kSeenBit, std::memory_order_relaxed); }
+
 // Pins a readable page and counts the read on the raw CLOCK; the first read of a page read ahead
-// counts as the read that loaded it (no use, no U). On success *s is the state before (test
+// counts as the read that loaded it (no use, no U). A page warmed up is read from now on (-M). On success *s is the state before (test
 // kAheadBit). REQUIRES: KindOf(*s) is kRaw or kEvicting.
 inline bool TryPin(PageEntry* e, uint64_t* s) {
   uint64_t next;
   if (*s & kAheadBit) {
     next = (*s + kPinOne) & ~kAheadBit;
   } else {
-    next = (*s + kPinOne) | kSeenBit;
+    next = ((*s + kPinOne) | kSeenBit) & ~kWarmBit;
     if (UsesOf(*s) < kUseMax) next += kUseOne;
   }
   return e->state.compare_exchange_weak(*s, next, std::memory_order_acquire);

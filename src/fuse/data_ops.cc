@@ -22,6 +22,7 @@
 #include <memory>
 #include <vector>
 
+#include "ccfs/mount_protocol.h"
 #include "fuse/caller_identity.h"
 #include "fuse/kill_priv.h"
 #include "fuse/log.h"
@@ -106,6 +107,52 @@ int OpenOrCreate(int dirfd, const char* name, int flags, mode_t mode, bool* crea
     }
     // Removed between the two calls: create it after all.
   }
+}
+
+// Runs `work`, which may wait for the store and gives the request its one reply: on this thread
+// while another request thread is free (FsContext::inline_misses), else on the miss pool, so that
+// this one takes the next request meanwhile; here after all when every pool thread is busy.
+// `work` must own what it uses (the handler's arguments are gone once it returns).
+void RunMayWait(FsContext* fs, std::function<void()> work) {
+  if (fs->misses != nullptr) {
+    const bool ring = RequestFromRing();
+    if (!ring && fs->inline_misses.fetch_add(1, std::memory_order_acq_rel) <
+                     fs->config.request_threads - 1) {
+      work();
+      fs->inline_misses.fetch_sub(1, std::memory_order_acq_rel);
+      return;
+    }
+    if (!ring) fs->inline_misses.fetch_sub(1, std::memory_order_acq_rel);
+    ReplyCapture later;
+    if (DeferReply(&later)) {
+      const RequestTime time = HandOffRequestTime();  // counted when the reply is given
+      std::function<void()> rest = [later, time, work] {
+        SetReplyCapture(ReplyRoute(later));
+        work();
+        ReplyDelivered(later);
+        time.Done();
+      };
+      if (fs->misses->TryRun(&rest)) return;
+      KeepRequestTime();
+      KeepReply();
+    }
+  }
+  work();
+}
+
+// The pages of `r`'s range and what the tiers hold of them, into `r`.
+void FillResidency(FsContext* fs, uint64_t file_id, uint64_t size, WarmRange* r) {
+  const uint64_t page = fs->cache->options().page_size;
+  const uint64_t first = r->offset / page;
+  const uint64_t end_byte = r->length == 0 ? size : std::min(size, r->offset + r->length);
+  const uint64_t end = (end_byte + page - 1) / page;
+  r->pages = end > first ? end - first : 0;
+  const PageCache::Residency res = fs->cache->ResidencyOf(file_id, first, r->pages);
+  r->raw_pages = res.raw_pages;
+  r->compressed_pages = res.compressed_pages;
+  r->compressed_bytes = res.compressed_bytes;
+  r->page_size = static_cast<uint32_t>(page);
+  r->kernel_tier = fs->kernel != nullptr ? 1 : 0;
 }
 
 }  // namespace
@@ -365,6 +412,44 @@ void RetrieveReply(fuse_req_t req, void* cookie, fuse_ino_t /*ino*/, off_t offse
     }
   }
   fuse_reply_none(req);
+}
+
+void Ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, void* /*arg*/, fuse_file_info* fi,
+           unsigned flags, const void* in_buf, size_t in_bufsz, size_t out_bufsz) {
+  FsContext* fs = ContextOf(req);
+  Inode* i = fs->inodes.Get(ino);
+  const bool ours = cmd == kWarmIoctl || cmd == kResidencyIoctl || cmd == kEvictIoctl;
+  if (i->kind != NodeKind::kReal || !ours || (flags & FUSE_IOCTL_COMPAT) != 0) {
+    return (void)ReplyErr(req, ENOTTY);
+  }
+  if (in_bufsz != sizeof(WarmRange) || out_bufsz != sizeof(WarmRange)) {
+    return (void)ReplyErr(req, EINVAL);
+  }
+  WarmRange r;
+  std::memcpy(&r, in_buf, sizeof(r));
+  r.loaded = 0;
+  FileHandle* h = FileOf(fi);
+  if (cmd == kEvictIoctl) {
+    const uid_t uid = fuse_req_ctx(req)->uid;
+    if (uid != 0 && uid != geteuid()) return (void)ReplyErr(req, EPERM);
+    fs->cache->InvalidateFile(i->file_id);
+    if (fs->kernel != nullptr) fs->kernel->InvalidateFrom(ino, 0);
+  }
+  // A file changed underneath is dropped before anything is loaded or counted.
+  fs->changes.CheckBeforeRead(i, h->fd);
+  const uint64_t file_id = i->file_id;
+  // Loading waits for the store: a request thread stays free for other readers meanwhile.
+  RunMayWait(fs, [fs, req, h, file_id, cmd, r]() mutable {
+    uint64_t size = 0;
+    Status s = h->backing->Size(&size);
+    if (s.ok() && cmd == kWarmIoctl) {
+      const uint64_t len = r.length == 0 ? (size > r.offset ? size - r.offset : 0) : r.length;
+      s = fs->cache->Warm(file_id, h->backing.get(), r.offset, len, &r.loaded);
+    }
+    if (!s.ok()) return (void)ReplyErr(req, s.ToErrno());
+    FillResidency(fs, file_id, size, &r);
+    fuse_reply_ioctl(req, 0, &r, sizeof(r));
+  });
 }
 
 void Lseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence, fuse_file_info* fi) {

@@ -23,7 +23,7 @@ namespace {
 enum Op {
   kLookup, kForget, kForgetMulti, kGetattr, kSetattr, kReadlink, kMknod, kMkdir, kSymlink, kLink,
   kUnlink, kRmdir, kRename, kStatfs,
-  kOpen, kCreate, kRead, kWrite, kFlush, kFsync, kRelease, kFallocate, kLseek,
+  kOpen, kCreate, kRead, kWrite, kFlush, kFsync, kRelease, kFallocate, kLseek, kIoctl,
   kOpendir, kReaddir, kReaddirplus, kReleasedir, kFsyncdir,
   kSetxattr, kGetxattr, kListxattr, kRemovexattr,
   kOps
@@ -31,7 +31,7 @@ enum Op {
 constexpr const char* kOpNames[kOps] = {
     "lookup", "forget", "forget_multi", "getattr", "setattr", "readlink", "mknod", "mkdir",
     "symlink", "link", "unlink", "rmdir", "rename", "statfs",
-    "open", "create", "read", "write", "flush", "fsync", "release", "fallocate", "lseek",
+    "open", "create", "read", "write", "flush", "fsync", "release", "fallocate", "lseek", "ioctl",
     "opendir", "readdir", "readdirplus", "releasedir", "fsyncdir",
     "setxattr", "getxattr", "listxattr", "removexattr"};
 
@@ -191,6 +191,7 @@ const fuse_lowlevel_ops kOpTable = [] {
   ops.release = Timed<kRelease, ops::Release>::Call;
   ops.fallocate = Timed<kFallocate, ops::Fallocate>::Call;
   ops.lseek = Timed<kLseek, ops::Lseek>::Call;
+  ops.ioctl = Timed<kIoctl, ops::Ioctl>::Call;
   ops.retrieve_reply = ops::RetrieveReply;
   // directories
   ops.opendir = Timed<kOpendir, ops::Opendir>::Call;

@@ -9,7 +9,8 @@
 //
 //   entry_ops.cc  names and attributes: lookup, forget, getattr, setattr, readlink, mknod, mkdir,
 //                 symlink, link, unlink, rmdir, rename, statfs
-//   data_ops.cc   open files: open, create, read, write, flush, fsync, release, fallocate, lseek
+//   data_ops.cc   open files: open, create, read, write, flush, fsync, release, fallocate, lseek,
+//                 ioctl (the warm-up's)
 //   dir_ops.cc    directories: opendir, readdir, releasedir, fsyncdir
 //   xattr_ops.cc  extended attributes: setxattr, getxattr, listxattr, removexattr
 //
@@ -177,6 +178,9 @@ void Release(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi);
 void Fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t offset, off_t length,
                fuse_file_info* fi);
 void Lseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence, fuse_file_info* fi);
+// The warm-up's ioctls on a regular file (ccfs/mount_protocol.h); any other command is ENOTTY.
+void Ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, void* arg, fuse_file_info* fi,
+           unsigned flags, const void* in_buf, size_t in_bufsz, size_t out_bufsz);
 // kernel_demote: the bytes of pages asked back before the kernel drops them (kernel_cache.h).
 void RetrieveReply(fuse_req_t req, void* cookie, fuse_ino_t ino, off_t offset, fuse_bufvec* bufv);
 

@@ -1,0 +1,321 @@
+#include "client/warmup.h"
+
+#include <fcntl.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <mutex>
+#include <thread>
+
+#include "ccfs/mount_protocol.h"
+#include "ccfs/stats.h"
+#include "client/mount_client.h"
+#include "util/cachestat.h"
+
+namespace ccfs {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// One ioctl loads at most this much: small enough that `jobs` of them keep a large file's load
+// spread over the daemon's miss pool and that a warm-up told to stop ends within a few MiB
+// (ranges in flight finish), large enough that the open and close around each cost little
+// beside it (two backing reads of the largest run).
+constexpr uint64_t kRangeBytes = 2ull << 20;
+
+// How often the loads are looked at: often enough that a warm-up stops within a few ranges of the
+// cache filling up, even on a store that streams at GB/s.
+constexpr int kPollMs = 20;
+
+// The kernel's page size, in which cachestat counts.
+uint64_t SystemPageSize() { return static_cast<uint64_t>(sysconf(_SC_PAGESIZE)); }
+
+// Holds a descriptor of a file of the mount, closed at the end.
+class OpenFile {
+ public:
+  explicit OpenFile(const std::string& path)
+      : fd_(open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) {}
+  ~OpenFile() {
+    if (fd_ >= 0) close(fd_);
+  }
+  OpenFile(const OpenFile&) = delete;
+  OpenFile& operator=(const OpenFile&) = delete;
+  int fd() const { return fd_; }
+
+ private:
+  int fd_;
+};
+
+// Runs warm-up ioctl `cmd` on `fd` (the file `path`) over [offset, offset + length).
+Status CallDaemon(int fd, const std::string& path, unsigned long cmd, uint64_t offset,
+                  uint64_t length, WarmRange* r) {
+  std::memset(r, 0, sizeof(*r));
+  r->offset = offset;
+  r->length = length;
+  if (ioctl(fd, cmd, r) == 0) return Status::Ok();
+  const int err = errno;
+  if (err == ENOTTY) {
+    return Status::NotSupported(path + ": not a file of a ccfs mount that knows warm-up "
+                                "(a daemon older than this command answers ENOTTY)");
+  }
+  return Status::FromErrno(err, path);
+}
+
+// What the cache holds of one open file, from the daemon's reply `r` and the kernel's page cache.
+CachedBytes CachedOf(int fd, uint64_t size, const WarmRange& r) {
+  CachedBytes c;
+  c.files = 1;
+  c.bytes = size;
+  c.raw_bytes = r.raw_pages * r.page_size;
+  c.compressed_bytes = r.compressed_pages * r.page_size;
+  c.compressed_ram = r.compressed_bytes;
+  c.kernel_tier = r.kernel_tier != 0;
+  if (c.kernel_tier) {
+    uint64_t pages = 0;
+    c.kernel_errno = CachedPages(fd, 0, 0, &pages);
+    if (c.kernel_errno == 0) c.kernel_bytes = pages * SystemPageSize();
+  }
+  return c;
+}
+
+// What the cache holds of `file`; with `evict`, drops it afterwards.
+Status FileCached(const WarmupFile& file, bool evict, CachedBytes* c) {
+  OpenFile f(file.path);
+  if (f.fd() < 0) return Status::FromErrno(errno, file.path);
+  WarmRange r;
+  Status s = CallDaemon(f.fd(), file.path, kResidencyIoctl, 0, 0, &r);
+  if (!s.ok()) return s;
+  *c = CachedOf(f.fd(), file.size, r);
+  if (evict) s = CallDaemon(f.fd(), file.path, kEvictIoctl, 0, 0, &r);
+  return s;
+}
+
+Status ForEachCached(const WarmupPlan& plan, bool evict, CachedBytes* out, uint64_t* errors,
+                     std::string* first_error) {
+  for (const WarmupFile& file : plan.files) {
+    CachedBytes c;
+    Status s = FileCached(file, evict, &c);
+    if (s.code() == Status::Code::kNotSupported) return s;
+    if (!s.ok()) {
+      if ((*errors)++ == 0) *first_error = s.ToString();
+      continue;
+    }
+    out->Add(c);
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+void CachedBytes::Add(const CachedBytes& o) {
+  files += o.files;
+  bytes += o.bytes;
+  raw_bytes += o.raw_bytes;
+  kernel_bytes += o.kernel_bytes;
+  compressed_bytes += o.compressed_bytes;
+  compressed_ram += o.compressed_ram;
+  kernel_tier |= o.kernel_tier;
+  if (kernel_errno == 0) kernel_errno = o.kernel_errno;
+}
+
+Status PlanWarmup(const std::string& mountpoint, const std::vector<std::string>& paths,
+                  WarmupPlan* plan) {
+  std::error_code ec;
+  const fs::path root = fs::canonical(mountpoint, ec);
+  if (ec) return Status::FromErrno(ec.value(), mountpoint);
+  plan->mountpoint = root.string();
+  auto fail = [plan](const std::string& what) {
+    if (plan->errors++ == 0) plan->first_error = what;
+  };
+  auto add = [plan](const fs::path& p, uint64_t size) {
+    plan->files.push_back(WarmupFile{p.string(), size});
+    plan->bytes += size;
+  };
+  for (const std::string& arg : paths) {
+    const fs::path given = fs::path(arg).is_absolute() ? fs::path(arg) : root / arg;
+    const fs::path p = given.lexically_normal();
+    // Inside the mount, by name: a path that leaves it through ".." is refused before any stat.
+    const fs::path rel = p.lexically_relative(root);
+    if (rel.empty() || *rel.begin() == "..") {
+      return Status::InvalidArgument(arg + ": not inside the mount " + plan->mountpoint);
+    }
+    const fs::file_status st = fs::symlink_status(p, ec);
+    if (ec || !fs::exists(st)) {
+      return Status::InvalidArgument(arg + ": " + (ec ? ec.message() : "no such file") +
+                                     " (a relative PATH is taken inside " + plan->mountpoint + ")");
+    }
+    if (fs::is_regular_file(st)) {
+      const uint64_t size = fs::file_size(p, ec);
+      if (ec) fail(p.string() + ": " + ec.message());
+      else add(p, size);
+      continue;
+    }
+    if (!fs::is_directory(st)) continue;  // links, devices, sockets: nothing to cache
+    fs::recursive_directory_iterator it(p, fs::directory_options::skip_permission_denied, ec);
+    if (ec) {
+      fail(p.string() + ": " + ec.message());
+      continue;
+    }
+    for (const fs::recursive_directory_iterator end; it != end; it.increment(ec)) {
+      if (ec) {
+        fail(p.string() + ": " + ec.message());
+        break;
+      }
+      const fs::directory_entry& e = *it;
+      if (!e.is_regular_file(ec) || e.is_symlink(ec)) continue;
+      const uint64_t size = e.file_size(ec);
+      if (ec) {
+        fail(e.path().string() + ": " + ec.message());
+        continue;
+      }
+      add(e.path(), size);
+    }
+  }
+  return Status::Ok();
+}
+
+Status CheckCached(const WarmupPlan& plan, CachedBytes* out, uint64_t* errors,
+                   std::string* first_error) {
+  return ForEachCached(plan, /*evict=*/false, out, errors, first_error);
+}
+
+Status EvictCached(const WarmupPlan& plan, CachedBytes* out, uint64_t* errors,
+                   std::string* first_error) {
+  return ForEachCached(plan, /*evict=*/true, out, errors, first_error);
+}
+
+Status Warmup(const WarmupPlan& plan, const WarmupOptions& options, WarmupProgress* progress,
+              const std::function<void()>& tick, WarmupResult* result) {
+  const auto start = std::chrono::steady_clock::now();
+  CacheStats stats;
+  Status s = ReadMountStats(plan.mountpoint, &stats);
+  if (!s.ok()) return s;
+  result->memory_bytes = stats.memory_bytes;
+  result->limit_bytes = static_cast<uint64_t>(static_cast<double>(stats.memory_bytes) *
+                                              options.max_percent / 100.0);
+
+  // The ranges, in the order walked.
+  struct Range {
+    size_t file;
+    uint64_t offset, length;
+  };
+  std::vector<Range> ranges;
+  for (size_t f = 0; f < plan.files.size(); ++f) {
+    const uint64_t size = plan.files[f].size;
+    if (size == 0) ranges.push_back(Range{f, 0, 0});
+    for (uint64_t at = 0; at < size; at += kRangeBytes) {
+      ranges.push_back(Range{f, at, std::min(kRangeBytes, size - at)});
+    }
+  }
+  std::vector<std::atomic<bool>> touched(plan.files.size());
+  std::atomic<size_t> next{0};
+  std::atomic<bool> stop{false};
+  // What the ranges loaded took just after their load: their pages are raw then, so this is at
+  // least what they take later, unless some were pushed out (then the check below sees it).
+  std::atomic<uint64_t> accounted{0};
+  std::mutex error_mu;
+  Status fatal;  // guarded by error_mu: a daemon without warm-up stops every job
+
+  auto job = [&] {
+    for (;;) {
+      const size_t i = next.fetch_add(1);
+      if (i >= ranges.size() || stop.load()) return;
+      const Range& r = ranges[i];
+      const WarmupFile& file = plan.files[r.file];
+      touched[r.file].store(true);
+      Status st;
+      WarmRange reply;
+      if (r.length > 0) {
+        OpenFile f(file.path);
+        st = f.fd() < 0 ? Status::FromErrno(errno, file.path)
+                        : CallDaemon(f.fd(), file.path, kWarmIoctl, r.offset, r.length, &reply);
+      }
+      if (st.ok() && r.length > 0) {
+        progress->bytes_loaded.fetch_add(reply.loaded);
+        accounted.fetch_add(reply.raw_pages * reply.page_size + reply.compressed_bytes);
+      } else if (!st.ok()) {
+        progress->errors.fetch_add(1);
+        std::lock_guard<std::mutex> lock(error_mu);
+        if (result->first_error.empty()) result->first_error = st.ToString();
+        if (st.code() == Status::Code::kNotSupported) {
+          fatal = st;
+          stop.store(true);
+        }
+      }
+      progress->bytes_done.fetch_add(r.length);
+      if (r.offset + r.length >= file.size) progress->files_done.fetch_add(1);
+    }
+  };
+  std::vector<std::thread> threads;
+  for (int j = 0; j < std::max(1, options.jobs); ++j) threads.emplace_back(job);
+
+  // The files some range of which was handled, as a plan of their own (what the check reads).
+  auto handled = [&] {
+    WarmupPlan p;
+    p.mountpoint = plan.mountpoint;
+    for (size_t f = 0; f < plan.files.size(); ++f) {
+      if (touched[f].load()) p.files.push_back(plan.files[f]);
+    }
+    return p;
+  };
+  uint64_t next_check = 0;
+  // The files hold all the cache can give them: what is left of `memory` is the tiers' slack
+  // (free frames, the compressed tier's last blob) and other files' pages.
+  // Under raw_tier = kernel a warm-up fills the compressed tier (and the small staging tier):
+  // the kernel's share fills as programs read.
+  const uint64_t full_bytes = (stats.raw_budget_bytes + stats.compressed_budget_bytes) / 100 * 95;
+  while (next.load() < ranges.size() + threads.size() && !stop.load()) {
+    const uint64_t before = std::min(next.load(), ranges.size());
+    std::this_thread::sleep_for(std::chrono::milliseconds(kPollMs));
+    if (tick) tick();
+    if (before >= ranges.size()) continue;  // the last ranges are loading: nothing to decide
+    if (accounted.load() < next_check) continue;
+    // Ask what the files hold now.
+    const uint64_t done = progress->bytes_done.load();
+    CachedBytes now;
+    uint64_t errors = 0;
+    std::string first;
+    s = CheckCached(handled(), &now, &errors, &first);
+    if (!s.ok()) {
+      stop.store(true);
+      break;
+    }
+    if (now.footprint() >= result->limit_bytes) {
+      result->at_limit = true;
+      stop.store(true);
+    } else if (now.footprint() >= full_bytes || now.cached() + now.cached() / 64 < done) {
+      result->full = true;  // pages it loaded are gone again: the cache is full for these files
+      stop.store(true);
+    }
+    // The next look after another 1/64 of the limit is loaded, or, when looking takes long (many
+    // files), after twice what was loaded meanwhile: looking then costs at most a third of the
+    // time.
+    const uint64_t during = progress->bytes_done.load() - done;
+    next_check = accounted.load() + std::max(result->limit_bytes / 64, 2 * during);
+  }
+  for (std::thread& t : threads) t.join();
+  if (!fatal.ok()) return fatal;
+  if (!s.ok()) return s;
+  if (tick) tick();
+
+  for (size_t f = 0; f < plan.files.size(); ++f) {
+    if (!touched[f].load()) {
+      ++result->skipped_files;
+      result->skipped_bytes += plan.files[f].size;
+    }
+  }
+  uint64_t errors = 0;
+  std::string first;
+  s = CheckCached(handled(), &result->cached, &errors, &first);
+  result->seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return s;
+}
+
+}  // namespace ccfs
