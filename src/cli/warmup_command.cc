@@ -43,8 +43,9 @@ std::string Duration(double s) {
 
 // "cached: X of Y (raw A, kernel B, compressed C in D of RAM)".
 void PrintCached(const char* label, const CachedBytes& c) {
-  std::printf("%s %s of %s in %llu files", label, Mib(std::min(c.cached(), c.bytes)).c_str(),
-              Mib(c.bytes).c_str(), static_cast<unsigned long long>(c.files));
+  std::printf("%s %s of %s in %llu file%s", label, Mib(std::min(c.cached(), c.bytes)).c_str(),
+              Mib(c.bytes).c_str(), static_cast<unsigned long long>(c.files),
+              c.files == 1 ? "" : "s");
   std::printf(" (raw %s", Mib(c.raw_bytes).c_str());
   if (c.kernel_tier) {
     if (c.kernel_errno == 0) std::printf(", kernel's page cache %s", Mib(c.kernel_bytes).c_str());

@@ -11,13 +11,14 @@
 // 1. Plan. PlanWarmup resolves each PATH (relative: to MOUNTPOINT; absolute: must lie inside it),
 //    walks directories (symbolic links are not followed; what cannot be listed is counted as an
 //    error, the walk goes on) and keeps regular files with their sizes.
-// 2. Load. Warmup cuts the files into ranges of kRangeBytes and loads `jobs` of them at once, in
-//    the order walked. It stops early when the cache is full for these files: after it has loaded
-//    what its pages would take at the limit (max_percent of `memory`), it asks the daemon what the
-//    files it loaded hold now; if that reaches the limit, or pages it loaded are gone again (the
-//    cache began to push out what the warm-up brought in), it stops and counts the rest as not
-//    warmed. So "what fits" is measured, not guessed: the compressed size of pages is known only
-//    once the daemon has compressed them.
+// 2. Load. Warmup cuts the files into ranges of 2 MiB and loads `jobs` of them at once, in the
+//    order walked. While they load it asks the daemon, again and again, what the files it has
+//    loaded hold now, and stops (counting the rest as not warmed) once they take max_percent of
+//    `memory`, or 95% of what the daemon's tiers may hold (under raw_tier = kernel: the
+//    compressed and staging tiers; the kernel's share fills as programs read), or once pages it
+//    loaded are gone again (the cache began to push out what the warm-up brought in). So "what
+//    fits" is measured, not guessed: the compressed size of a page is known only once the daemon
+//    has compressed it. Ranges in flight finish: it stops within a few MiB.
 // 3. Residency and eviction: what the tiers (and, under raw_tier = kernel, the kernel's page cache,
 //    by cachestat(2)) hold of the files; dropping their pages (the daemon's user and root only).
 //
