@@ -296,6 +296,15 @@ ccfs umount /srv/data
 .RE
 .fi
 .PP
+Load a directory into the cache before its readers come, and see how much of it is cached:
+.PP
+.nf
+.RS
+ccfs warmup /srv/data models/
+ccfs warmup \-\-check /srv/data models/
+.RE
+.fi
+.PP
 Mount it at boot: the line in \fI/etc/fstab\fR (or the unit
 \fI/usr/share/doc/ccfs/examples/srv\-data.mount\fR):
 .PP
