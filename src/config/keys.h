@@ -8,7 +8,7 @@
 //   - config.cc renders (RenderConfig) and answers IsKnownKey / IsLiveKey;
 //   - live_options.cc compares, copies and describes keys for live changes.
 // Adding a key is one entry in AllKeys() (keys.cc) plus its paragraph in conf/ccfs.toml and its
-// row in the README's key table; tests/config/key_table_test.cc fails until all three agree.
+// row in docs/OPERATING.md's key table; tests/config/key_table_test.cc fails until all three agree.
 //
 // Not a contract for other rooms: include ccfs/config.h or config/live_options.h instead.
 // Everything here is immutable after first use and safe from any thread.

@@ -1,4 +1,4 @@
-// The key table against what users read: conf/ccfs.toml and the README's key table must list
+// The key table against what users read: conf/ccfs.toml and docs/OPERATING.md's key table must list
 // exactly the table's keys, in the right TOML table, with the same "live" marking. Adding a key
 // to the table without documenting it (or documenting a key that is gone) fails here.
 #include "config/keys.h"
@@ -35,7 +35,7 @@ std::vector<std::string> Lines(const std::string& text) {
 struct DocumentedKey {
   std::string table;    // conf/ccfs.toml only
   bool live = false;
-  std::string comment;  // the paragraph above the key (conf/ccfs.toml) or the row (README)
+  std::string comment;  // the paragraph above the key (conf/ccfs.toml) or the row (docs/OPERATING.md)
 };
 
 // conf/ccfs.toml: "[table]" headers, then per key a comment paragraph and "key = default".
@@ -60,11 +60,11 @@ std::map<std::string, DocumentedKey> KeysInShippedConf() {
   return keys;
 }
 
-// README: the rows of the table headed "| key | default | live | meaning |".
-std::map<std::string, DocumentedKey> KeysInReadme() {
+// docs/OPERATING.md: the rows of the table headed "| key | default | live | meaning |".
+std::map<std::string, DocumentedKey> KeysInOperating() {
   std::map<std::string, DocumentedKey> keys;
   bool in_table = false;
-  for (const std::string& line : Lines(ReadSourceFile("README.md"))) {
+  for (const std::string& line : Lines(ReadSourceFile("docs/OPERATING.md"))) {
     if (line.rfind("| key | default | live |", 0) == 0) {
       in_table = true;
       continue;
@@ -79,7 +79,7 @@ std::map<std::string, DocumentedKey> KeysInReadme() {
       cells.push_back(b == std::string::npos ? "" : cell.substr(b, e - b + 1));
     }
     if (cells.size() < 4) {
-      ADD_FAILURE() << "README key table row with fewer than 4 cells: " << line;
+      ADD_FAILURE() << "docs/OPERATING.md key table row with fewer than 4 cells: " << line;
       continue;
     }
     EXPECT_TRUE(cells[2] == "yes" || cells[2] == "no") << line;
@@ -114,8 +114,8 @@ TEST(KeyTableTest, EveryKeyIsInTheShippedConfInItsTableWithItsLiveMarking) {
   ExpectExactlyTheTablesKeys(KeysInShippedConf(), "conf/ccfs.toml", true);
 }
 
-TEST(KeyTableTest, EveryKeyIsInTheReadmeKeyTableWithItsLiveColumn) {
-  ExpectExactlyTheTablesKeys(KeysInReadme(), "README.md's key table", false);
+TEST(KeyTableTest, EveryKeyIsInTheOperatingKeyTableWithItsLiveColumn) {
+  ExpectExactlyTheTablesKeys(KeysInOperating(), "docs/OPERATING.md's key table", false);
 }
 
 TEST(KeyTableTest, NamesAreUniqueAndEveryKeyIsKnownAndRendered) {
