@@ -73,6 +73,9 @@ bench_workspace() {
   up_stores=()
   mkdir -p "$work"
   trap bench_cleanup EXIT
+  # A signal with no trap would end the shell without its EXIT trap, leaving the mount, the
+  # cgroup and the stores behind.
+  trap 'exit 130' INT TERM
 }
 # store_up STATE_DIR KIND DIR [OPTIONS...]: scripts/stores.sh up with a state directory of its own
 # (so that one KIND can be up twice: a second mount of the same store); stores_down undoes them all.
