@@ -109,16 +109,19 @@ int OpenOrCreate(int dirfd, const char* name, int flags, mode_t mode, bool* crea
   }
 }
 
-// Runs `work`, which may wait for the store and gives the request its one reply: on this thread
-// while another request thread is free (FsContext::inline_misses), else on the miss pool, so that
-// this one takes the next request meanwhile; here after all when every pool thread is busy.
-// `work` must own what it uses (the handler's arguments are gone once it returns).
-void RunMayWait(FsContext* fs, std::function<void()> work) {
+// Runs a request's rest, which may wait for the store and gives the request its one reply: here
+// (`here()`) while another request thread is free (FsContext::inline_misses), else on the miss
+// pool, so that this thread takes the next request meanwhile: `elsewhere()` is then asked, on this
+// thread, for a std::function<void()> that owns what it uses (the handler's arguments and this
+// thread's buffers are gone once the handler returns); here after all when every pool thread is
+// busy. Templates, not std::function, so that a miss run here costs no allocation.
+template <typename Here, typename Elsewhere>
+void RunMayWait(FsContext* fs, Here&& here, Elsewhere&& elsewhere) {
   if (fs->misses != nullptr) {
     const bool ring = RequestFromRing();
     if (!ring && fs->inline_misses.fetch_add(1, std::memory_order_acq_rel) <
                      fs->config.request_threads - 1) {
-      work();
+      here();
       fs->inline_misses.fetch_sub(1, std::memory_order_acq_rel);
       return;
     }
@@ -126,7 +129,7 @@ void RunMayWait(FsContext* fs, std::function<void()> work) {
     ReplyCapture later;
     if (DeferReply(&later)) {
       const RequestTime time = HandOffRequestTime();  // counted when the reply is given
-      std::function<void()> rest = [later, time, work] {
+      std::function<void()> rest = [later, time, work = std::function<void()>(elsewhere())] {
         SetReplyCapture(ReplyRoute(later));
         work();
         ReplyDelivered(later);
@@ -137,7 +140,7 @@ void RunMayWait(FsContext* fs, std::function<void()> work) {
       KeepReply();
     }
   }
-  work();
+  here();
 }
 
 // The pages of `r`'s range and what the tiers hold of them, into `r`.
@@ -283,38 +286,19 @@ void Read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info
     Status s = fs->cache->TryRead(file_id, static_cast<uint64_t>(off), size, buf, &have, &whole);
     if (!s.ok()) return (void)ReplyErr(req, s.ToErrno());
     if (whole) return ReplyRead(fs, req, ino, file_id, h, fi->flags, off, size, buf, have);
-    // While another request thread is free, this one may wait for the store itself
-    // (FsContext::inline_misses).
-    const bool ring = RequestFromRing();
-    if (!ring && fs->inline_misses.fetch_add(1, std::memory_order_acq_rel) <
-                     fs->config.request_threads - 1) {
-      FinishRead(fs, req, ino, file_id, h, fi->flags, off, size, buf, have);
-      fs->inline_misses.fetch_sub(1, std::memory_order_acq_rel);
-      return;
-    }
-    if (!ring) fs->inline_misses.fetch_sub(1, std::memory_order_acq_rel);
-    ReplyCapture later;
-    if (DeferReply(&later)) {
-      // The read's own buffer, with what the tiers gave: pool threads keep no buffer between
-      // reads, so the daemon holds buffers for the reads in flight only.
-      auto own = std::make_shared<std::vector<char>>(size);
-      std::memcpy(own->data(), buf, have);
-      const int open_flags = fi->flags;
-      const RequestTime time = HandOffRequestTime();  // counted when the reply is given
-      std::function<void()> rest = [fs, req, ino, file_id, h, open_flags, off, size, later, time,
-                                    have, own] {
-        SetReplyCapture(ReplyRoute(later));
-        FinishRead(fs, req, ino, file_id, h, open_flags, off, size, own->data(), have);
-        ReplyDelivered(later);
-        time.Done();
-      };
-      if (fs->misses->TryRun(&rest)) return;
-      KeepRequestTime();
-      KeepReply();
-    }
-    // Every pool thread is waiting for the store already: this one waits too.
   }
-  FinishRead(fs, req, ino, file_id, h, fi->flags, off, size, buf, have);
+  const int open_flags = fi->flags;
+  RunMayWait(
+      fs, [&] { FinishRead(fs, req, ino, file_id, h, open_flags, off, size, buf, have); },
+      [&] {
+        // The read's own buffer, with what the tiers gave: pool threads keep no buffer between
+        // reads, so the daemon holds buffers for the reads in flight only.
+        auto own = std::make_shared<std::vector<char>>(size);
+        std::memcpy(own->data(), buf, have);
+        return [fs, req, ino, file_id, h, open_flags, off, size, have, own] {
+          FinishRead(fs, req, ino, file_id, h, open_flags, off, size, own->data(), have);
+        };
+      });
 }
 
 void Write(fuse_req_t req, fuse_ino_t ino, const char* buf, size_t size, off_t off,
@@ -439,7 +423,7 @@ void Ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, void* /*arg*/, fuse
   fs->changes.CheckBeforeRead(i, h->fd);
   const uint64_t file_id = i->file_id;
   // Loading waits for the store: a request thread stays free for other readers meanwhile.
-  RunMayWait(fs, [fs, req, h, file_id, cmd, r]() mutable {
+  auto rest = [fs, req, h, file_id, cmd, r]() mutable {
     uint64_t size = 0;
     Status s = h->backing->Size(&size);
     if (s.ok() && cmd == kWarmIoctl) {
@@ -449,7 +433,8 @@ void Ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, void* /*arg*/, fuse
     if (!s.ok()) return (void)ReplyErr(req, s.ToErrno());
     FillResidency(fs, file_id, size, &r);
     fuse_reply_ioctl(req, 0, &r, sizeof(r));
-  });
+  };
+  RunMayWait(fs, rest, [&rest] { return rest; });
 }
 
 void Lseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence, fuse_file_info* fi) {
