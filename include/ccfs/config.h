@@ -50,6 +50,13 @@ Status ApplyKeyValue(const std::string& key, const std::string& value, const std
 Status ApplyOptionList(const std::string& list, const std::string& source, Options* options,
                        std::vector<std::string>* passthrough);
 
+// The engine's settings as every command that takes them reads them: the TOML file `config_file`
+// (none when empty), then each -o list of `option_lists` in order (ApplyOptionList, with
+// `passthrough` as there), over *options. On error *options is unchanged.
+Status LoadConfigAndOptionLists(const std::string& config_file,
+                                const std::vector<std::string>& option_lists, Options* options,
+                                std::vector<std::string>* passthrough = nullptr);
+
 // Applies the text written to a running mount's control file: `key=value` lines, blank lines and
 // `#` comments. Only live keys (IsLiveKey) are accepted; every line is checked before any is
 // applied, then the whole is validated. `file` names the control file in messages, which read

@@ -85,11 +85,8 @@ bool GivenCost(const CLI::Option* option, double value, double* out) {
 
 // The engine settings the prediction depends on: --config, then -o, then the flags.
 Status EngineOptions(const AdviseArgs& args, Options* o) {
-  Status s;
-  if (!args.config_file.empty() && !(s = LoadConfigFile(args.config_file, o)).ok()) return s;
-  for (const std::string& list : args.option_lists) {
-    if (!(s = ApplyOptionList(list, "-o", o, nullptr)).ok()) return s;
-  }
+  Status s = LoadConfigAndOptionLists(args.config_file, args.option_lists, o);
+  if (!s.ok()) return s;
   if (!args.page_size.empty() &&
       !(s = ApplyKeyValue("page_size", args.page_size, "--page-size", o)).ok()) {
     return s;

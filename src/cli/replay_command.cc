@@ -283,13 +283,8 @@ int SweepCommand(const ReplayArgs& args, SweepRequest req, bool tty) {
 
 // The engine's keys (--config, -o, --page-size), --memory, and the target and its mode.
 Status EngineAndTarget(const ReplayArgs& args, ReplayOptions* options) {
-  Status s;
-  if (!args.config_file.empty() && !(s = LoadConfigFile(args.config_file, &options->engine)).ok()) {
-    return s;
-  }
-  for (const std::string& list : args.option_lists) {
-    if (!(s = ApplyOptionList(list, "-o", &options->engine, nullptr)).ok()) return s;
-  }
+  Status s = LoadConfigAndOptionLists(args.config_file, args.option_lists, &options->engine);
+  if (!s.ok()) return s;
   if (!args.page_size.empty() &&
       !(s = ApplyKeyValue("page_size", args.page_size, "--page-size", &options->engine)).ok()) {
     return s;

@@ -507,6 +507,19 @@ Status ApplyOptionList(const std::string& list, const std::string& source, Optio
   return Status::Ok();
 }
 
+Status LoadConfigAndOptionLists(const std::string& config_file,
+                                const std::vector<std::string>& option_lists, Options* options,
+                                std::vector<std::string>* passthrough) {
+  Options o = *options;
+  Status s;
+  if (!config_file.empty() && !(s = LoadConfigFile(config_file, &o)).ok()) return s;
+  for (const std::string& list : option_lists) {
+    if (!(s = ApplyOptionList(list, "-o", &o, passthrough)).ok()) return s;
+  }
+  *options = o;
+  return Status::Ok();
+}
+
 Status ApplyControlText(std::string_view text, const std::string& file, Options* options) {
   Options wanted = *options;
   size_t start = 0;

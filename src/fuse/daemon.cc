@@ -70,16 +70,9 @@ constexpr int kHandledSignals[] = {SIGTERM, SIGINT, SIGHUP, SIGUSR1};
 // Both config entry points validate what they return (config.h), so the result needs no check.
 Status LoadOptions(const DaemonArgs& args, Options* options, std::vector<std::string>* passthrough) {
   Options o;
-  if (!args.config_file.empty()) {
-    Status s = LoadConfigFile(args.config_file, &o);
-    if (!s.ok()) return s;
-  }
-  for (const std::string& list : args.option_lists) {
-    Status s = ApplyOptionList(list, "-o", &o, passthrough);
-    if (!s.ok()) return s;
-  }
-  *options = o;
-  return Status::Ok();
+  Status s = LoadConfigAndOptionLists(args.config_file, args.option_lists, &o, passthrough);
+  if (s.ok()) *options = o;
+  return s;
 }
 
 // INIT flags libfuse 3.14 cannot ask for (src/fuse/session_io.h): shared mappings of direct_io

@@ -395,6 +395,24 @@ TEST(ApplyOptionListTest, EmptyItemsAreIgnored) {
   EXPECT_EQ(o.compressed_percent, 5);
 }
 
+TEST_F(ConfigFileTest, TheFileThenEachOptionListInOrderAndAnErrorChangesNothing) {
+  const std::string path =
+      Write("c.toml", "[cache]\ncompressed_percent = 40\nmemory = \"64MiB\"\n");
+  Options o;
+  std::vector<std::string> passthrough;
+  ASSERT_TRUE(LoadConfigAndOptionLists(path, {"compressed_percent=30,ro", "compressed_percent=20"},
+                                       &o, &passthrough)
+                  .ok());
+  EXPECT_EQ(o.compressed_percent, 20);
+  EXPECT_EQ(o.memory, 64u << 20);
+  EXPECT_EQ(passthrough, std::vector<std::string>{"ro"});
+  const Options before = o;
+  Status s = LoadConfigAndOptionLists(path, {"compressed_percent=10", "nosuch=1"}, &o);
+  ASSERT_FALSE(s.ok());
+  EXPECT_THAT(s.message(), HasSubstr("nosuch"));
+  EXPECT_EQ(o, before) << "a refused list changed the options";
+}
+
 TEST(ApplyKeyValueTest, AppliesOneKeyAndValidates) {
   Options o;
   ASSERT_TRUE(ApplyKeyValue("compressed_percent", "50", "control", &o).ok());
