@@ -1,4 +1,4 @@
-// mrc_accuracy: how close the hit-ratio curve estimator (cache/mrc.h, SHARDS) comes to the exact
+// mrc_accuracy: how close the miss-ratio curve (cache/mrc.h, SHARDS) comes to the exact
 // LRU curve on the replay's own traces, and what it costs per read: the measurement that chose it.
 //
 // For each law of --dist, the trace is trace/op_source.h's for --seed over a data set: a `ccfs
@@ -151,7 +151,7 @@ Error Compare(const std::vector<double>& est, const std::vector<double>& exact,
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"mrc_accuracy: the hit-ratio curve estimator against exact LRU, and its cost"};
+  CLI::App app{"mrc_accuracy: the miss-ratio curve against exact LRU, and its cost"};
   std::string data, dists = "pareto,uniform,zipf:0.9", memory_text = "32MiB", page_text = "8KiB";
   std::string rates_text = "0.001,0.01,0.1", keys_text = "2048,8192,32768", json_path;
   std::string engine_hit_text;

@@ -4,7 +4,7 @@
 Each --phase names files of the data set (comma-separated shell patterns on their paths relative
 to DATA, e.g. "text-*" or "logs/*,*.csv"); the trace reads pages of the first phase's files,
 uniformly, for --phase-ops reads, then the second's, and so on, --cycles times round. Where the
-parts compress differently (text, then media or random data) the best compressed share moves with
+parts compress differently (text, then media or random data) the best split moves with
 the phase: the case `compressed_percent = auto` is for. `ccfs replay --trace OUT` replays it (it
 wraps round at its end, so --warmup plus --ops may exceed its length); bench/auto_compare.py takes
 it as the law `phase-trace:OUT`.

@@ -1,4 +1,4 @@
-// The hit-ratio curve estimator (SHARDS): exact on hand-made traces at rate 1, close to exact LRU
+// The miss-ratio curve (SHARDS): exact on hand-made traces at rate 1, close to exact LRU
 // when sampled, safe and never waiting under many threads, and wired into the engine.
 #include "cache/mrc.h"
 

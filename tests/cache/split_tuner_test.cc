@@ -97,7 +97,7 @@ const AdviseRow& Best(const std::vector<AdviseRow>& rows) {
 }
 
 TEST(SplitTunerTest, PredictionFavoursCompressionOnlyWhereItPays) {
-  // Compressible data twice the memory, dear misses: a large compressed share fits it all.
+  // Compressible data twice the memory, dear misses: a large split fits it all.
   std::vector<AdviseRow> rows = PredictLive(Inputs(3.0, 1.0, 200));
   EXPECT_GE(Best(rows).percent, 50);
   EXPECT_GT(Best(rows).model.hit_ratio, 0.9);
