@@ -184,6 +184,7 @@ class Daemon {
     std::vector<char*> argv;
     for (auto& a : argv_s) argv.push_back(a.data());
     fuse_args fargs = FUSE_ARGS_INIT(static_cast<int>(argv.size()), argv.data());
+    RouteFuseLog();
     session_ = fuse_session_new(&fargs, &Filesystem::Ops(), sizeof(fuse_lowlevel_ops),
                                 fs_->userdata());
     fuse_opt_free_args(&fargs);

@@ -6,8 +6,11 @@
 
 #include <atomic>
 #include <cinttypes>
+#include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
+
+#include "fuse/fuse_api.h"
 
 namespace ccfs {
 
@@ -27,7 +30,21 @@ int SyslogPriority(LogLevel level) {
   return LOG_INFO;
 }
 
+void FuseLog(enum fuse_log_level level, const char* fmt, va_list ap) {
+  char buf[1024];
+  vsnprintf(buf, sizeof(buf), fmt, ap);
+  std::string line(buf);
+  while (!line.empty() && line.back() == '\n') line.pop_back();
+  if (line.empty()) return;
+  LogLine(level <= FUSE_LOG_ERR       ? LogLevel::kError
+          : level == FUSE_LOG_WARNING ? LogLevel::kWarning
+                                      : LogLevel::kInfo,
+          line);
+}
+
 }  // namespace
+
+void RouteFuseLog() { fuse_set_log_func(FuseLog); }
 
 void LogToSyslog() {
   openlog("ccfs", LOG_PID | LOG_NDELAY, LOG_DAEMON);

@@ -24,6 +24,10 @@ inline void LogInfo(const std::string& line) { LogLine(LogLevel::kInfo, line); }
 inline void LogWarning(const std::string& line) { LogLine(LogLevel::kWarning, line); }
 inline void LogError(const std::string& line) { LogLine(LogLevel::kError, line); }
 
+// From now on libfuse's own messages (its mount and unmount, its session) are daemon log lines
+// too, at their libfuse level: under the journal every line then carries its priority.
+void RouteFuseLog();
+
 // True when stderr is the stream JOURNAL_STREAM names ("DEVICE:INODE", both decimal). Read at
 // each call: the variable and stderr may change (a test, a daemon that detaches).
 bool StderrIsJournal();

@@ -11,6 +11,7 @@
 
 #include <gtest/gtest.h>
 
+#include "fuse/fuse_api.h"
 #include "testing/command.h"
 
 namespace ccfs {
@@ -94,6 +95,20 @@ TEST_F(LogTest, JournalStreamNamingAnotherFileIsIgnored) {
   EXPECT_FALSE(StderrIsJournal());
   LogError("cannot mount on /mnt");
   EXPECT_EQ(Written(), "ccfs: cannot mount on /mnt\n");
+}
+
+TEST_F(LogTest, LibfuseMessagesAreDaemonLinesWithTheirPriority) {
+  // libfuse writes its own messages (a failed unmount, a session error) through fuse_log.
+  ASSERT_EQ(setenv("JOURNAL_STREAM", StreamId(STDERR_FILENO).c_str(), 1), 0);
+  RouteFuseLog();
+  fuse_log(FUSE_LOG_ERR, "fuse: failed to unmount %s: %s\n", "/mnt", "Invalid argument");
+  fuse_log(FUSE_LOG_WARNING, "fuse: a warning\n");
+  fuse_log(FUSE_LOG_INFO, "fuse: some news\n");
+  fuse_set_log_func(nullptr);  // back to libfuse's own
+  EXPECT_EQ(Written(),
+            "<3>fuse: failed to unmount /mnt: Invalid argument\n"
+            "<4>fuse: a warning\n"
+            "<6>fuse: some news\n");
 }
 
 }  // namespace
