@@ -135,6 +135,10 @@ struct Options {
   // Where the daemon serves Prometheus metrics over HTTP (GET /metrics): "[HOST:]PORT", a bare
   // port meaning 127.0.0.1 (src/config/listen_address.h); "" = no metrics endpoint.
   std::string metrics;
+  // Paths of DATASET whose files' pages are evicted last, ':' between them (src/fuse/pins.h);
+  // "" = none. They may hold at most pin_percent of memory (checked against their sizes).
+  std::string pin;
+  int pin_percent = 50;
 
   // The one place the rules of every key are checked (ranges, and the rules between keys: the raw
   // tier must hold 16 pages; compression_level must suit compressor). The message reads

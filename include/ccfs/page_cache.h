@@ -53,7 +53,14 @@
 //    are not reads (not in `reads`, the curve or the sketch): warm_pages counts them. ResidencyOf
 //    says what the tiers hold of a range of pages.
 //
-// 6. Files. They are named by a caller-chosen 64-bit id (the daemon uses the backing inode number)
+// 6. Pins (the daemon's `pin` key). A page of a file pinned when the page is loaded carries the
+//    wanted marks of a warm-up (no probation; compressed, not dropped, when the raw share fills)
+//    and a pin mark: both CLOCKs pass such pages over while they find other victims, and take
+//    them like any other only after a whole turn found nothing else, so pins can never stall
+//    eviction. pinned_pages and pinned_bytes say what pinned files hold now. What may be pinned
+//    (a share of memory) is the caller's rule.
+//
+// 7. Files. They are named by a caller-chosen 64-bit id (the daemon uses the backing inode number)
 //    plus the BackingFile to read misses from. The id must change, or InvalidateFile() must be
 //    called, whenever the file's content changes other than through Write().
 //
@@ -132,6 +139,10 @@ class PageCache {
   // error is the store's.
   Status Warm(uint64_t file_id, BackingFile* file, uint64_t offset, uint64_t len,
               uint64_t* loaded);
+  // Pages of `file_id` loaded from now on are pinned (section 6).
+  void Pin(uint64_t file_id);
+  // No file is pinned any more; cached pages lose their pin mark.
+  void UnpinAll();
   // What the tiers hold of pages [first_page, first_page + pages) of `file_id` at one moment.
   struct Residency {
     uint64_t raw_pages = 0;         // in a raw frame (loading included)

@@ -152,6 +152,9 @@ class LatencyHistogram {
   X(compressed_pages, Level, "pages in the compressed tier (zero pages included)")                 \
   X(compressed_bytes, TierSize, "allocator bytes charged for blobs")                               \
   X(compressed_logical_bytes, Level, "bytes the compressed pages hold once decompressed")          \
+  X(pinned_pages, Level, "pages of pinned files cached now (pin), raw and compressed")              \
+  X(pinned_bytes, Level,                                                                           \
+    "what pinned files' pages take now: raw pages whole, compressed ones at their charge")         \
   X(kernel_budget_bytes, Level,                                                                    \
     "raw_tier = kernel: what the kernel's page cache may hold of the mount's files")               \
   X(kernel_held_bytes, Level,                                                                      \

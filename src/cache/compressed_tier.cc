@@ -24,6 +24,10 @@ void CompressedTier::UnlinkLocked(PageEntry* e) {
     e->cnext->cprev = e->cprev;
   }
   e->cprev = e->cnext = nullptr;
+  if (e->state.load(std::memory_order_relaxed) & kPinBit) {
+    --pinned_pages_;
+    pinned_charged_ -= e->charged;
+  }
   charged_ -= e->charged;
   logical_ -= e->length.load(std::memory_order_relaxed);
   --pages_;
@@ -65,6 +69,10 @@ void CompressedTier::AdmitLocked(PageEntry* e, uint32_t charged, uint32_t logica
                                  std::vector<PageEntry*>* dropped) {
   e->charged = charged;
   LinkLocked(e);
+  if (e->state.load(std::memory_order_relaxed) & kPinBit) {
+    ++pinned_pages_;
+    pinned_charged_ += charged;
+  }
   charged_ += charged;
   logical_ += logical;
   ++pages_;
@@ -105,9 +113,21 @@ void CompressedTier::SetBudget(uint64_t budget, std::vector<PageEntry*>* dropped
 void CompressedTier::EvictLocked(std::vector<PageEntry*>* dropped) {
   // Every ring member is kCompressed (transitions happen under mu_), so the hand needs no CAS
   // retries beyond reference bits set concurrently by readers.
+  // Pinned pages (P) are passed over until a whole turn has met nothing else; from then on, in
+  // this call, they are taken like any other.
+  uint64_t passed = 0;
+  bool protect = true;
   while (charged_ > budget_ && hand_ != nullptr) {
     PageEntry* e = hand_;
     uint64_t s = e->state.load(std::memory_order_acquire);
+    if (protect && (s & kPinBit)) {
+      if (++passed < pages_) {
+        hand_ = e->cnext;
+        continue;
+      }
+      protect = false;
+    }
+    passed = 0;
     if (s & kRefBit) {
       ClearRef(e);
       hand_ = e->cnext;
@@ -125,7 +145,17 @@ void CompressedTier::EvictLocked(std::vector<PageEntry*>* dropped) {
 
 CompressedTier::Counts CompressedTier::counts() const {
   MutexLock lock(&mu_);
-  return Counts{budget_, charged_, pages_, logical_, evictions_, wasted_};
+  return Counts{budget_,  charged_, pages_,        logical_,
+                evictions_, wasted_, pinned_pages_, pinned_charged_};
+}
+
+void CompressedTier::Unpin(PageEntry* e) {
+  MutexLock lock(&mu_);
+  const uint64_t before = ClearPin(e);
+  if ((before & kPinBit) && KindOf(before) == kCompressed && e->cnext != nullptr) {
+    --pinned_pages_;
+    pinned_charged_ -= e->charged;
+  }
 }
 
 }  // namespace ccfs::cache

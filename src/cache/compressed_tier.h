@@ -4,8 +4,9 @@
 // link/unlink and the budget charge, so ring membership always equals "state is kCompressed".
 // Readers decompress a kCompressed page's blob without mu_ (the blob is freed only after an RCU
 // grace period). When charged bytes exceed the budget the hand drops the coldest pages: a
-// referenced page has its bit cleared and is passed over once; data is clean, so dropping is
-// always allowed, and newcomers are never refused.
+// referenced page has its bit cleared and is passed over once, a page of a pinned file (P) is
+// passed over until a whole turn has found nothing else; data is clean, so dropping is always
+// allowed, and newcomers are never refused.
 //
 // Entries this class kills (state kDead, unlinked) are returned to the caller, who removes them
 // from the index and retires them (call_rcu) after mu_ is released.
@@ -49,11 +50,17 @@ class CompressedTier {
   // kCompressed -> kDead and unlink; false if it is no longer kCompressed.
   bool Kill(PageEntry* e) EXCLUDES(mu_);
 
+  // The page's file is no longer pinned: clears its P bit (page_entry.h), whatever its kind, and
+  // if it is in the ring, takes it out of the pinned count. Under mu_, since every transition into
+  // the ring is: the count then always matches the bits of the ring's members.
+  void Unpin(PageEntry* e) EXCLUDES(mu_);
+
   // Changes the budget, dropping cold pages into *dropped while over it.
   void SetBudget(uint64_t budget, std::vector<PageEntry*>* dropped) EXCLUDES(mu_);
 
   struct Counts {
     uint64_t budget, charged, pages, logical, evictions, wasted;
+    uint64_t pinned_pages, pinned_charged;  // members with P (page_entry.h), and their charge
   };
   Counts counts() const EXCLUDES(mu_);
 
@@ -74,6 +81,8 @@ class CompressedTier {
   uint64_t logical_ GUARDED_BY(mu_) = 0;
   uint64_t evictions_ GUARDED_BY(mu_) = 0;
   uint64_t wasted_ GUARDED_BY(mu_) = 0;
+  uint64_t pinned_pages_ GUARDED_BY(mu_) = 0;
+  uint64_t pinned_charged_ GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace ccfs::cache

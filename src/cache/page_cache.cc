@@ -285,6 +285,7 @@ Status PageCache::Impl::LoadRun(uint64_t file_id, BackingFile* file, uint64_t of
                                 bool* eof, bool* retry, Load kind) {
   const bool reader = kind == Load::kRead;
   const bool ahead = kind == Load::kAhead;
+  const bool pinned = IsPinned(file_id);
   *copied = 0;
   *eof = false;
   *retry = false;
@@ -307,7 +308,7 @@ Status PageCache::Impl::LoadRun(uint64_t file_id, BackingFile* file, uint64_t of
     auto* e = new PageEntry;
     e->key = PageKey{file_id, page_no};
     e->frame.store(frame, std::memory_order_relaxed);
-    cache::InitLoading(e, /*demoted=*/false, ahead, /*wanted=*/kind == Load::kWarm);
+    cache::InitLoading(e, /*demoted=*/false, ahead, /*wanted=*/kind == Load::kWarm, pinned);
     RcuReadLock rcu;
     if (index_.InsertUnique(e) != e) {
       delete e;  // never published
@@ -373,10 +374,10 @@ Status PageCache::Impl::LoadRun(uint64_t file_id, BackingFile* file, uint64_t of
       ++pages_read;
       raw_.owner(f).store(e, std::memory_order_release);
       // A page read often lately (though not cached) starts with credit on the raw CLOCK; a page
-      // read ahead starts with none (it has not been read); a page warmed up with at least one
-      // (someone asked for it on purpose: no probation).
+      // read ahead starts with none (it has not been read); a page warmed up or of a pinned file
+      // with at least one (someone asked for it on purpose: no probation).
       const uint64_t uses = ahead ? 0
-                            : kind == Load::kWarm
+                            : kind == Load::kWarm || pinned
                                 ? std::max<uint64_t>(1, frequency_.Estimate(e->key))
                                 : frequency_.Estimate(e->key);
       const uint64_t s = cache::FinishLoad(e, uses);
@@ -597,6 +598,8 @@ PageCache::Residency PageCache::ResidencyOf(uint64_t file_id, uint64_t first_pag
                                             uint64_t pages) const {
   return impl_->ResidencyOf(file_id, first_page, pages);
 }
+void PageCache::Pin(uint64_t file_id) { impl_->Pin(file_id); }
+void PageCache::UnpinAll() { impl_->UnpinAll(); }
 void PageCache::Quiesce() { impl_->Quiesce(); }
 Options PageCache::options() const { return impl_->options(); }
 

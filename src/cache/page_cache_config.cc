@@ -157,6 +157,7 @@ CacheStats PageCache::Impl::Stats() const {
   const MissRatioCurve::Counts m = mrc_.counts();
   s.mrc_samples = m.samples;
   s.mrc_drops = m.drops;
+  CountPinned(&s);
   return s;
 }
 

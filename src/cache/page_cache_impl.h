@@ -17,6 +17,7 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <unordered_set>
 #include <vector>
 
 #include "cache/compressed_tier.h"
@@ -99,14 +100,20 @@ class PageCache::Impl final : public cache::SplitTuner::Engine {
   // A read-ahead thread's task: loads the pages of [offset, offset + len) found in neither tier.
   void Prefetch(const cache::ReadaheadQueue::Task& task);
 
-  // ---- page_cache_warm.cc: warm-up --------------------------------------------------------------
+  // ---- page_cache_warm.cc: warm-up and pins -----------------------------------------------------
 
  public:
   Status Warm(uint64_t file_id, BackingFile* file, uint64_t offset, uint64_t len,
               uint64_t* loaded);
   PageCache::Residency ResidencyOf(uint64_t file_id, uint64_t first_page, uint64_t pages) const;
+  void Pin(uint64_t file_id) EXCLUDES(pins_mu_);
+  void UnpinAll() EXCLUDES(pins_mu_);
 
  private:
+  // Whether pages of `file_id` load pinned (one lookup per run of misses, none while no file is).
+  bool IsPinned(uint64_t file_id) const EXCLUDES(pins_mu_);
+  // Pinned pages now, raw and compressed, and the bytes they take (Stats).
+  void CountPinned(CacheStats* s) const;
   // The frames a warm-up may load into now (at least 1), once the evictor has made room.
   uint64_t FramesToWarm();
   // Counts one page read, served by `path` in `ns`.
@@ -165,6 +172,9 @@ class PageCache::Impl final : public cache::SplitTuner::Engine {
   std::unique_ptr<CompressionPool> pool_;
 
   std::atomic<bool> probation_;
+  mutable Mutex pins_mu_;
+  std::unordered_set<uint64_t> pinned_ GUARDED_BY(pins_mu_);
+  std::atomic<bool> any_pinned_{false};
   std::atomic<uint64_t> readahead_max_;  // Options::readahead
   cache::FrequencySketch frequency_;
   cache::MissRatioCurve mrc_;

@@ -1,5 +1,6 @@
 // Warm-up (page_cache.h, section 5): pages loaded because someone asked for them on purpose, not
-// because a reader missed, and what the tiers hold of a file.
+// because a reader missed, and what the tiers hold of a file; and pins (section 6): the files
+// whose pages both CLOCKs keep while they have other victims.
 //
 // A warm-up goes no faster than the compression pool: a load that waited for a free frame while
 // the pool is behind would make the evictor drop victims uncompressed (Evictor::Pressure), the
@@ -66,6 +67,44 @@ Status PageCache::Impl::Warm(uint64_t file_id, BackingFile* file, uint64_t offse
     at += (got + page - 1) / page * page;
   }
   return Status::Ok();
+}
+
+void PageCache::Impl::Pin(uint64_t file_id) {
+  MutexLock lock(&pins_mu_);
+  pinned_.insert(file_id);
+  any_pinned_.store(true, std::memory_order_relaxed);
+}
+
+void PageCache::Impl::UnpinAll() {
+  {
+    MutexLock lock(&pins_mu_);
+    pinned_.clear();
+    any_pinned_.store(false, std::memory_order_relaxed);
+  }
+  // Pages loaded from here on are not pinned; those cached lose the bit.
+  RcuReadLock rcu;
+  std::vector<PageEntry*> marked;
+  index_.ForEach([&](PageEntry* e) {
+    if (e->state.load(std::memory_order_relaxed) & cache::kPinBit) marked.push_back(e);
+  });
+  for (PageEntry* e : marked) compressed_.Unpin(e);
+}
+
+bool PageCache::Impl::IsPinned(uint64_t file_id) const {
+  if (!any_pinned_.load(std::memory_order_relaxed)) return false;
+  MutexLock lock(&pins_mu_);
+  return pinned_.count(file_id) != 0;
+}
+
+void PageCache::Impl::CountPinned(CacheStats* s) const {
+  const cache::CompressedTier::Counts c = compressed_.counts();
+  uint64_t raw = 0;
+  if (c.pinned_pages > 0 || any_pinned_.load(std::memory_order_relaxed)) {
+    RcuReadLock rcu;
+    raw = raw_.CountPinned();
+  }
+  s->pinned_pages = raw + c.pinned_pages;
+  s->pinned_bytes = raw * page_size_ + c.pinned_charged;
 }
 
 PageCache::Residency PageCache::Impl::ResidencyOf(uint64_t file_id, uint64_t first_page,

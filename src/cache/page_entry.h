@@ -11,7 +11,7 @@
 //
 //   63            32 31          16 15 14 13 12 11  9  8   7   6   5   4   3  0
 //   +---------------+--------------+--+--+--+--+-----+---+---+---+---+---+----+
-//   |    unused     |  pin count   |un| M| A| D| use | U | H | W | S | R |kind|
+//   |    unused     |  pin count   | P| M| A| D| use | U | H | W | S | R |kind|
 //   +---------------+--------------+--+--+--+--+-----+---+---+---+---+---+----+
 //   kind  kLoading / kRaw / kEvicting / kCompressed / kDead
 //   R     the compressed tier's CLOCK reference bit (set by compressed hits, cleared by its hand)
@@ -33,6 +33,9 @@
 //   M     loaded by a warm-up and not read since: set at InitLoading, cleared by TryPin. Under
 //         kernel_demote a raw victim is dropped (the kernel holds its copy) unless it carries M:
 //         no reader has read it, so the kernel has no copy, and it is compressed instead.
+//   P     the page's file is pinned (`pin`): set at InitLoading; cleared only by
+//         CompressedTier::Unpin, under the tier's mutex, so that the tier's count of pinned pages
+//         never disagrees with the bits. Both CLOCKs pass P pages over while other pages are left.
 //   pins  readers copying out of the frame right now
 //
 // Kinds and who owns what:
@@ -81,7 +84,8 @@
 //   transition            from -> to                            by (where)                  order
 //   --------------------  ------------------------------------  --------------------------  -------
 //   InitLoading           new entry -> Loading (+D if demoted,  missing reader, read-ahead  relaxed
-//                         +A if read ahead, +U +M if warmed up) or warm-up (LoadRun, each page of its
+//                         +A if read ahead, +U +M if warmed up, or warm-up (LoadRun, each page of its
+//                         +U +P if its file is pinned)
 //                                                               run), or demoter; before the
 //                                                               index insert that publishes it
 //   TryPin                Raw|Evicting -> same, pins+1, use+1   reader (ReadPage)           acquire
@@ -113,6 +117,8 @@
 //                         +U, -R -H (frame stored first)        mu_
 //                                                               (CompressedTier::Promote)
 //   MarkWanted            Raw|Evicting -> same +U               warm-up (Warm)              relaxed
+//   ClearPin              any -> -P                             unpin, under the compressed acq_rel
+//                                                               tier's mu_ (Unpin)
 //   MarkCompressedHit     any -> +R +H (meant for Compressed;   reader (ReadCompressed)     relaxed
 //                         on another kind the bits are
 //                         ignored: R is read only in the tier,
@@ -174,6 +180,8 @@ inline constexpr uint64_t kDemotedBit = 1u << 12;
 inline constexpr uint64_t kAheadBit = 1u << 13;
 // Set at InitLoading on a page warmed up; cleared when a reader first reads it.
 inline constexpr uint64_t kWarmBit = 1u << 14;
+// Set at InitLoading on a page of a pinned file; cleared by CompressedTier::Unpin.
+inline constexpr uint64_t kPinBit = 1u << 15;
 inline constexpr int kUseShift = 9;
 inline constexpr uint64_t kUseOne = 1ull << kUseShift;
 inline constexpr uint64_t kUseMax = 7;
@@ -227,9 +235,9 @@ struct PageEntry {
 
 // A new entry, not yet in the index: the index insert publishes it.
 inline void InitLoading(PageEntry* e, bool demoted = false, bool ahead = false,
-                        bool wanted = false) {
+                        bool wanted = false, bool pinned = false) {
   e->state.store(kLoading | (demoted ? kDemotedBit : 0) | (ahead ? kAheadBit : 0) |
-                     (wanted ? kSeenBit | kWarmBit : 0),
+                     (wanted ? kSeenBit | kWarmBit : 0) | (pinned ? kPinBit | kSeenBit : 0),
                  std::memory_order_relaxed);
 }
 
@@ -237,6 +245,12 @@ inline void InitLoading(PageEntry* e, bool demoted = false, bool ahead = false,
 // it had been read again. REQUIRES: KindOf(state) is kRaw or kEvicting (on kEvicting the
 // filter's decision is taken already, and the bit is harmless).
 inline void MarkWanted(PageEntry* e) { e->state.fetch_or(kSeenBit, std::memory_order_relaxed); }
+
+// The page's file is no longer pinned. Returns the state before. Only CompressedTier::Unpin calls
+// it (under its mutex: see P above).
+inline uint64_t ClearPin(PageEntry* e) {
+  return e->state.fetch_and(~kPinBit, std::memory_order_acq_rel);
+}
 
 // Pins a readable page and counts the read on the raw CLOCK; the first read of a page read ahead
 // counts as the read that loaded it (no use, no U). A page warmed up is read from now on (-M). On success *s is the state before (test

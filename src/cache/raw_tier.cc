@@ -128,6 +128,18 @@ void RawTier::Probation(uint32_t frame, PageEntry* e) {
   probation_.emplace_back(frame, e);
 }
 
+uint64_t RawTier::CountPinned() const {
+  uint64_t n = 0;
+  const uint32_t used = fresh_.load(std::memory_order_acquire);
+  for (uint32_t f = 0; f < used; ++f) {
+    const PageEntry* e = owners_[f].load(std::memory_order_acquire);
+    if (e == nullptr) continue;
+    const uint64_t s = e->state.load(std::memory_order_relaxed);
+    n += (s & kPinBit) && (KindOf(s) == kRaw || KindOf(s) == kEvicting);
+  }
+  return n;
+}
+
 size_t RawTier::Sweep(size_t want, std::vector<PageEntry*>* victims) {
   size_t taken = 0;
   // Pages put on probation before the previous sweep: one sweep's worth of reads has had the
@@ -158,12 +170,21 @@ size_t RawTier::Sweep(size_t want, std::vector<PageEntry*>* victims) {
   const uint32_t used = fresh_.load(std::memory_order_acquire);
   if (used == 0) return taken;
   const uint64_t limit = (kUseMax + 1) * static_cast<uint64_t>(used) + 1;
+  // Pages of pinned files (P) are passed over, untouched, until a whole turn of the hand has met
+  // nothing else: for the rest of this sweep they are then taken like any other.
+  uint64_t passed = 0;
+  bool protect = true;
   for (uint64_t step = 0; step < limit && taken < want; ++step) {
     uint32_t f = hand_;
     hand_ = (hand_ + 1 >= used) ? 0 : hand_ + 1;
     PageEntry* e = owners_[f].load(std::memory_order_acquire);
     if (e == nullptr) continue;
     uint64_t s = e->state.load(std::memory_order_acquire);
+    if (protect && (s & kPinBit) && KindOf(s) == kRaw) {
+      if (++passed < used) continue;
+      protect = false;
+    }
+    passed = 0;
     while (KindOf(s) == kRaw) {
       if (UsesOf(s) > 0) {
         // Another chance: take one use away and pass over it this turn.

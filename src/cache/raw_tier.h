@@ -68,7 +68,8 @@ class RawTier {
 
   // Moves up to `want` kRaw pages to kEvicting and appends them to *victims: pages on probation
   // since before the previous sweep and not read again first, then the hand's (taking uses away
-  // on the way). Gives up after kUseMax + 1 turns of the hand. REQUIRES: RCU read-side.
+  // on the way, passing over pages of pinned files while it meets others). Gives up after
+  // kUseMax + 1 turns of the hand. REQUIRES: RCU read-side.
   size_t Sweep(size_t want, std::vector<PageEntry*>* victims) EXCLUDES(probation_mu_);
 
   uint32_t page_size() const { return page_size_; }
@@ -77,6 +78,9 @@ class RawTier {
   uint32_t free_count() const { return free_count_.load(std::memory_order_relaxed); }
   // Frames handed out at least once: the most frames that have held a page at one time.
   uint32_t used_frames() const { return fresh_.load(std::memory_order_acquire); }
+  // Frames holding a page of a pinned file (P) now. Walks every frame handed out: for stats, not
+  // for a read. REQUIRES: RCU read-side.
+  uint64_t CountPinned() const;
   // Frames not parked (free or holding a page).
   uint32_t active() const { return active_.load(std::memory_order_relaxed); }
   uint32_t waiters() const { return waiters_.load(std::memory_order_relaxed); }

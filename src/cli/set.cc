@@ -36,7 +36,7 @@ Status ParsePair(const std::string& text, LiveSetting* out) {
     }
   }
   std::string value = text.substr(eq + 1);
-  if (value.empty()) return Status::InvalidArgument("'" + text + "': " + key + " has no value");
+  // An empty value is the daemon's to judge: "pin=" unpins everything, "memory=" is refused.
   if (value.find_first_of("\n\r") != std::string::npos) {
     return Status::InvalidArgument(key + ": the value must be on one line");
   }

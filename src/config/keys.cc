@@ -34,6 +34,7 @@ constexpr Rule Codec() { return {Rule::kCodec, 0, 0, {}}; }
 constexpr Rule CodecLevel() { return {Rule::kCodecLevel, 0, 0, {}}; }
 constexpr Rule OneOf(std::span<const char* const> names) { return {Rule::kOneOf, 0, 0, names}; }
 constexpr Rule ListenAddressOrOff() { return {Rule::kListenAddress, 0, 0, {}}; }
+constexpr Rule PinPaths() { return {Rule::kPinPaths, 0, 0, {}}; }
 
 // A number as people read it: 2, 12.5, 0.333..., inf.
 std::string Number(double v) { return fmt::format("{}", v); }
@@ -152,6 +153,11 @@ const std::vector<KeySpec>& AllKeys() {
       {"metrics", "daemon", &Options::metrics, ListenAddressOrOff(), kRemount,
        "Serve Prometheus metrics over HTTP at [HOST:]PORT/metrics (a bare port = 127.0.0.1); "
        "\"\" = off."},
+      {"pin", "daemon", &Options::pin, PinPaths(), kLive,
+       "Paths of DATASET (files or directories, ':' between them) whose files' pages are evicted "
+       "last; \"\" = none. Refused when their files hold more than pin_percent of memory."},
+      {"pin_percent", "daemon", &Options::pin_percent, IntIn(1, 90), kLive,
+       "The most of memory the files under pin may hold, percent, 1..90."},
   };
   return kKeys;
 }

@@ -52,6 +52,7 @@ struct Rule {
     kCodecLevel,      // inside CodecLevelRange(compressor)
     kOneOf,           // one of `names` (a string key naming a mode: transport, raw_tier)
     kListenAddress,   // "" (off) or [HOST:]PORT (config/listen_address.h)
+    kPinPaths,        // paths relative to DATASET, ':' between them, none with a ".." part
   };
   Kind kind = kAny;
   double lo = 0;

@@ -75,6 +75,8 @@ std::string RuleText(const Options& o, const KeySpec& key) {
     }
     case Rule::kListenAddress:
       return std::string("must be \"\" (off) or ") + kListenAddressForm;
+    case Rule::kPinPaths:
+      return "must be paths relative to DATASET, ':' between them, none with a \"..\" part";
     case Rule::kAny:
       break;
   }
@@ -233,6 +235,24 @@ static Status CheckRule(const Options& o, const KeySpec& key) {
         if (v == name) return Status::Ok();
       }
       return Refuse(key, v, RuleText(o, key));
+    }
+    case Rule::kPinPaths: {
+      const std::string& v = Value<std::string>(o, key);
+      size_t at = 0;
+      while (at <= v.size()) {
+        size_t end = v.find(':', at);
+        if (end == std::string::npos) end = v.size();
+        const std::string part = v.substr(at, end - at);
+        const bool absolute = !part.empty() && part[0] == '/';
+        const bool up = part == ".." || part.rfind("../", 0) == 0 ||
+                        part.find("/../") != std::string::npos ||
+                        (part.size() >= 3 && part.compare(part.size() - 3, 3, "/..") == 0);
+        bool control = false;
+        for (char c : part) control |= static_cast<unsigned char>(c) < 0x20;
+        if (absolute || up || control) return Refuse(key, v, RuleText(o, key));
+        at = end + 1;
+      }
+      return Status::Ok();
     }
     case Rule::kListenAddress: {
       const std::string& v = Value<std::string>(o, key);

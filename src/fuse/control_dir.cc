@@ -66,9 +66,10 @@ std::string WithoutControlBytes(const std::string& message) {
 
 ControlDir::ControlDir(PageCache* cache, KernelCache* kernel, const ThreadCpuGroup* request_cpu,
                        const std::string& dataset, const std::string& mountpoint,
-                       double attr_timeout)
+                       double attr_timeout, Pins* pins)
     : cache_(cache),
       kernel_(kernel),
+      pins_(pins),
       request_cpu_(request_cpu),
       dataset_(dataset),
       mountpoint_(mountpoint),
@@ -312,9 +313,12 @@ Status ControlDir::ApplyControlText(const std::string& text) {
   const std::string file = fmt::format("{}/{}", kControlDirName, kControlFileName);
   Status s = ccfs::ApplyControlText(text, file, &wanted);
   if (!s.ok()) return Refuse(s.ToString());
+  s = pins_->Check(wanted);
+  if (!s.ok()) return Refuse(fmt::format("{}: {}", file, s.message()));
   s = cache_->Reconfigure(wanted);
   if (!s.ok()) return Refuse(fmt::format("{}: {}", file, s.ToString()));
   FollowBudget();
+  pins_->Apply(wanted);
   for (const std::string& key : ChangedKeys(before, wanted)) {
     LogInfo(fmt::format("{}: {} (was {})", file, DescribeKey(wanted, key), DescribeKey(before, key)));
   }
@@ -338,12 +342,14 @@ Status ControlDir::ApplyLiveOptions(const Options& wanted, const std::string& so
     LogInfo(fmt::format("{}: no live setting changed", source));
     return Status::Ok();
   }
-  Status s = cache_->Reconfigure(next);
+  Status s = pins_->Check(next);
+  if (s.ok()) s = cache_->Reconfigure(next);
   if (!s.ok()) {
     LogError(fmt::format("{}: {}", source, s.ToString()));
     return s;
   }
   FollowBudget();
+  pins_->Apply(next);
   for (const std::string& key : changed) {
     LogInfo(fmt::format("{}: {} (was {})", source, DescribeKey(next, key), DescribeKey(before, key)));
   }

@@ -72,6 +72,7 @@
 #include "fuse/inode_table.h"
 #include "fuse/kernel_cache.h"
 #include "fuse/open_handles.h"
+#include "fuse/pins.h"
 #include "util/thread_cpu.h"
 
 namespace ccfs {
@@ -82,8 +83,10 @@ class ControlDir {
   // and whose budget follows compressed_percent, and `request_cpu`, the request threads' CPU
   // time (cpu_request_threads_ns). `dataset` and `mountpoint` are only reported in stats.json;
   // attributes of the virtual nodes are given with `attr_timeout`.
+  // `pins` (borrowed) checks and takes every change of `pin` and `pin_percent`.
   ControlDir(PageCache* cache, KernelCache* kernel, const ThreadCpuGroup* request_cpu,
-             const std::string& dataset, const std::string& mountpoint, double attr_timeout);
+             const std::string& dataset, const std::string& mountpoint, double attr_timeout,
+             Pins* pins);
   ControlDir(const ControlDir&) = delete;
   ControlDir& operator=(const ControlDir&) = delete;
 
@@ -165,6 +168,7 @@ class ControlDir {
 
   PageCache* const cache_;
   KernelCache* const kernel_;
+  Pins* const pins_;
   const ThreadCpuGroup* const request_cpu_;
   const std::string dataset_;
   const std::string mountpoint_;

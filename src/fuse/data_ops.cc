@@ -68,6 +68,14 @@ int AttachHandle(FsContext* fs, Inode* i, int fd, fuse_file_info* fi) {
   fi->noflush = (fi->flags & O_ACCMODE) == O_RDONLY ? 1 : 0;
   fi->fh = fs->files.Add(std::move(h));
   fs->inodes.HandleOpened(i, fd);
+  // A file under `pin` is told to the engine at its first open after each change of `pin`.
+  if (fs->pins.any()) {
+    const uint64_t generation = fs->pins.generation();
+    if (i->pin_generation.exchange(generation, std::memory_order_acq_rel) != generation) {
+      std::string path;
+      if (fs->inodes.PathOf(i, &path) && fs->pins.Matches(path)) fs->pins.Pin(i->file_id);
+    }
+  }
   return 0;
 }
 

@@ -65,8 +65,9 @@ FsContext::FsContext(const Filesystem::Config& config_in, PageCache* cache_in)
                                               kernel->InvalidateFrom(inodes.InoOf(i), offset);
                                             }),
       requests(OpNames()),
+      pins(config_in.dataset, cache_in),
       control(cache_in, kernel.get(), &request_cpu, config_in.dataset, config_in.mountpoint,
-              config_in.attr_timeout),
+              config_in.attr_timeout, &pins),
       misses(config_in.misses_in_flight > 0
                  ? std::make_unique<MissPool>(config_in.misses_in_flight, &request_cpu)
                  : nullptr) {}
@@ -218,6 +219,9 @@ Status Filesystem::Create(const Config& config, PageCache* cache, std::unique_pt
     if (kernel != nullptr) kernel->Forget(ino);
   });
   if (!s.ok()) return s;
+  s = context->pins.Check(cache->options());
+  if (!s.ok()) return s;
+  context->pins.Apply(cache->options());
   fs->reset(new Filesystem(std::move(context)));
   return Status::Ok();
 }

@@ -106,6 +106,8 @@ struct Inode {
   mode_t type = 0;       // S_IFMT bits
   int64_t btime_ns = 0;  // birth time, when the store gives one; 0 = unknown
   uint64_t file_id = 0;  // the engine's name for the file
+  // The Pins generation this file was last matched against `pin` at (fuse/pins.h); 0 = never.
+  std::atomic<uint64_t> pin_generation{0};
 
   // Guarded by the InodeTable's mutex (its thread-safety annotations cannot name it from here).
   uint64_t nlookup = 0;
@@ -179,6 +181,9 @@ class InodeTable {
 
   // The Inode the kernel's number names, and back.
   Inode* Get(fuse_ino_t ino) { return ino == FUSE_ROOT_ID ? &root_ : reinterpret_cast<Inode*>(ino); }
+  // The path of `i` relative to DATASET by the names the table knows ("" for the root); false
+  // when some Inode on the way has no name (removed through the mount).
+  bool PathOf(Inode* i, std::string* path) EXCLUDES(mu_);
   fuse_ino_t InoOf(Inode* i) const {
     return i == &root_ ? FUSE_ROOT_ID : reinterpret_cast<fuse_ino_t>(i);
   }

@@ -39,6 +39,7 @@
 #include "fuse/kernel_cache.h"
 #include "fuse/miss_pool.h"
 #include "fuse/open_handles.h"
+#include "fuse/pins.h"
 #include "stats/request_stats.h"
 
 namespace ccfs {
@@ -63,6 +64,8 @@ struct FsContext {
   ThreadCpuGroup request_cpu;
   // Every request, by op, timed around its handler (filesystem.cc, Timed).
   RequestStats requests;
+  // The `pin` key: which files' pages are evicted last. Before `control`, which changes it.
+  Pins pins;
   ControlDir control;
   OpenHandles<FileHandle> files;  // what fi->fh names for an open data file
   OpenHandles<DirHandle> dirs;    // ... for an open real directory (0 for .ccfs)

@@ -48,6 +48,8 @@ inline Options AllNonDefault() {
   o.max_open_files = 1000;
   o.transport = "uring";
   o.metrics = "127.0.0.1:9567";
+  o.pin = "etc/hostname";  // a small file that exists under "/", the dataset of the live-key tests
+  o.pin_percent = 30;
   return o;
 }
 

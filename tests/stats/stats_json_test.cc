@@ -90,7 +90,7 @@ TEST(StatsJsonTest, TopLevelKeysAndTheirOrderAreStable) {
       "mrc_samples", "mrc_drops", "split_changes",
       "raw_budget_bytes",
       "compressed_budget_bytes", "raw_pages", "free_frames", "compressed_pages",
-      "compressed_logical_bytes",
+      "compressed_logical_bytes", "pinned_pages", "pinned_bytes",
       "kernel_budget_bytes", "kernel_held_bytes", "compressor", "compression_level",
       "page_size", "compressed_percent_auto", "compressor_auto", "split_estimate", "cpu_us",
       "latency"};
