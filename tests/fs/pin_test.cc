@@ -41,7 +41,8 @@ class PinMountTest : public MountTest {
 TEST_F(PinMountTest, APinnedFileIsReadAgainAfterAScanWithoutAMiss) {
   MakeData();
   // raw_tier = daemon: under kernel the kernel's own share answers the second read either way.
-  ASSERT_NO_FATAL_FAILURE(MountOrDie({"-o", "memory=8MiB,raw_tier=daemon,pin=hot"}));
+  ASSERT_NO_FATAL_FAILURE(
+      MountOrDie({"-o", "memory=8MiB,raw_tier=daemon,compressed_percent=0,pin=hot"}));
   EXPECT_EQ(MissesOfHotAfterAScan(), 0u);
   const nlohmann::json s = ds_.Stats();
   EXPECT_EQ(Counter(s, "pinned_pages"), (1u << 20) / 8192);
@@ -50,7 +51,7 @@ TEST_F(PinMountTest, APinnedFileIsReadAgainAfterAScanWithoutAMiss) {
 
 TEST_F(PinMountTest, WithoutThePinTheScanPushesTheFileOut) {
   MakeData();
-  ASSERT_NO_FATAL_FAILURE(MountOrDie({"-o", "memory=8MiB,raw_tier=daemon"}));
+  ASSERT_NO_FATAL_FAILURE(MountOrDie({"-o", "memory=8MiB,raw_tier=daemon,compressed_percent=0"}));
   EXPECT_GT(MissesOfHotAfterAScan(), 0u) << "the test would pass without pins";
 }
 
@@ -71,7 +72,7 @@ TEST_F(PinMountTest, PinsThatDoNotExistLeaveDatasetOrDoNotFitAreRefused) {
 
 TEST_F(PinMountTest, ALiveChangeAppliesToFilesOpenedAfterItAndEmptyUnpins) {
   MakeData();
-  ASSERT_NO_FATAL_FAILURE(MountOrDie({"-o", "memory=8MiB,raw_tier=daemon"}));
+  ASSERT_NO_FATAL_FAILURE(MountOrDie({"-o", "memory=8MiB,raw_tier=daemon,compressed_percent=0"}));
   CommandResult r = RunCcfs({"set", ds_.mnt(), "pin=hot/a"});
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_EQ(MissesOfHotAfterAScan(), 0u);
