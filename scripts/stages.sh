@@ -18,7 +18,7 @@ fuzz_targets=(config control trace)  # fuzz/NAME_fuzzer.cc, seeded from fuzz/cor
 # shorter list of mount tests (the daemon under TSan is slow).
 mount_filter='*Mount*:DaemonTest.*:PosixTest.*:KillPrivTest.*:CreateAsCallerTest.*:UnderneathTest.*:IntegrityTest.*:CrashTest.*:PathsTest.*:PressureTest.*'
 uring_filter="$mount_filter:BadInputTest.*:Transport*"
-tsan_filter='EngineTest.*:EngineRunTest.*:WarmTest.*:AdmissionEngineTest.*:FrequencyEngineTest.*:MissRatioCurve*:SplitTuner*:CompressionPool*:LatencyHistogram*:RequestStats*'
+tsan_filter='EngineTest.*:EngineRunTest.*:WarmTest.*:PinTest.*:AdmissionEngineTest.*:FrequencyEngineTest.*:MissRatioCurve*:SplitTuner*:CompressionPool*:LatencyHistogram*:RequestStats*'
 tsan_mount_filter='*Mount*:DaemonTest.*:PosixTest.*:UnderneathTest.*:IntegrityTest.*'
 # scripts/reliability.sh's longer runs: the reliability and POSIX suites.
 reliability_filter='PosixTest.*:IntegrityTest.*:CrashTest.*:UnderneathTest.*:PressureTest.*:PathsTest.*:BadInputTest.*'

@@ -204,6 +204,11 @@ int RunStat(const StatArgs& args) {
                   FormatSize(before.memory_bytes).c_str(),
                   static_cast<unsigned long long>(OpenDescriptorCount(pid)));
     }
+    if (before.pinned_pages != 0) {
+      std::printf("pin: %llu pages of pinned files cached, taking %s\n",
+                  static_cast<unsigned long long>(before.pinned_pages),
+                  FormatSize(before.pinned_bytes).c_str());
+    }
     const std::string note = rapl ? "energy: RAPL " + rapl->Describe() +
                                         ", the whole machine's package energy (mJ/buf)"
                                   : RaplReader::NoEnergyNote(energy_status);

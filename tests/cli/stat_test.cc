@@ -93,6 +93,25 @@ TEST(StatCommandTest, PrintsOneLinePerIntervalUnderAHeaderEveryTwentyLines) {
 
 // The first line sums up the mount since it started, at once (vmstat's first line), so
 // `--count 1` answers "how has this mount done" without waiting an interval.
+// Pinned files' pages get a line of their own when there are any, and none when there are not.
+TEST(StatCommandTest, PinnedPagesGetALineWhenThereAreAny) {
+  FakeMount mount;
+  CacheStats s = Steady();
+  mount.SetStats(s);
+  const std::vector<std::string> args = {"stat", mount.path(), "--count", "1", "--powercap",
+                                         mount.path() + "/no-powercap"};
+  auto r = RunCcfs(args);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out.find("pin:"), std::string::npos) << r.out;
+  s.pinned_pages = 128;
+  s.pinned_bytes = 1ull << 20;
+  mount.SetStats(s);
+  r = RunCcfs(args);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("pin: 128 pages of pinned files cached, taking 1MiB"), std::string::npos)
+      << r.out;
+}
+
 TEST(StatCommandTest, FirstLineSummarizesTheMountSinceItStarted) {
   FakeMount mount;
   mount.SetStats(Steady(), /*uptime_s=*/100);

@@ -30,7 +30,9 @@ class PinMountTest : public MountTest {
   uint64_t MissesOfHotAfterAScan() {
     std::string got;
     EXPECT_EQ(ReadPath(ds_.MntPath("hot/a"), &got), 0);
-    for (int i = 0; i < 12; ++i) EXPECT_EQ(ReadPath(ds_.MntPath("cold/c" + std::to_string(i)), &got), 0);
+    for (int i = 0; i < 12; ++i) {
+      EXPECT_EQ(ReadPath(ds_.MntPath("cold/c" + std::to_string(i)), &got), 0);
+    }
     const uint64_t before = Counter(ds_.Stats(), "misses");
     EXPECT_EQ(ReadPath(ds_.MntPath("hot/a"), &got), 0);
     EXPECT_EQ(got, CompressibleBytes(1 << 20, 1));
