@@ -141,7 +141,9 @@ class PageCache {
               uint64_t* loaded);
   // Pages of `file_id` loaded from now on are pinned (section 6).
   void Pin(uint64_t file_id);
-  // No file is pinned any more; cached pages lose their pin mark.
+  // No file is pinned any more; cached pages lose their pin mark. A page whose load began before
+  // the call may still be published with the mark: it is passed over like a pinned page until the
+  // next UnpinAll or its eviction (a whole turn of pinned pages), never kept beyond that.
   void UnpinAll();
   // What the tiers hold of pages [first_page, first_page + pages) of `file_id` at one moment.
   struct Residency {

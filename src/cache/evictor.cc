@@ -99,14 +99,11 @@ Evictor::Evict Evictor::Pressure() const {
   uint32_t active = raw.active();
   uint32_t capacity = raw.capacity();
   if (active > capacity + in_flight) return Evict::kCompress;  // the raw tier is shrinking
-  // Below the watermark, keep at most two batches in the pool: enough to keep every worker busy,
-  // not so many that the tier empties faster than misses refill it. A stalled miss (no free frame)
-  // is covered too: zero free frames is always below the watermark.
-  uint32_t batch = batch_.load(std::memory_order_relaxed);
-  uint32_t low = low_watermark_.load(std::memory_order_relaxed);
-  uint32_t free = raw.free_count();
-  if (free >= low) return Evict::kNone;
-  if (in_flight < 2 * batch) return Evict::kCompress;
+  // Below the watermark, keep at most two batches in the pool (Behind): enough to keep every
+  // worker busy, not so many that the tier empties faster than misses refill it. A stalled miss
+  // (no free frame) is covered too: zero free frames is always below the watermark.
+  if (raw.free_count() >= low_watermark_.load(std::memory_order_relaxed)) return Evict::kNone;
+  if (!Behind()) return Evict::kCompress;
   // The pool is behind (its workers run at background priority and readers have the CPUs):
   // rather than let a miss wait for it, drop a few victims once a miss finds no free frame.
   if (compress_enabled_.load(std::memory_order_relaxed) && raw.waiters() > 0) {

@@ -15,8 +15,8 @@
 // outlive it. The victims it takes are owned by it (kEvicting) until a worker publishes or drops
 // them.
 //
-// Thread-safety: Kick, Configure, EnableCompression, low_watermark, Behind and Quiesce may be called from
-// any thread. Stop is called by the engine's destructor before it waits for the pool (again by
+// Thread-safety: Kick, Configure, EnableCompression, low_watermark, Behind and Quiesce may be called
+// from any thread. Stop is called by the engine's destructor before it waits for the pool (again by
 // ~Evictor, which is then a no-op). The admission state is touched by the evictor thread only;
 // compression workers run CompressChunk.
 // Lock order: mu_ is a leaf (the sweep and the pool submissions run with it released).

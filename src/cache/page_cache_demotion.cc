@@ -55,7 +55,10 @@ bool PageCache::Impl::PublishDemoted(Codec& codec, const PageKey& key, const cha
   auto* e = new PageEntry;
   e->key = key;
   e->length.store(len, std::memory_order_relaxed);
-  cache::InitLoading(e, /*demoted=*/true);
+  // A pinned file's pages are kept by the compressed tier here too (the kernel's own copies it
+  // cannot hold back).
+  cache::InitLoading(e, /*demoted=*/true, /*ahead=*/false, /*wanted=*/false,
+                     IsPinned(key.file_id));
   std::vector<PageEntry*> dropped;
   bool kept = false;
   {

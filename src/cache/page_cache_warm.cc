@@ -44,7 +44,8 @@ Status PageCache::Impl::Warm(uint64_t file_id, BackingFile* file, uint64_t offse
   Status st = file->Size(&size);
   if (!st.ok()) return st;
   const uint64_t page = page_size_;
-  const uint64_t end = std::min((offset + len + page - 1) / page * page, (size + page - 1) / page * page);
+  const uint64_t end =
+      std::min((offset + len + page - 1) / page * page, (size + page - 1) / page * page);
   for (uint64_t at = offset / page * page; at < end;) {
     {
       RcuReadLock rcu;

@@ -33,7 +33,7 @@
 //   M     loaded by a warm-up and not read since: set at InitLoading, cleared by TryPin. Under
 //         kernel_demote a raw victim is dropped (the kernel holds its copy) unless it carries M:
 //         no reader has read it, so the kernel has no copy, and it is compressed instead.
-//   P     the page's file is pinned (`pin`): set at InitLoading; cleared only by
+//   P     the page's file is pinned (`pin`): set at InitLoading (a miss or a demotion); cleared by
 //         CompressedTier::Unpin, under the tier's mutex, so that the tier's count of pinned pages
 //         never disagrees with the bits. Both CLOCKs pass P pages over while other pages are left.
 //   pins  readers copying out of the frame right now
@@ -253,8 +253,8 @@ inline uint64_t ClearPin(PageEntry* e) {
 }
 
 // Pins a readable page and counts the read on the raw CLOCK; the first read of a page read ahead
-// counts as the read that loaded it (no use, no U). A page warmed up is read from now on (-M). On success *s is the state before (test
-// kAheadBit). REQUIRES: KindOf(*s) is kRaw or kEvicting.
+// counts as the read that loaded it (no use, no U). A page warmed up is read from now on (-M). On
+// success *s is the state before (test kAheadBit). REQUIRES: KindOf(*s) is kRaw or kEvicting.
 inline bool TryPin(PageEntry* e, uint64_t* s) {
   uint64_t next;
   if (*s & kAheadBit) {

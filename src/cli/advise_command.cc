@@ -24,6 +24,7 @@
 #include "cli/plot_script.h"
 #include "trace/advise.h"
 #include "trace/trace_file.h"
+#include "util/strings.h"
 
 namespace ccfs {
 namespace {
@@ -109,7 +110,6 @@ Status EngineOptions(const AdviseArgs& args, Options* o) {
   return Status::Ok();
 }
 
-std::string Pct(double ratio) { return fmt::format("{:.1f}%", 100.0 * ratio); }
 
 // A row's tier as the CSV and JSON name it; the page cache alone is the row with no tier.
 std::string TierName(const AdviseRow& r, bool page_cache) {
@@ -333,8 +333,8 @@ void PrintText(const AdviseRequest& req, const AdviseReport& r, bool files) {
   for (const CodecProfile& c : r.codecs) {
     fmt::print("; {} level {}: {:.2f}x, {} kept ({} zero), compress {:.1f} µs, decompress "
                "{:.1f} µs",
-               CodecName(c.codec), c.level, c.ratio, Pct(c.storable_fraction),
-               Pct(c.zero_fraction), c.compress_us, c.decompress_us);
+               CodecName(c.codec), c.level, c.ratio, PercentText(c.storable_fraction),
+               PercentText(c.zero_fraction), c.compress_us, c.decompress_us);
   }
   fmt::print("\n");
   const std::string miss_text =
@@ -360,8 +360,9 @@ void PrintText(const AdviseRequest& req, const AdviseReport& r, bool files) {
   auto print_row = [pc_us](const std::string& name, const AdviseRow& row, bool codec_free) {
     const ModelResult& m = row.model;
     fmt::print("{:>10} {:>4} {:>5} {:>7} {:>7} {:>7} {:>7} {:>10.3f} {:>10.2f} {:>15} {:>8.2f}x\n",
-               name, row.percent, codec_free ? "-" : CodecName(row.codec), Pct(m.hit_ratio),
-               Pct(m.raw_hit_ratio), Pct(m.compressed_hit_ratio), Pct(m.miss_ratio),
+               name, row.percent, codec_free ? "-" : CodecName(row.codec),
+               PercentText(m.hit_ratio), PercentText(m.raw_hit_ratio),
+               PercentText(m.compressed_hit_ratio), PercentText(m.miss_ratio),
                m.compressions_per_read, m.us_per_buffer,
                fmt::format("{:.1f}-{:.1f}", row.us_low, row.us_high),
                pc_us > 0 ? m.us_per_buffer / pc_us : 1.0);

@@ -19,6 +19,7 @@
 #include "cli/plot_script.h"
 #include "trace/replay.h"
 #include "trace/replay_sweep.h"
+#include "util/strings.h"
 
 namespace ccfs {
 namespace {
@@ -52,7 +53,6 @@ struct ReplayArgs {
   uint64_t turn_ops = 0;
 };
 
-std::string Percent(double ratio) { return fmt::format("{:.1f}%", 100.0 * ratio); }
 
 // How far the model's µs per buffer is from the measured one, e.g. "-5%".
 std::string ModelError(const ReplayResult& r) {
@@ -68,7 +68,7 @@ void PrintProgress(const ReplayProgress& p) {
   int filled = static_cast<int>(fraction * kWidth);
   std::string bar(filled, '#');
   bar += std::string(kWidth - filled, '.');
-  std::string hit = p.hit_ratio >= 0 ? Percent(p.hit_ratio) : "-";
+  std::string hit = p.hit_ratio >= 0 ? PercentText(p.hit_ratio) : "-";
   fmt::print(stderr, "\r[{}] {:3.0f}%  {:>8.0f} ops/s  hit {:>6}  {:7.1f} µs/buffer\033[K", bar,
              100 * fraction, p.ops_per_s, hit, p.us_per_buffer);
 }
@@ -117,21 +117,22 @@ void PrintSummary(const ReplayResult& r, int threads) {
   const bool model = r.memory_bytes > 0;
   if (r.have_counters) {
     double n = r.cache_reads ? static_cast<double>(r.cache_reads) : 1.0;
-    std::string beside = model ? "  model " + fmt::format("{:>6}", Percent(r.model.hit_ratio)) : "";
+    std::string beside =
+        model ? "  model " + fmt::format("{:>6}", PercentText(r.model.hit_ratio)) : "";
     if (r.kernel_raw_tier) {
       // Per level, as shares of this client's reads: the kernel's hits never reach the daemon.
       const double reads = r.reads ? static_cast<double>(r.reads) : 1.0;
       fmt::print("  hit ratio      {:>7}{}  (kernel {}, daemon raw {}, compressed {}, miss {})\n",
-                 Percent(r.hit_ratio), beside, Percent(r.kernel_hits / reads),
-                 Percent(r.raw_hits / reads), Percent(r.compressed_hits / reads),
-                 Percent(r.misses / reads));
+                 PercentText(r.hit_ratio), beside, PercentText(r.kernel_hits / reads),
+                 PercentText(r.raw_hits / reads), PercentText(r.compressed_hits / reads),
+                 PercentText(r.misses / reads));
     } else if (r.compressed_percent >= 0) {
       fmt::print("  hit ratio      {:>7}{}  (raw {}, compressed {}, miss {})\n",
-                 Percent(r.hit_ratio), beside, Percent(r.raw_hits / n),
-                 Percent(r.compressed_hits / n), Percent(r.misses / n));
+                 PercentText(r.hit_ratio), beside, PercentText(r.raw_hits / n),
+                 PercentText(r.compressed_hits / n), PercentText(r.misses / n));
     } else {
       fmt::print("  hit ratio      {:>7}{}  (misses counted from block reads)\n",
-                 Percent(r.hit_ratio), beside);
+                 PercentText(r.hit_ratio), beside);
     }
   }
   std::string beside =
@@ -216,13 +217,13 @@ void PrintSweepPoint(const ReplayArgs& args, const SweepPoint& p, std::ofstream*
   if (p.percent < 0) {
     *csv << CsvRow("baseline", r);
     fmt::print("page cache ({} in a memory cgroup)  hit {:>6}  {:7.1f} µs/buffer\n",
-               FormatSize(p.cgroup_memory), Percent(r.hit_ratio), r.us_per_buffer);
+               FormatSize(p.cgroup_memory), PercentText(r.hit_ratio), r.us_per_buffer);
   } else {
     *csv << CsvRow(r.mode, r);
     csv->flush();
     fmt::print("C={:>2}%  hit {:>6} (model {:>6})  {:7.1f} µs/buffer (model {:7.1f}, {:>4})  "
                "ratio {:.2f}x\n",
-               p.percent, Percent(r.hit_ratio), Percent(r.model.hit_ratio), r.us_per_buffer,
+               p.percent, PercentText(r.hit_ratio), PercentText(r.model.hit_ratio), r.us_per_buffer,
                r.model.us_per_buffer, ModelError(r), r.compression_ratio);
   }
   if (args.json) fmt::print("{}\n", ReplayResultJson(r));

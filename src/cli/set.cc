@@ -14,6 +14,7 @@
 #include "ccfs/stats.h"
 #include "cli/command.h"
 #include "client/mount_client.h"
+#include "config/keys.h"
 
 namespace ccfs {
 namespace {
@@ -36,7 +37,14 @@ Status ParsePair(const std::string& text, LiveSetting* out) {
     }
   }
   std::string value = text.substr(eq + 1);
-  // An empty value is the daemon's to judge: "pin=" unpins everything, "memory=" is refused.
+  // Only keys whose empty value means something take one ("pin=" unpins everything, "metrics="
+  // is off); for any other an empty value is a typo, refused before anything is sent.
+  const config::KeySpec* spec = config::FindKey(key);
+  if (value.empty() &&
+      (spec == nullptr || (spec->rule.kind != config::Rule::kPinPaths &&
+                           spec->rule.kind != config::Rule::kListenAddress))) {
+    return Status::InvalidArgument("'" + text + "': " + key + " has no value");
+  }
   if (value.find_first_of("\n\r") != std::string::npos) {
     return Status::InvalidArgument(key + ": the value must be on one line");
   }

@@ -191,6 +191,53 @@ Status EvictCached(const WarmupPlan& plan, CachedBytes* out, uint64_t* errors,
   return ForEachCached(plan, /*evict=*/true, out, errors, first_error);
 }
 
+namespace {
+
+// One ioctl's worth of a file: a warm-up loads the files range by range, in the order walked.
+struct Range {
+  size_t file;
+  uint64_t offset, length;
+};
+
+std::vector<Range> RangesOf(const WarmupPlan& plan) {
+  std::vector<Range> ranges;
+  for (size_t f = 0; f < plan.files.size(); ++f) {
+    const uint64_t size = plan.files[f].size;
+    if (size == 0) ranges.push_back(Range{f, 0, 0});
+    for (uint64_t at = 0; at < size; at += kRangeBytes) {
+      ranges.push_back(Range{f, at, std::min(kRangeBytes, size - at)});
+    }
+  }
+  return ranges;
+}
+
+// The files some range of which was handled, as a plan of their own (what the check reads).
+WarmupPlan Handled(const WarmupPlan& plan, const std::vector<std::atomic<bool>>& touched) {
+  WarmupPlan p;
+  p.mountpoint = plan.mountpoint;
+  for (size_t f = 0; f < plan.files.size(); ++f) {
+    if (touched[f].load()) p.files.push_back(plan.files[f]);
+  }
+  return p;
+}
+
+// Whether a warm-up that has walked `done` bytes stops, now that the files it handled hold `now`:
+// at the limit, or when the files hold all the cache can give them (`full_bytes`) or pages it
+// loaded are gone again. Says why in *result.
+bool Enough(const CachedBytes& now, uint64_t done, uint64_t full_bytes, WarmupResult* result) {
+  if (now.footprint() >= result->limit_bytes) {
+    result->at_limit = true;
+    return true;
+  }
+  if (now.footprint() >= full_bytes || now.cached() + now.cached() / 64 < done) {
+    result->full = true;
+    return true;
+  }
+  return false;
+}
+
+}  // namespace
+
 Status Warmup(const WarmupPlan& plan, const WarmupOptions& options, WarmupProgress* progress,
               const std::function<void()>& tick, WarmupResult* result) {
   const auto start = std::chrono::steady_clock::now();
@@ -201,25 +248,10 @@ Status Warmup(const WarmupPlan& plan, const WarmupOptions& options, WarmupProgre
   result->limit_bytes = static_cast<uint64_t>(static_cast<double>(stats.memory_bytes) *
                                               options.max_percent / 100.0);
 
-  // The ranges, in the order walked.
-  struct Range {
-    size_t file;
-    uint64_t offset, length;
-  };
-  std::vector<Range> ranges;
-  for (size_t f = 0; f < plan.files.size(); ++f) {
-    const uint64_t size = plan.files[f].size;
-    if (size == 0) ranges.push_back(Range{f, 0, 0});
-    for (uint64_t at = 0; at < size; at += kRangeBytes) {
-      ranges.push_back(Range{f, at, std::min(kRangeBytes, size - at)});
-    }
-  }
+  const std::vector<Range> ranges = RangesOf(plan);
   std::vector<std::atomic<bool>> touched(plan.files.size());
   std::atomic<size_t> next{0};
   std::atomic<bool> stop{false};
-  // What the ranges loaded took just after their load: their pages are raw then, so this is at
-  // least what they take later, unless some were pushed out (then the check below sees it).
-  std::atomic<uint64_t> accounted{0};
   std::mutex error_mu;
   Status fatal;  // guarded by error_mu: a daemon without warm-up stops every job
 
@@ -231,16 +263,15 @@ Status Warmup(const WarmupPlan& plan, const WarmupOptions& options, WarmupProgre
       const WarmupFile& file = plan.files[r.file];
       touched[r.file].store(true);
       Status st;
-      WarmRange reply;
+      WarmRange reply{};
       if (r.length > 0) {
         OpenFile f(file.path);
         st = f.fd() < 0 ? Status::FromErrno(errno, file.path)
                         : CallDaemon(f.fd(), file.path, kWarmIoctl, r.offset, r.length, &reply);
       }
-      if (st.ok() && r.length > 0) {
+      if (st.ok()) {
         progress->bytes_loaded.fetch_add(reply.loaded);
-        accounted.fetch_add(reply.raw_pages * reply.page_size + reply.compressed_bytes);
-      } else if (!st.ok()) {
+      } else {
         progress->errors.fetch_add(1);
         std::lock_guard<std::mutex> lock(error_mu);
         if (result->first_error.empty()) result->first_error = st.ToString();
@@ -256,15 +287,6 @@ Status Warmup(const WarmupPlan& plan, const WarmupOptions& options, WarmupProgre
   std::vector<std::thread> threads;
   for (int j = 0; j < std::max(1, options.jobs); ++j) threads.emplace_back(job);
 
-  // The files some range of which was handled, as a plan of their own (what the check reads).
-  auto handled = [&] {
-    WarmupPlan p;
-    p.mountpoint = plan.mountpoint;
-    for (size_t f = 0; f < plan.files.size(); ++f) {
-      if (touched[f].load()) p.files.push_back(plan.files[f]);
-    }
-    return p;
-  };
   uint64_t next_check = 0;
   // The files hold all the cache can give them: what is left of `memory` is the tiers' slack
   // (free frames, the compressed tier's last blob) and other files' pages.
@@ -276,29 +298,22 @@ Status Warmup(const WarmupPlan& plan, const WarmupOptions& options, WarmupProgre
     std::this_thread::sleep_for(std::chrono::milliseconds(kPollMs));
     if (tick) tick();
     if (before >= ranges.size()) continue;  // the last ranges are loading: nothing to decide
-    if (accounted.load() < next_check) continue;
-    // Ask what the files hold now.
     const uint64_t done = progress->bytes_done.load();
+    if (done < next_check) continue;
+    // Ask what the files hold now.
     CachedBytes now;
     uint64_t errors = 0;
     std::string first;
-    s = CheckCached(handled(), &now, &errors, &first);
-    if (!s.ok()) {
+    s = CheckCached(Handled(plan, touched), &now, &errors, &first);
+    if (!s.ok() || Enough(now, done, full_bytes, result)) {
       stop.store(true);
       break;
     }
-    if (now.footprint() >= result->limit_bytes) {
-      result->at_limit = true;
-      stop.store(true);
-    } else if (now.footprint() >= full_bytes || now.cached() + now.cached() / 64 < done) {
-      result->full = true;  // pages it loaded are gone again: the cache is full for these files
-      stop.store(true);
-    }
-    // The next look after another 1/64 of the limit is loaded, or, when looking takes long (many
-    // files), after twice what was loaded meanwhile: looking then costs at most a third of the
+    // The next look after another 1/64 of the limit is walked, or, when looking takes long (many
+    // files), after twice what was walked meanwhile: looking then costs at most a third of the
     // time.
-    const uint64_t during = progress->bytes_done.load() - done;
-    next_check = accounted.load() + std::max(result->limit_bytes / 64, 2 * during);
+    const uint64_t walked = progress->bytes_done.load();
+    next_check = walked + std::max(result->limit_bytes / 64, 2 * (walked - done));
   }
   for (std::thread& t : threads) t.join();
   if (!fatal.ok()) return fatal;
@@ -313,7 +328,7 @@ Status Warmup(const WarmupPlan& plan, const WarmupOptions& options, WarmupProgre
   }
   uint64_t errors = 0;
   std::string first;
-  s = CheckCached(handled(), &result->cached, &errors, &first);
+  s = CheckCached(Handled(plan, touched), &result->cached, &errors, &first);
   result->seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return s;
 }

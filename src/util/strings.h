@@ -1,10 +1,11 @@
-// Small string helpers shared by the parsers (config, control lines, trace files).
+// Small string helpers shared by the parsers (config, control lines, trace files) and reports.
 //
 // Pure functions; thread-safe.
 #ifndef CCFS_UTIL_STRINGS_H_
 #define CCFS_UTIL_STRINGS_H_
 
 #include <cctype>
+#include <cstdio>
 #include <string>
 #include <string_view>
 
@@ -18,6 +19,13 @@ inline std::string_view Trim(std::string_view s) {
   while (b < e && std::isspace(static_cast<unsigned char>(s[b]))) ++b;
   while (e > b && std::isspace(static_cast<unsigned char>(s[e - 1]))) --e;
   return s.substr(b, e - b);
+}
+
+// A ratio (0.834) as a percentage with one decimal ("83.4%"), as the reports print hit ratios.
+inline std::string PercentText(double ratio) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%.1f%%", 100.0 * ratio);
+  return text;
 }
 
 // `s` with ASCII letters in lower case.

@@ -104,6 +104,8 @@ readdirplus = false
 max_open_files = 1000
 transport = "uring"
 metrics = "127.0.0.1:9567"
+pin = "etc/hostname"
+pin_percent = 30
 )";
   Options o;
   Status s = ParseConfigText(text, "t.toml", &o);
