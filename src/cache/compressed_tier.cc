@@ -55,6 +55,9 @@ CompressedTier::Publish CompressedTier::InsertDemoted(PageEntry* e, Blob* blob, 
   uint64_t s = e->state.load(std::memory_order_acquire);
   for (;;) {
     if (s & kStaleBit) {
+      // A failed TryPublishDemoted stored the blob already: the caller frees it, not the entry's
+      // retirement as well.
+      e->blob.store(nullptr, std::memory_order_relaxed);
       *before = AbandonLoad(e);
       return Publish::kStale;
     }
