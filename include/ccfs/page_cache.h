@@ -64,6 +64,14 @@
 //    plus the BackingFile to read misses from. The id must change, or InvalidateFile() must be
 //    called, whenever the file's content changes other than through Write().
 //
+// 7. Persistence (persist = DIR; the daemon's fuse/persister.h writes and reloads the cache file).
+//    CachedPages lists what the tiers hold; SavePages copies pages out as they are held (a
+//    compressed page's blob; a raw page's bytes, pinned as a reader pins them but not counted as a
+//    read); Restore publishes a saved page straight into the compressed tier, with no raw frame,
+//    never over a page cached already, never beyond the tier's budget (nothing is dropped for it)
+//    and never after a change to the file since `epoch` (ChangeEpoch(), as Demote's). None of them
+//    is on the read path, nor does the read path do anything for them.
+//
 // Thread-safety: every method may be called from any number of threads at once. Threads that call
 // Read/Write are registered with RCU on first use and unregistered when they exit.
 // Ownership: the caller keeps ownership of BackingFiles; a BackingFile must stay alive until every
@@ -75,9 +83,11 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <vector>
 
 #include "ccfs/backing_store.h"
+#include "ccfs/codec.h"
 #include "ccfs/options.h"
 #include "ccfs/stats.h"
 #include "ccfs/status.h"
@@ -170,6 +180,45 @@ class PageCache {
               uint64_t epoch);
   // Moves on at every Write and InvalidateFile (before they drop pages).
   uint64_t ChangeEpoch() const;
+
+  // Persistence (section 7). One page the tiers hold, raw (a frame; loading pages are not listed)
+  // or compressed.
+  struct CachedPage {
+    uint64_t file_id;
+    uint64_t page_no;
+    bool raw;
+  };
+  // Every page the tiers hold at one walk of the index, in no order.
+  std::vector<CachedPage> CachedPages() const;
+  // A page as SavePages copied it: `bytes` holds the page compressed with `codec`, or, when raw,
+  // the page itself (`length` bytes); a zero page holds no bytes.
+  struct SavedPage {
+    uint64_t page_no = 0;
+    uint32_t length = 0;  // the page's bytes (< page_size only at end of file)
+    bool raw = false;
+    bool zero = false;
+    CodecKind codec = kDefaultCodec;
+    std::string bytes;
+  };
+  // Appends to *out a copy of each page of `pages` of `file_id` still cached (pages that left the
+  // tiers meanwhile are skipped).
+  void SavePages(uint64_t file_id, const std::vector<uint64_t>& pages,
+                 std::vector<SavedPage>* out) const;
+  enum class Restored {
+    kRestored,  // published in the compressed tier
+    kCached,    // the page is cached already (or loading): left as it is
+    kChanged,   // a write or an invalidation happened since `epoch`: not kept
+    kFull,      // the compressed tier has no room for it (or no budget at all): not kept
+  };
+  // Publishes page `page_no` of `file_id` (`length` bytes) in the compressed tier: all zero
+  // (`zero`), else `size` bytes compressed with `codec`. `epoch`: ChangeEpoch() read before the
+  // caller checked that the file is the one the bytes were saved from.
+  // REQUIRES: 0 < length <= page_size; zero or 0 < size < length.
+  Restored Restore(uint64_t file_id, uint64_t page_no, uint32_t length, bool zero, CodecKind codec,
+                   const char* bytes, size_t size, uint64_t epoch);
+  // Adds the daemon's persistence counts to the engine's (persist_pages_written,
+  // persist_pages_dropped_stale, persist_errors), so that Stats() shows them.
+  void CountPersistence(uint64_t written, uint64_t dropped_stale, uint64_t errors);
 
   // Applies the keys that can change live (config.h IsLiveKey; "Live" in conf/ccfs.toml), after
   // Options::Validate; they apply to the next sweep and the next miss. Shrinking a tier evicts or

@@ -115,6 +115,13 @@ class LatencyHistogram {
   X(readahead_hit_bytes, Event,                                                                    \
     "bytes of readahead_hits copied to readers (also in raw_hit_bytes or miss_bytes)")             \
   X(warm_pages, Event, "pages loaded by a warm-up (ccfs warmup; not counted in reads)")           \
+  X(persist_pages_written, Event, "pages written to cache files that were completed (persist)")   \
+  X(persist_pages_restored, Event,                                                                 \
+    "pages restored from the cache file at mount into the compressed tier (persist)")              \
+  X(persist_pages_dropped_stale, Event,                                                            \
+    "pages of the cache file not restored: their file changed or went since it was written")       \
+  X(persist_errors, Event,                                                                         \
+    "cache files not written (an error, a full disk) or not used (damaged, foreign)")              \
   X(page_writes, Event, "pages touched by writes through the engine")                              \
   X(invalidations, Event, "cached pages dropped by writes, truncates, changes underneath")         \
   X(evictions, Event, "raw pages taken by the raw CLOCK")                                          \

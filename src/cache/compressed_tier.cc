@@ -68,6 +68,25 @@ CompressedTier::Publish CompressedTier::InsertDemoted(PageEntry* e, Blob* blob, 
   return Publish::kPublished;
 }
 
+CompressedTier::Publish CompressedTier::InsertRestored(PageEntry* e, Blob* blob, uint32_t charged,
+                                                       uint32_t logical, uint64_t* before) {
+  MutexLock lock(&mu_);
+  uint64_t s = e->state.load(std::memory_order_acquire);
+  for (;;) {
+    const bool stale = (s & kStaleBit) != 0;
+    if (stale || charged_ + charged > budget_) {
+      e->blob.store(nullptr, std::memory_order_relaxed);  // the caller frees it
+      *before = AbandonLoad(e);
+      return stale ? Publish::kStale : Publish::kFull;
+    }
+    *before = s;
+    if (TryPublishDemoted(e, blob, &s)) break;
+  }
+  std::vector<PageEntry*> none;  // within the budget: the hand drops nothing
+  AdmitLocked(e, charged, logical, &none);
+  return Publish::kPublished;
+}
+
 void CompressedTier::AdmitLocked(PageEntry* e, uint32_t charged, uint32_t logical,
                                  std::vector<PageEntry*>* dropped) {
   e->charged = charged;

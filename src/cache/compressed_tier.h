@@ -30,7 +30,7 @@ class CompressedTier {
  public:
   explicit CompressedTier(uint64_t budget) : budget_(budget) {}
 
-  enum class Publish { kPublished, kPinned, kStale };
+  enum class Publish { kPublished, kPinned, kStale, kFull };
   // Moves a kEvicting entry with no pins to kCompressed holding `blob` (nullptr = zero page),
   // links it and charges `charged` bytes; then drops cold pages while over budget into *dropped.
   // kPinned: a reader still copies from the frame, try again shortly. kStale: invalidated; the
@@ -42,6 +42,11 @@ class CompressedTier {
   // meanwhile; the entry is kDead and the caller frees `blob` and retires the entry.
   Publish InsertDemoted(PageEntry* e, Blob* blob, uint32_t charged, uint32_t logical,
                         uint64_t* before, std::vector<PageEntry*>* dropped) EXCLUDES(mu_);
+  // The same for a page restored from a cache file, but only into room the budget has left:
+  // nothing is dropped for it. kFull: no room; kStale: invalidated meanwhile. Either way the entry
+  // is kDead holding no blob, and the caller frees `blob` and retires the entry.
+  Publish InsertRestored(PageEntry* e, Blob* blob, uint32_t charged, uint32_t logical,
+                         uint64_t* before) EXCLUDES(mu_);
 
   // Moves a kCompressed entry to kRaw in `frame`, pinned once and referenced, and unlinks it.
   // Returns the blob to retire through *old_blob. False if it is no longer kCompressed.

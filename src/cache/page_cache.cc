@@ -248,10 +248,13 @@ Status PageCache::Impl::ReadCompressed(PageEntry* e, uint64_t s, uint32_t in_pag
     const char* bytes = cache::BlobBytes(blob, BlobScratch(page_size_));
     Status st = ReaderCodec(blob->codec).Decompress(bytes, blob->size, page, length);
     if (!st.ok()) {
+      // A blob that does not decode (a restored page whose cache file passed its checksums
+      // nonetheless: cache/cache_file.h) is dropped, and the page read from the store as one not
+      // cached: the reader never sees the damage.
       if (promote) raw_.Free(frame);
       Invalidate(e);
-      return Status::Corruption("compressed page of file " + std::to_string(e->key.file_id) +
-                                " page " + std::to_string(e->key.page_no) + ": " + st.message());
+      *retry = true;
+      return Status::Ok();
     }
   }
   Count(&Shard::decompress_ns, NowNs() - t0);
@@ -585,6 +588,19 @@ void PageCache::Demote(uint64_t file_id, uint64_t page_no, const void* bytes, ui
   impl_->Demote(file_id, page_no, bytes, len, epoch);
 }
 uint64_t PageCache::ChangeEpoch() const { return impl_->ChangeEpoch(); }
+std::vector<PageCache::CachedPage> PageCache::CachedPages() const { return impl_->CachedPages(); }
+void PageCache::SavePages(uint64_t file_id, const std::vector<uint64_t>& pages,
+                          std::vector<SavedPage>* out) const {
+  impl_->SavePages(file_id, pages, out);
+}
+PageCache::Restored PageCache::Restore(uint64_t file_id, uint64_t page_no, uint32_t length,
+                                       bool zero, CodecKind codec, const char* bytes, size_t size,
+                                       uint64_t epoch) {
+  return impl_->Restore(file_id, page_no, length, zero, codec, bytes, size, epoch);
+}
+void PageCache::CountPersistence(uint64_t written, uint64_t dropped_stale, uint64_t errors) {
+  impl_->CountPersistence(written, dropped_stale, errors);
+}
 Status PageCache::Reconfigure(const Options& options) { return impl_->Reconfigure(options); }
 CacheStats PageCache::Stats() const { return impl_->Stats(); }
 std::vector<PageCache::CurvePoint> PageCache::HitRatioCurve() const {

@@ -9,6 +9,8 @@
 //                           kernel's demotions into the compressed tier and compressed hits handed
 //                           back to the kernel, and a budget change between the tiers
 //   page_cache_warm.cc      warm-up: pages loaded on purpose, and what the tiers hold of a file
+//   page_cache_persist.cc   persistence: the pages copied out for a cache file, and those
+//                           restored from one
 // Ownership and thread-safety are PageCache's (page_cache.h); the locks and their order are at
 // their declarations below.
 #ifndef CCFS_CACHE_PAGE_CACHE_IMPL_H_
@@ -108,6 +110,15 @@ class PageCache::Impl final : public cache::SplitTuner::Engine {
   PageCache::Residency ResidencyOf(uint64_t file_id, uint64_t first_page, uint64_t pages) const;
   void Pin(uint64_t file_id) EXCLUDES(pins_mu_);
   void UnpinAll() EXCLUDES(pins_mu_);
+
+  // ---- page_cache_persist.cc: persistence -------------------------------------------------------
+
+  std::vector<CachedPage> CachedPages() const;
+  void SavePages(uint64_t file_id, const std::vector<uint64_t>& pages,
+                 std::vector<SavedPage>* out) const;
+  Restored Restore(uint64_t file_id, uint64_t page_no, uint32_t length, bool zero,
+                   CodecKind codec, const char* bytes, size_t size, uint64_t epoch);
+  void CountPersistence(uint64_t written, uint64_t dropped_stale, uint64_t errors);
 
  private:
   // Whether pages of `file_id` load pinned (one lookup per run of misses, none while no file is).

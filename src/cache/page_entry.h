@@ -24,9 +24,9 @@
 //   U     the page was read again after the miss that loaded it (a raw hit or a promotion), or a
 //         warm-up wants it (loaded by one, or marked by one while raw): the admission filter
 //         compresses such victims (admission.h)
-//   D     the page came from the kernel (kernel_demote: demoted, not loaded by a miss); set at
-//         InitLoading, never changed. Such an entry has no frame: it goes from kLoading (while
-//         it is published) straight to kCompressed.
+//   D     the page came from the kernel (kernel_demote: demoted, not loaded by a miss) or from a
+//         cache file (persist: restored); set at InitLoading, never changed. Such an entry has no
+//         frame: it goes from kLoading (while it is published) straight to kCompressed.
 //   A     the page was read ahead (no reader asked for it yet): set at InitLoading, cleared by the
 //         first TryPin (which then counts neither a use nor U: that read is the one the read-ahead
 //         stood in for) and on leaving the raw tier (TryPublishCompressed, TryDropEvicting)
@@ -90,19 +90,22 @@
 //                                                               index insert that publishes it
 //   TryPin                Raw|Evicting -> same, pins+1, use+1   reader (ReadPage)           acquire
 //                         (max 7), +U, -M; if A: pins+1, -A only
-//   Unpin                 any -> pins-1 (a pin of TryPin or     reader (CopyPinned)         release
-//                         TryPromote)
+//   TryPinToCopy          Raw|Evicting -> same, pins+1 (not a   persistence (SavePages)     acquire
+//                         read: no use, no bit changes)
+//   Unpin                 any -> pins-1 (a pin of TryPin,       reader (CopyPinned),        release
+//                         TryPinToCopy or TryPromote)           persistence
 //   TryMarkWaiter         Loading -> Loading +W                 reader (ReadPage)           acquire
 //   FinishLoad            Loading -> Raw, use = the sketch's    loader (LoadRun, after the  acq_rel
 //                         count, -W; Loading +S -> Dead         run's read), notifies if W
 //                                                               was set
 //   AbandonLoad           Loading -> Dead                       loader (LoadRun: the run's  acq_rel
 //                                                               read failed, or end of
-//                                                               file), demoter
-//                                                               (stale)
-//   TryPublishDemoted     Loading +D, not S -> Compressed, -W   demoter (a pool worker),    acq_rel
-//                         -R -H (blob stored first)             under the tier's mu_
-//                                                               (InsertDemoted)
+//                                                               file), demoter or restorer
+//                                                               (stale, or no room)
+//   TryPublishDemoted     Loading +D, not S -> Compressed, -W   demoter (a pool worker) or  acq_rel
+//                         -R -H (blob stored first)             restorer, under the tier's
+//                                                               mu_ (InsertDemoted,
+//                                                               InsertRestored)
 //   TryMarkStale          Loading|Evicting -> same +S           invalidator (Invalidate)    acq_rel
 //   TryKillRaw            Raw -> Dead (pins drain afterwards)   invalidator (Invalidate)    acq_rel
 //   TryTakeUse            Raw, use > 0 -> Raw, use-1            raw hand (RawTier::Sweep)   acq_rel
@@ -174,7 +177,8 @@ inline constexpr uint64_t kWaiterBit = 1u << 6;
 inline constexpr uint64_t kTierHitBit = 1u << 7;
 // Set by a raw hit, a promotion or a warm-up; never cleared (a reloaded page gets a new entry).
 inline constexpr uint64_t kSeenBit = 1u << 8;
-// Set at InitLoading on a page demoted from the kernel's page cache (kernel_demote).
+// Set at InitLoading on a page with no frame: demoted from the kernel's page cache
+// (kernel_demote) or restored from a cache file (persist).
 inline constexpr uint64_t kDemotedBit = 1u << 12;
 // Set at InitLoading on a page read ahead; cleared when a reader first reads it.
 inline constexpr uint64_t kAheadBit = 1u << 13;
@@ -266,7 +270,13 @@ inline bool TryPin(PageEntry* e, uint64_t* s) {
   return e->state.compare_exchange_weak(*s, next, std::memory_order_acquire);
 }
 
-// Releases a pin taken by TryPin or TryPromote, after the copy out of the frame.
+// Pins a readable page to copy it out for persistence: not a read, so nothing but the pin count
+// changes (no use, no U; an A or M page stays unread). REQUIRES: KindOf(*s) is kRaw or kEvicting.
+inline bool TryPinToCopy(PageEntry* e, uint64_t* s) {
+  return e->state.compare_exchange_weak(*s, *s + kPinOne, std::memory_order_acquire);
+}
+
+// Releases a pin taken by TryPin, TryPinToCopy or TryPromote, after the copy out of the frame.
 inline void Unpin(PageEntry* e) { e->state.fetch_sub(kPinOne, std::memory_order_release); }
 
 // Announces a reader that will wait for the load to finish. REQUIRES: KindOf(*s) == kLoading.
