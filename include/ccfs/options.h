@@ -139,6 +139,13 @@ struct Options {
   // "" = none. They may hold at most pin_percent of memory (checked against their sizes).
   std::string pin;
   int pin_percent = 50;
+  // Where the daemon keeps its cached pages across a restart (src/fuse/persister.h): a local
+  // directory, written at unmount, at SIGTERM and every persist_interval, reloaded in the
+  // background at mount; "" = off.
+  std::string persist;
+  // persist: seconds between two writes of the cache file while serving; 0 = only at unmount and
+  // SIGTERM.
+  double persist_interval = 600;
 
   // The one place the rules of every key are checked (ranges, and the rules between keys: the raw
   // tier must hold 16 pages; compression_level must suit compressor). The message reads

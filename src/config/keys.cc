@@ -158,6 +158,12 @@ const std::vector<KeySpec>& AllKeys() {
        "last; \"\" = none. Refused when their files hold more than pin_percent of memory."},
       {"pin_percent", "daemon", &Options::pin_percent, IntIn(1, 90), kLive,
        "The most of memory the files under pin may hold, percent, 1..90."},
+      {"persist", "daemon", &Options::persist, Any(), kRemount,
+       "A local directory where the cached pages are kept across a restart (written at unmount, "
+       "SIGTERM and every persist_interval, reloaded at mount); \"\" = off."},
+      {"persist_interval", "daemon", &Options::persist_interval, Seconds(), kLive,
+       "persist: seconds between two writes of the cache file while serving, >= 0; 0 = only at "
+       "unmount and SIGTERM."},
   };
   return kKeys;
 }

@@ -128,13 +128,39 @@ std::string FuseMountOptions(const Options& options, const std::vector<std::stri
   return joined;
 }
 
+// persist = DIR: an existing directory outside the mount point (the daemon must never reach its
+// own mount) and outside DATASET (the cache file is not data). Sets *resolved to its absolute
+// path, resolved now, before the daemon leaves its working directory. Errors name the key.
+Status ResolvePersistDir(const std::string& dir, const std::string& dataset,
+                         const std::string& mountpoint, std::string* resolved) {
+  char buf[PATH_MAX];
+  if (realpath(dir.c_str(), buf) == nullptr) {
+    return Status::InvalidArgument("persist = " + dir + ": " + std::strerror(errno));
+  }
+  struct stat st;
+  if (stat(buf, &st) != 0 || !S_ISDIR(st.st_mode)) {
+    return Status::InvalidArgument("persist = " + dir + ": not a directory");
+  }
+  const std::string path = buf;
+  for (const std::string* inside : {&mountpoint, &dataset}) {
+    if (path == *inside || path.rfind(*inside + "/", 0) == 0) {
+      return Status::InvalidArgument("persist = " + dir + ": inside " +
+                                     (inside == &mountpoint ? "the mount point " : "DATASET ") +
+                                     *inside + "; give a directory of the daemon's own");
+    }
+  }
+  *resolved = path;
+  return Status::Ok();
+}
+
 // Everything after the fork (or in the foreground): build, mount, serve, unmount.
 class Daemon {
  public:
   Daemon(const DaemonArgs& args, const Options& options, std::vector<std::string> passthrough,
-         std::string dataset, std::string mountpoint, int ready_fd)
+         std::string dataset, std::string mountpoint, std::string persist_dir, int ready_fd)
       : args_(args), options_(options), passthrough_(std::move(passthrough)),
-        dataset_(std::move(dataset)), mountpoint_(std::move(mountpoint)), ready_fd_(ready_fd) {}
+        dataset_(std::move(dataset)), mountpoint_(std::move(mountpoint)),
+        persist_dir_(std::move(persist_dir)), ready_fd_(ready_fd) {}
 
   int Run() {
     sigset_t signals;
@@ -163,6 +189,7 @@ class Daemon {
     fs_config.readdirplus = options_.readdirplus;
     fs_config.misses_in_flight = options_.misses_in_flight;
     fs_config.request_threads = options_.request_threads;
+    fs_config.persist_dir = persist_dir_;
     std::string descriptors;
     s = ChooseDescriptorBound(options_.max_open_files, &fs_config.max_open_files, &descriptors);
     if (!s.ok()) return Fail(s);
@@ -226,6 +253,7 @@ class Daemon {
                         CodecName(options_.compressor), options_.request_threads,
                         uring_ != nullptr ? "uring" : "dev"));
     if (metrics_ != nullptr) LogInfo("metrics at " + metrics_url_);
+    fs_->StartPersistence();
 
     int rc = WaitForEnd();
     Shutdown();
@@ -410,6 +438,8 @@ class Daemon {
       session_ = nullptr;
     }
     loop_.reset();
+    // No request is served any more: the cache file holds what the tiers hold at the end.
+    if (fs_ != nullptr) fs_->FinishPersistence();
     fs_.reset();
     cache_.reset();
     // The pipe stays open: a late signal must still find somewhere to write.
@@ -420,6 +450,7 @@ class Daemon {
   const std::vector<std::string> passthrough_;
   const std::string dataset_;
   const std::string mountpoint_;
+  const std::string persist_dir_;  // persist, resolved; "" = off
   int ready_fd_;
   int signal_pipe_fd_ = -1;
   std::unique_ptr<PageCache> cache_;
@@ -457,6 +488,11 @@ int RunDaemon(const DaemonArgs& given) {
   std::string dataset, mountpoint;
   s = PrepareMountPaths(args.dataset, args.mountpoint, &dataset, &mountpoint);
   if (!s.ok()) return fail(s);
+  std::string persist_dir;
+  if (!options.persist.empty()) {
+    s = ResolvePersistDir(options.persist, dataset, mountpoint, &persist_dir);
+    if (!s.ok()) return fail(s);
+  }
 
   int ready_fd = -1;
   if (!args.foreground) {
@@ -483,7 +519,7 @@ int RunDaemon(const DaemonArgs& given) {
     ready_fd = pipe_fds[1];
     setsid();
   }
-  Daemon daemon(args, options, std::move(passthrough), dataset, mountpoint, ready_fd);
+  Daemon daemon(args, options, std::move(passthrough), dataset, mountpoint, persist_dir, ready_fd);
   return daemon.Run();
 }
 

@@ -11,7 +11,9 @@
 //
 // While serving: SIGTERM and SIGINT unmount and return 0; SIGHUP re-reads --config (plus the -o
 // lists) and applies what can change live, logging what changed and what needs a remount; SIGUSR1
-// logs a stats line. An unmount from outside (fusermount3 -u) also ends it with 0. Logs go to
+// logs a stats line. An unmount from outside (fusermount3 -u) also ends it with 0. With persist,
+// the cache file is reloaded in the background once the mount serves, and written after the
+// unmount, before the daemon exits (fuse/persister.h). Logs go to
 // stderr in the foreground and to syslog once detached.
 //
 // Thread-safety: call once per process, from the main thread, before any other thread exists.

@@ -222,6 +222,11 @@ Status Filesystem::Create(const Config& config, PageCache* cache, std::unique_pt
   s = context->pins.Check(cache->options());
   if (!s.ok()) return s;
   context->pins.Apply(cache->options());
+  if (!config.persist_dir.empty()) {
+    context->inodes.KeepPaths();
+    context->persister = std::make_unique<Persister>(
+        Persister::Config{config.persist_dir, config.dataset}, cache, &context->inodes);
+  }
   fs->reset(new Filesystem(std::move(context)));
   return Status::Ok();
 }
@@ -244,6 +249,13 @@ void Filesystem::StartKernelCache(fuse_session* se) {
 void Filesystem::StopKernelCache() {
   if (context_->kernel != nullptr) context_->kernel->Stop();
 }
+void Filesystem::StartPersistence() {
+  if (context_->persister != nullptr) context_->persister->Start();
+}
+void Filesystem::FinishPersistence() {
+  if (context_->persister != nullptr) context_->persister->Finish();
+}
+
 void Filesystem::StopMissPool() {
   if (context_->misses == nullptr) return;
   context_->misses->Stop();

@@ -27,6 +27,7 @@
 //   open_handles.h         what fi->fh names, and the registries that own it
 //   change_detector.h      "changed underneath" by file signature
 //   control_dir.h          the .ccfs directory: stats.json, control and its protocol
+//   persister.h            the cache file kept across a restart (persist)
 //
 // Ownership: the Filesystem owns its descriptors of DATASET and every handle it gives the kernel
 // (open files and directories); it borrows the PageCache, which must outlive it. Handles the
@@ -76,6 +77,8 @@ class Filesystem {
     // The /dev/fuse request threads: all but one of them may wait for the store themselves
     // (FsContext::inline_misses).
     int request_threads = 1;
+    // persist: the directory of the cache file (fuse/persister.h); "" = off.
+    std::string persist_dir;
   };
 
   // Opens the dataset directory. `cache` is borrowed and must outlive the Filesystem.
@@ -104,6 +107,11 @@ class Filesystem {
   // No-ops in daemon mode.
   void StartKernelCache(fuse_session* se);
   void StopKernelCache();
+  // persist (fuse/persister.h): starts the reload of the cache file and the periodic writes once
+  // the mount serves; at unmount or SIGTERM, once no request is served any more, stops them and
+  // writes the cache file. No-ops with persist off.
+  void StartPersistence();
+  void FinishPersistence();
   // Waits for the reads being finished off the request threads (each replies) and stops their
   // threads; later reads are finished on the request threads. Call before the transports stop.
   // Logs the most that waited at once.

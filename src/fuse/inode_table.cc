@@ -168,6 +168,7 @@ bool InodeTable::RecoverRoot(int err) {
     // The dead mount's numbers may come back as other files: its kept signatures mean nothing
     // now, and its idle descriptors only answer ENOTCONN.
     saved_signatures_.clear();
+    saved_paths_.clear();
     TrimLocked(0, &to_close);
   }
   CloseAll(to_close);
@@ -357,6 +358,7 @@ Inode* InodeTable::FindOrInsert(Inode* parent, const char* name, int fd, const s
           inode->sig_known = true;
           inode->sig = saved->second;
           saved_signatures_.erase(saved);
+          saved_paths_.erase(inode->file_id);
         }
         result = inode.get();
         table_.emplace(key, std::move(inode));
@@ -427,6 +429,7 @@ bool InodeTable::MaybeFreeLocked(Inode* i, std::vector<int>* to_close) {
       MutexLock sig_lock(&i->sig_mu);
       if (i->sig_known) saved_signatures_[i->file_id] = i->sig;
     }
+    if (std::string path; keep_paths_ && PathLocked(i, &path)) saved_paths_[i->file_id] = path;
     if (before_free_) before_free_(InoOf(i));
     LruRemoveLocked(i);
     CloseFdLocked(i, to_close);
@@ -564,6 +567,101 @@ size_t InodeTable::open_descriptors() {
 void InodeTable::ForgetSignature(uint64_t id) {
   MutexLock lock(&mu_);
   saved_signatures_.erase(id);
+  saved_paths_.erase(id);
+}
+
+void InodeTable::KeepPaths() {
+  MutexLock lock(&mu_);
+  keep_paths_ = true;
+}
+
+bool InodeTable::PathLocked(const Inode* i, std::string* path) const {
+  std::vector<const std::string*> names;
+  for (; i != &root_; i = i->parent) {
+    if (i->parent == nullptr || !i->named || i->name.empty()) return false;
+    names.push_back(&i->name);
+  }
+  path->clear();
+  for (auto it = names.rbegin(); it != names.rend(); ++it) {
+    if (!path->empty()) *path += '/';
+    *path += **it;
+  }
+  return true;
+}
+
+void InodeTable::DescribeFiles(const std::vector<uint64_t>& ids, std::vector<FileRecord>* out) {
+  struct Known {
+    FileSignature sig;
+    std::string path;
+    bool agree = true;
+    bool seen = false;
+  };
+  std::unordered_map<uint64_t, Known> wanted;
+  for (uint64_t id : ids) wanted.emplace(id, Known());
+  MutexLock lock(&mu_);
+  std::vector<Inode*> inodes;
+  inodes.reserve(table_.size() + orphans_.size());
+  for (auto& [key, inode] : table_) inodes.push_back(inode.get());
+  for (auto& [orphan, inode] : orphans_) inodes.push_back(inode.get());
+  for (Inode* i : inodes) {
+    auto it = wanted.find(i->file_id);
+    if (it == wanted.end()) continue;
+    Known& k = it->second;
+    MutexLock sig_lock(&i->sig_mu);
+    if (!i->sig_known || (k.seen && !(k.sig == i->sig))) {
+      k.agree = false;  // pages of a file whose Inodes disagree are not saved
+      continue;
+    }
+    k.sig = i->sig;
+    k.seen = true;
+    if (std::string path; k.path.empty() && PathLocked(i, &path)) k.path = path;
+  }
+  for (auto& [id, k] : wanted) {
+    if (!k.seen && k.agree) {
+      auto sig = saved_signatures_.find(id);
+      auto path = saved_paths_.find(id);
+      if (sig == saved_signatures_.end() || path == saved_paths_.end()) continue;
+      k.sig = sig->second;
+      k.path = path->second;
+      k.seen = true;
+    }
+    if (k.seen && k.agree && !k.path.empty()) out->push_back(FileRecord{id, k.sig, k.path});
+  }
+}
+
+bool InodeTable::AdoptSignature(const struct stat& st, const FileSignature& sig,
+                                const std::string& path) {
+  const uint64_t id = FileIdOf(st);
+  MutexLock lock(&mu_);
+  std::vector<Inode*> inodes;
+  if (auto it = table_.find(std::make_pair(st.st_dev, st.st_ino));
+      it != table_.end() && it->second->file_id == id) {
+    inodes.push_back(it->second.get());
+  }
+  for (auto& [orphan, inode] : orphans_) {
+    if (inode->file_id == id) inodes.push_back(inode.get());
+  }
+  bool same = true;
+  for (Inode* i : inodes) {
+    MutexLock sig_lock(&i->sig_mu);
+    if (!i->sig_known) {
+      i->sig = sig;
+      i->sig_known = true;
+    }
+    same = same && i->sig == sig;
+  }
+  const bool inode_found = !inodes.empty();
+  if (inode_found) return same;
+  auto [saved, inserted] = saved_signatures_.emplace(id, sig);
+  if (inserted && keep_paths_) saved_paths_[id] = path;
+  return inserted || saved->second == sig;
+}
+
+int InodeTable::StatPath(const std::string& path, struct stat* st) {
+  return fstatat(root_fd_.load(std::memory_order_acquire), path.c_str(), st,
+                 AT_SYMLINK_NOFOLLOW) == 0
+             ? 0
+             : errno;
 }
 
 uint64_t InodeTable::FileIdOf(const struct stat& st) const {

@@ -35,7 +35,10 @@
 //    when neither is left, and lets go of its parent then.
 //
 // The table also keeps the signatures (change_detector.h) of the files whose Inodes the kernel
-// forgot, and gives each back to the next Inode of the same file id.
+// forgot, and gives each back to the next Inode of the same file id. With persist (KeepPaths) it
+// keeps a path to each such file too, so that the cache file can name every file it has pages
+// of (fuse/persister.h): DescribeFiles says what the table records of the files, and
+// AdoptSignature records, for a file with no record yet, the signature its pages were saved with.
 //
 // A store whose client died and was mounted again at the same path (sshfs killed and restarted, a
 // GlusterFS client remounted) leaves every cached descriptor on the dead mount, answering ENOTCONN.
@@ -226,6 +229,29 @@ class InodeTable {
   // The engine's name for the file `st` describes.
   uint64_t FileIdOf(const struct stat& st) const;
 
+  // ---- persistence (fuse/persister.h) ----
+  // From now on a file's path is kept with its signature when its Inode is freed (paths cost
+  // memory: only with persist). Call before any handler runs.
+  void KeepPaths();
+  // What the table records of a file: its signature and a path to it relative to DATASET.
+  struct FileRecord {
+    uint64_t file_id = 0;
+    FileSignature sig;
+    std::string path;
+  };
+  // Appends to *out the record of each file id of `ids` whose signature and path are both known
+  // (from its Inodes, which must agree, or kept since its Inode was freed). One pass over the
+  // table under its mutex.
+  void DescribeFiles(const std::vector<uint64_t>& ids, std::vector<FileRecord>* out);
+  // `st` (a stat of the file at `path` now) describes the file a cache file saved pages of with
+  // signature `sig`. Records `sig` as the file's signature where nothing is recorded yet (an
+  // Inode of it that knows none, or no Inode and none kept, then with `path`), so that the check
+  // before each read compares the file with the signature the pages were saved with. Returns
+  // true when what is recorded now is `sig` everywhere.
+  bool AdoptSignature(const struct stat& st, const FileSignature& sig, const std::string& path);
+  // fstatat of `path`, relative to DATASET, not following a symlink at its end: 0 or the errno.
+  int StatPath(const std::string& path, struct stat* st);
+
   // Descriptors the table holds now (cached and in use).
   size_t open_descriptors();
 
@@ -256,6 +282,9 @@ class InodeTable {
   // Opens `i` again through its parent (recursively; `depth` walks so far): the descriptor, lent,
   // or -errno.
   int Reopen(Inode* i, int depth);
+  // i's path relative to DATASET by the names it is known by ("" for the root), or false when an
+  // Inode on the way has no name.
+  bool PathLocked(const Inode* i, std::string* path) const REQUIRES(mu_);
 
   Inode root_;  // written by Open before any handler runs
   std::atomic<int> root_fd_{-1};  // replaced by RecoverRoot; those replaced close with the table
@@ -280,6 +309,9 @@ class InodeTable {
   // Inodes whose number the store gave to a new file while the kernel still names them.
   std::unordered_map<Inode*, std::unique_ptr<Inode>> orphans_ GUARDED_BY(mu_);
   std::unordered_map<uint64_t, FileSignature> saved_signatures_ GUARDED_BY(mu_);
+  // KeepPaths: the path of each file of saved_signatures_ that had one when its Inode was freed.
+  bool keep_paths_ GUARDED_BY(mu_) = false;
+  std::unordered_map<uint64_t, std::string> saved_paths_ GUARDED_BY(mu_);
   std::list<Inode*> lru_ GUARDED_BY(mu_);  // idle cached descriptors, newest first
   size_t fds_ GUARDED_BY(mu_) = 0;         // descriptors the Inodes hold (idle or in use)
   // Opens refused for want of descriptors since the last log line, and when that was.

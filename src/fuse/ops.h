@@ -39,6 +39,7 @@
 #include "fuse/kernel_cache.h"
 #include "fuse/miss_pool.h"
 #include "fuse/open_handles.h"
+#include "fuse/persister.h"
 #include "fuse/pins.h"
 #include "stats/request_stats.h"
 
@@ -78,6 +79,9 @@ struct FsContext {
   // The store refused an O_DIRECT open of a data file (EINVAL): read-only opens stop asking for
   // one (data_ops.cc Open). Set once, never cleared.
   std::atomic<bool> direct_open_refused{false};
+  // persist: the cache file's writer and reloader; nullptr when off. After `inodes`, which it
+  // borrows.
+  std::unique_ptr<Persister> persister;
   // Finishes reads that must wait for the store; nullptr when misses_in_flight = 0. Last, so it
   // stops first: its threads use everything above.
   std::unique_ptr<MissPool> misses;

@@ -50,6 +50,8 @@ inline Options AllNonDefault() {
   o.metrics = "127.0.0.1:9567";
   o.pin = "etc/hostname";  // a small file that exists under "/", the dataset of the live-key tests
   o.pin_percent = 30;
+  o.persist = "/var/cache/ccfs";
+  o.persist_interval = 30;
   return o;
 }
 
