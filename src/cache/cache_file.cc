@@ -224,7 +224,7 @@ Status CacheFileReader::Next(Kind* kind) {
       return Damaged("compressed page of " + std::to_string(size) + " bytes for " +
                      std::to_string(page_.length));
     }
-    page_.bytes.assign(p + kPageFixed, size);
+    page_.bytes = std::string_view(p + kPageFixed, size);
     ++pages_;
     *kind = Kind::kPage;
   } else {

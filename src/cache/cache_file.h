@@ -33,6 +33,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "ccfs/status.h"
@@ -58,12 +59,13 @@ struct CachedFileRecord {
   std::string path;  // relative to DATASET
 };
 
-// A page record. `bytes` is compressed with `codec` (empty for kZeroPage).
+// A page record. `bytes` is compressed with `codec` (empty for kZeroPage); it points into the
+// reader's buffer, valid until its next call.
 struct CachedPageRecord {
   uint64_t page_no = 0;
   uint32_t length = 0;
   uint8_t codec = 0;
-  std::string bytes;
+  std::string_view bytes;
 };
 
 // Reads a cache file from `fd` (from offset 0, with pread), record by record.

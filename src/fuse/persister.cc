@@ -7,6 +7,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -15,6 +16,7 @@
 #include <cstring>
 #include <memory>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "cache/cache_file.h"
@@ -36,6 +38,13 @@ constexpr size_t kSaveBatch = 256;
 // The reload and the periodic writes yield the CPU to everything else.
 void LowestPriority() {
   setpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid)), 19);
+}
+
+// CPU seconds the calling thread has used.
+double ThreadCpuSeconds() {
+  timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) / 1e9;
 }
 
 double SecondsSince(std::chrono::steady_clock::time_point t0) {
@@ -163,6 +172,7 @@ Status Persister::WriteNow(Written* written, const std::atomic<bool>* abandon) {
   std::vector<char> out(codec->Bound(o.page_size));
   std::vector<uint64_t> batch;
   std::vector<PageCache::SavedPage> saved;
+  std::unordered_set<uint64_t> files;
   for (size_t i = 0; s.ok() && i < cached.size();) {
     size_t end = i;
     while (end < cached.size() && cached[end].raw == cached[i].raw &&
@@ -177,7 +187,7 @@ Status Persister::WriteNow(Written* written, const std::atomic<bool>* abandon) {
     const InodeTable::FileRecord& f = *rec->second;
     s = writer->AddFile(CachedFileRecord{f.file_id, f.sig.size, f.sig.mtime_ns, f.sig.ctime_ns,
                                          f.path});
-    ++written->files;
+    files.insert(f.file_id);  // a file's raw and compressed pages are two records
     for (; s.ok() && i < end; i += batch.size()) {
       if (abandon != nullptr && abandon->load()) {
         s = Status::Busy("abandoned: the mount is stopping");
@@ -221,6 +231,7 @@ Status Persister::WriteNow(Written* written, const std::atomic<bool>* abandon) {
                            s.ToString()));
     return s;
   }
+  written->files = files.size();
   written->pages = writer->pages();
   written->bytes = writer->bytes_written();
   cache_->CountPersistence(written->pages, 0, 0);
@@ -233,6 +244,7 @@ Status Persister::WriteNow(Written* written, const std::atomic<bool>* abandon) {
 void Persister::ReloadNow(Reloaded* r) {
   *r = Reloaded();
   const auto t0 = std::chrono::steady_clock::now();
+  const double cpu0 = ThreadCpuSeconds();
   const uint32_t page_size = cache_->options().page_size;
   const uint64_t dataset_id = cache::CacheFileDatasetId(config_.dataset);
   Fd fd(open(path_.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
@@ -259,6 +271,7 @@ void Persister::ReloadNow(Reloaded* r) {
     return;
   }
   r->used = true;
+  r->checked_seconds = SecondsSince(t0);
   CacheFileReader reader(fd.get(), page_size, dataset_id);
   s = reader.ReadHeader();
   CachedFileRecord file;
@@ -276,6 +289,7 @@ void Persister::ReloadNow(Reloaded* r) {
     return SignatureOf(st) == sig && inodes_->AdoptSignature(st, sig, file.path);
   };
   bool stopped = false;
+  std::unordered_set<uint64_t> files;  // a file's raw and compressed pages are two records
   while (s.ok()) {
     if (stopping_.load()) {
       stopped = true;
@@ -287,7 +301,7 @@ void Persister::ReloadNow(Reloaded* r) {
     if (kind == CacheFileReader::Kind::kFile) {
       file = reader.file();
       keep = check();
-      if (keep) ++r->files;
+      if (keep) files.insert(file.file_id);
       continue;
     }
     if (!keep) {
@@ -315,14 +329,17 @@ void Persister::ReloadNow(Reloaded* r) {
       ++r->dropped_stale;
     }
   }
+  r->files = files.size();
   r->seconds = SecondsSince(t0);
+  r->cpu_seconds = ThreadCpuSeconds() - cpu0;
   cache_->CountPersistence(0, r->dropped_stale, 0);
   if (!s.ok()) {  // the file checked whole a moment ago: it changed under the reader
     LogWarning(fmt::format("persist: reading {} stopped: {}", path_, s.ToString()));
   }
-  LogInfo(fmt::format("persist: restored {} pages ({}) of {} files from {} in {:.2f} s; {} pages "
-                      "dropped (their files changed){}{}",
+  LogInfo(fmt::format("persist: restored {} pages ({}) of {} files from {} in {:.2f} s (checked "
+                      "in {:.2f} s; {:.2f} s of CPU); {} pages dropped (their files changed){}{}",
                       r->pages, FormatSize(r->bytes), r->files, path_, r->seconds,
+                      r->checked_seconds, r->cpu_seconds,
                       r->dropped_stale, r->full ? "; stopped: the compressed tier is full" : "",
                       stopped ? "; stopped: the mount is stopping" : ""));
   if (!stopped) reload_done_.store(true);

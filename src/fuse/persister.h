@@ -88,6 +88,8 @@ class Persister {
     uint64_t bytes = 0;  // compressed bytes restored
     bool full = false;   // stopped at a full compressed tier
     double seconds = 0;
+    double checked_seconds = 0;  // of `seconds`, checking the whole file first
+    double cpu_seconds = 0;      // the reloading thread's CPU time
   };
   // Reloads the cache file now (section 2) on the calling thread; logs one line.
   void ReloadNow(Reloaded* reloaded);

@@ -120,7 +120,7 @@ TEST_F(PersistFileTest, WhatIsWrittenReadsBackRecordForRecord) {
   EXPECT_TRUE(r.page().bytes.empty());
   ASSERT_TRUE(r.Next(&k).ok());
   EXPECT_EQ(r.page().codec, 1);
-  EXPECT_EQ(r.page().bytes, blobs_[1]);
+  EXPECT_EQ(std::string(r.page().bytes), blobs_[1]);
   ASSERT_TRUE(r.Next(&k).ok());
   EXPECT_EQ(r.file().mtime_ns, -5);
   ASSERT_TRUE(r.Next(&k).ok());
