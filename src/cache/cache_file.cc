@@ -119,7 +119,7 @@ Status CacheFileReader::Damaged(const std::string& what) const {
 bool CacheFileReader::Fill(size_t n, Status* error) {
   if (end_ - pos_ >= n) return true;
   // Keep the unread bytes, then read at least a chunk after them.
-  std::memmove(buf_.data(), buf_.data() + pos_, end_ - pos_);
+  if (end_ > pos_) std::memmove(buf_.data(), buf_.data() + pos_, end_ - pos_);
   end_ -= pos_;
   pos_ = 0;
   const size_t want = std::max(n, kReadChunk);
