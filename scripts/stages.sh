@@ -11,14 +11,14 @@
 jobs=$(nproc)
 listing=0  # 1: run prints each command instead of running it
 fuzz_seconds=${CCFS_FUZZ_SECONDS:-20}
-fuzz_targets=(config control trace)  # fuzz/NAME_fuzzer.cc, seeded from fuzz/corpus/NAME
+fuzz_targets=(config control trace cache_file)  # fuzz/NAME_fuzzer.cc, seeded from fuzz/corpus/NAME
 
 # The tests' filters. The mount tests (every test that mounts, each raw tier's and transport's);
 # on io_uring also the bad-input and transport tests; under TSan the engine and pool tests, and a
 # shorter list of mount tests (the daemon under TSan is slow).
 mount_filter='*Mount*:DaemonTest.*:PosixTest.*:KillPrivTest.*:CreateAsCallerTest.*:UnderneathTest.*:IntegrityTest.*:CrashTest.*:PathsTest.*:PressureTest.*'
 uring_filter="$mount_filter:BadInputTest.*:Transport*"
-tsan_filter='EngineTest.*:EngineRunTest.*:WarmTest.*:PinTest.*:AdmissionEngineTest.*:FrequencyEngineTest.*:MissRatioCurve*:SplitTuner*:CompressionPool*:LatencyHistogram*:RequestStats*'
+tsan_filter='EngineTest.*:EngineRunTest.*:WarmTest.*:PinTest.*:*PersistEngineTest.*:AdmissionEngineTest.*:FrequencyEngineTest.*:MissRatioCurve*:SplitTuner*:CompressionPool*:LatencyHistogram*:RequestStats*'
 tsan_mount_filter='*Mount*:DaemonTest.*:PosixTest.*:UnderneathTest.*:IntegrityTest.*'
 # scripts/reliability.sh's longer runs: the reliability and POSIX suites.
 reliability_filter='PosixTest.*:IntegrityTest.*:CrashTest.*:UnderneathTest.*:PressureTest.*:PathsTest.*:BadInputTest.*'

@@ -93,6 +93,7 @@ Persister::~Persister() {
 }
 
 void Persister::Start() {
+  started_ = true;
   // A writer killed mid-write (kill -9, a crash) left its temporary file: the previous cache file
   // is whole beside it.
   cache::RemoveStaleCacheTemps(config_.dir, name_);
@@ -101,6 +102,7 @@ void Persister::Start() {
 }
 
 void Persister::Finish() {
+  if (!started_) return;  // the mount failed before it served: nothing was reloaded or cached
   stopping_.store(true);
   {
     MutexLock lock(&mu_);

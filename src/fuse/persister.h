@@ -67,7 +67,8 @@ class Persister {
   void Start();
   // At unmount or SIGTERM, once no request is served any more: stops the reload where it is and
   // abandons a periodic write in progress (its temporary file removed), then writes the cache
-  // file once more, unless the reload had not finished (the file then keeps what it held).
+  // file once more, unless the reload had not finished (the file then keeps what it held). A
+  // no-op if Start was not called (a mount that failed).
   void Finish();
 
   // What one write did.
@@ -107,6 +108,7 @@ class Persister {
   Mutex write_mu_;  // one write at a time; a leaf
   Mutex mu_;        // with cv_: the writer thread's wait between writes; a leaf
   CondVar cv_;
+  bool started_ = false;  // Start was called (the daemon's main thread only)
   std::atomic<bool> stopping_{false};
   std::atomic<bool> reload_done_{false};
   std::thread reload_thread_;
