@@ -376,17 +376,7 @@ Inode* InodeTable::FindOrInsert(Inode* parent, const char* name, int fd, const s
 
 bool InodeTable::PathOf(Inode* i, std::string* path) {
   MutexLock lock(&mu_);
-  std::vector<const std::string*> names;
-  for (Inode* at = i; at != &root_; at = at->parent) {
-    if (at == nullptr || !at->named) return false;
-    names.push_back(&at->name);
-  }
-  path->clear();
-  for (auto it = names.rbegin(); it != names.rend(); ++it) {
-    if (!path->empty()) *path += '/';
-    *path += **it;
-  }
-  return true;
+  return PathLocked(i, path);
 }
 
 void InodeTable::SetNameLocked(Inode* i, Inode* parent, const std::string& name) {
