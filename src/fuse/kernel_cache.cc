@@ -23,7 +23,7 @@ KernelCache::KernelCache(uint64_t budget_bytes, uint32_t page_size, bool evict)
       evict_(evict),
       budget_pages_(budget_bytes / page_size),
       nominal_pages_(budget_bytes / page_size),
-      // Pages dropped lately, for mix: 8x the kernel's share (measured against the simulation's
+      // Pages dropped lately (second turns; mix): 8x the kernel's share (measured against the simulation's
       // share + compressed pages, which filtered too much: lower hit ratios at 2x and 8x Pareto).
       dropped_(std::max<uint64_t>(1024, budget_bytes / page_size * 8)) {
   counts_.budget_bytes = budget_bytes;
@@ -71,7 +71,7 @@ void KernelCache::Served(fuse_ino_t ino, uint64_t file_id, uint64_t off, uint64_
       order_.splice(order_.end(), order_, it->second);
       continue;
     }
-    const bool came_back = demote_ && dropped_.Contains(cache::PageKey{file_id, p});
+    const bool came_back = evict_ && dropped_.Contains(cache::PageKey{file_id, p});
     order_.push_back(Key{ino, p, file_id, came_back});
     pages.emplace(p, std::prev(order_.end()));
   }
@@ -97,6 +97,15 @@ void KernelCache::EvictOverBudgetLocked() {
   const uint64_t epoch = demote_ && demoter_.epoch ? demoter_.epoch() : 0;
   const uint64_t max_run = std::max<uint64_t>(1, kMaxRetrieveBytes / page_size_);
   while (order_.size() > budget_pages_) {
+    if (evict_ && order_.front().came_back && !order_.front().spared) {
+      // The ledger cannot see the kernel's hits, only pages asked for again once dropped: a page
+      // readers came back to gets a second turn before it is dropped again, as a CLOCK's
+      // referenced page would (a page the readers keep asking for would otherwise leave the
+      // kernel every turn, since the ledger drops in the order pages were served).
+      order_.front().spared = true;
+      order_.splice(order_.end(), order_, order_.begin());
+      continue;
+    }
     Key k = order_.front();
     order_.pop_front();
     auto f = where_.find(k.ino);
@@ -110,8 +119,8 @@ void KernelCache::EvictOverBudgetLocked() {
     } else {
       drops.push_back(Notice{k.ino, off, page_size_});
     }
-    if (!demote_) continue;
     dropped_.Remember(cache::PageKey{k.file_id, k.page});
+    if (!demote_) continue;
     if (!DemotesLocked(k)) continue;
     ++counts_.retrieved_pages;
     Pending* last = retrieves.empty() ? nullptr : &pending_[retrieves.back().cookie];

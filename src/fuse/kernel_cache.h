@@ -11,7 +11,8 @@
 // (Options::kernel_budget(): the raw share of `memory` less the daemon's staging tier). Once the
 // ledger passes the budget by a slack (1/32 of it, at most kMaxSlackBytes, so that one wake-up of
 // the invalidation thread drops a batch), it tells the kernel to drop the pages served longest ago
-// (fuse_lowlevel_notify_inval_inode) until it is back within the budget, so the kernel's pages plus
+// (fuse_lowlevel_notify_inval_inode) until it is back within the budget (a page asked for again
+// after such a drop, which readers keep coming back to, gets one more turn first), so the kernel's pages plus
 // the daemon's tiers stay within `memory` whoever reads the mount. With kernel_evict = false it
 // only forgets them, leaving the kernel's share to a memory cgroup the readers share with the
 // daemon. The kernel may drop pages earlier by itself (memory pressure, a memory cgroup); the
@@ -136,7 +137,9 @@ class KernelCache {
     fuse_ino_t ino;
     uint64_t page;
     uint64_t file_id;
-    bool came_back;  // mix: asked for again after the kernel dropped it
+    bool came_back;  // asked for again after the ledger had the kernel drop it (or the kernel
+                     // dropped it by itself)
+    bool spared = false;  // came_back, and given one more turn of the ledger for it
   };
   using Order = std::list<Key>;
   // One notification for the thread: drop a range (cookie 0), or ask a run back (cookie: its
