@@ -89,7 +89,8 @@ def main():
                 if speed:
                     cells[(store, config, warm, label)] = (speed, hit, per)
                     tag = (" (warmed)" if warm == "yes" else "") + (f" [{short(config)}]" if len(configs) > 1 else "")
-                    plot.append((store, label.replace("\\|", "|") + tag, speed))
+                    plot.append((store, label.replace("\\|", "|") + tag, speed,
+                                 (PHASES.index((app, phase, label)), warm, configs.index(config))))
     # The same figures one line per program: a column per store and configuration.
     columns = list(dict.fromkeys((c[0], c[1], c[2]) for c in cells))
     lines.append("")
@@ -113,7 +114,7 @@ def main():
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     import matplotlib.ticker  # noqa: F401
-    labels = list(dict.fromkeys(p[1] for p in plot))
+    labels = list(dict.fromkeys(p[1] for p in sorted(plot, key=lambda p: p[3])))
     stores = list(dict.fromkeys(p[0] for p in plot))
     fig, ax = plt.subplots(figsize=(9, 0.45 * len(labels) + 1.6))
     h = 0.8 / max(len(stores), 1)
@@ -134,7 +135,8 @@ def main():
     ax.set_xlim(min(min(speeds), 1) * 0.8, max(max(speeds), 1) * 1.25)
     ax.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:g}"))
     ax.xaxis.set_minor_formatter(matplotlib.ticker.FuncFormatter(
-        lambda v, _: f"{v:g}" if round(v * 10) % 2 == 0 and v < 1 else ""))
+        lambda v, _: f"{v:g}" if (v < 1 and round(v * 10) % 2 == 0) or (v > 1 and round(v) in (2, 3, 5))
+        else ""))
     ax.set_xlabel("speed of ccfs / page cache at equal RAM (above 1: ccfs faster)")
     ax.legend(loc="lower right")
     ax.set_title(f"Real programs, memory {first['memory']}, data {int(first['data_bytes']) >> 20} MiB")

@@ -12,7 +12,7 @@
 # raw_tier=kernel,compressed_percent=75,compressor=zstd). The caches are dropped before every run
 # (the kernel's and the store server's: stores.sh evict). Rounds alternate the order (page cache
 # first, then ccfs first). The program's data is --ratio (default 2) times --memory, written once per
-# store (pyimport's modules excepted: they are what they are, ~90 MiB):
+# store (pyimport's modules excepted: they are what they are, 146 MiB):
 #   pgbench   PostgreSQL 15 (Debian), the data directory on the store (ccfs: on the mount),
 #             shared_buffers = 16MB, pgbench's tables at the scale that fills the data size;
 #             `pgbench -S` (select only) then the default read-write mix (TPC-B like, commits
@@ -24,7 +24,7 @@
 #             uniform starts. Figure: queries/s.
 #   grep      `grep -r -c WORD DIR` over a tree of text files of 4-64 KiB, twice (grep1 cold, grep2
 #             again at once). Figure: MiB/s.
-#   pyimport  a program start: Python 3.11 imports 160 modules (the standard library, numpy,
+#   pyimport  a program start: Python 3.11 imports 138 modules (the standard library, numpy,
 #             matplotlib.pyplot, PIL, yaml, pygments, cryptography) from a copy of them on the
 #             store (PYTHONHOME, PYTHONPATH, -S: nothing from /usr/lib), twice (import1 cold,
 #             import2 again). Figure: seconds.
