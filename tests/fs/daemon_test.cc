@@ -128,9 +128,7 @@ TEST_F(DaemonTest, SigtermUnmountsAndExitsZero) {
   WriteWholeFile(ds_.DataPath("f"), "data");
   ASSERT_NO_FATAL_FAILURE(MountOrDie({}));
   ASSERT_EQ(ReadWholeFile(ds_.MntPath("f")), "data");
-  ASSERT_EQ(kill(ds_.pid(), SIGTERM), 0);
-  EXPECT_TRUE(Eventually([&] { return !IsMounted(ds_.mnt()); }));
-  EXPECT_EQ(ds_.Unmount(), 0) << ds_.DaemonLog();
+  EXPECT_EQ(ds_.Terminate(), 0) << ds_.DaemonLog();
 }
 
 // Descriptors a test holds open on the mount across the daemon's end; closed on every way out so
@@ -164,10 +162,8 @@ TEST_F(DaemonTest, SigtermWithFilesStillOpenClosesThemAndExitsZero) {
   held.stats = open(ds_.MntPath(".ccfs/stats.json").c_str(), O_RDONLY);
   ASSERT_GE(held.stats, 0) << strerror(errno);
 
-  ASSERT_EQ(kill(ds_.pid(), SIGTERM), 0);
-  EXPECT_TRUE(Eventually([&] { return !IsMounted(ds_.mnt()); }));
   // Under ASan (scripts/test.sh) a handle left unfreed fails the daemon's exit in LeakSanitizer.
-  EXPECT_EQ(ds_.Unmount(), 0) << ds_.DaemonLog();
+  EXPECT_EQ(ds_.Terminate(), 0) << ds_.DaemonLog();
   std::string log = ds_.DaemonLog();
   EXPECT_THAT(log, HasSubstr("still open: files=2 directories=1")) << "f and stats.json, d";
   EXPECT_THAT(log, Not(HasSubstr("LeakSanitizer")));

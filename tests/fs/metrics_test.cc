@@ -223,8 +223,7 @@ TEST_F(MetricsTest, BarePortListensOnLoopbackOnlyAndIsReleasedAtSigterm) {
                                          "/metrics"));
   EXPECT_EQ(Curl(port_).exit_code, 0);
 
-  ASSERT_EQ(kill(ds_.pid(), SIGTERM), 0);
-  EXPECT_EQ(ds_.Unmount(), 0) << ds_.DaemonLog();
+  EXPECT_EQ(ds_.Terminate(), 0) << ds_.DaemonLog();
   EXPECT_FALSE(IsMounted(ds_.mnt()));
   EXPECT_FALSE(ListensOn("0100007F", port_)) << "the daemon ended: its port must be closed";
   EXPECT_NE(Curl(port_).exit_code, 0);

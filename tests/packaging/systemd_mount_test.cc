@@ -319,8 +319,7 @@ TEST_F(JournalLogTest, ForegroundDaemonWritesPriorityPrefixesToTheJournalStream)
   ASSERT_GE(fd, 0);
   EXPECT_EQ(write(fd, "memory=8MiB\n", 12), -1);
   close(fd);
-  ASSERT_EQ(kill(ds_.pid(), SIGTERM), 0);
-  EXPECT_EQ(ds_.Unmount(), 0) << ds_.DaemonLog();
+  EXPECT_EQ(ds_.Terminate(), 0) << ds_.DaemonLog();
 
   std::stringstream in(ds_.DaemonLog());
   std::map<std::string, int> by_prefix;

@@ -71,6 +71,17 @@ int MountedDataset::Unmount() {
   return code;
 }
 
+int MountedDataset::Terminate() {
+  if (pid_ <= 0) return -1;
+  if (kill(pid_, SIGTERM) != 0) return -1;
+  for (int i = 0; i < 2000 && IsMounted(mnt_); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  const bool itself = !IsMounted(mnt_);
+  const int code = Unmount();
+  return itself ? code : -2;
+}
+
 std::string MountedDataset::DaemonLog() const { return ReadWholeFile(log_); }
 
 nlohmann::json MountedDataset::Stats() const {

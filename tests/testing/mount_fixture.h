@@ -46,6 +46,11 @@ class MountedDataset {
   bool Mount(const std::vector<std::string>& extra_args, std::string* error);
   // Unmounts and reaps the daemon; returns its exit code (or -1 if nothing was mounted).
   int Unmount();
+  // SIGTERMs the daemon, waits up to 10 s for it to unmount itself, then reaps it as Unmount()
+  // does; returns its exit code, or -2 if it had not unmounted itself by then (it is unmounted and
+  // reaped all the same). An umount racing the daemon's own would make the daemon's fail (libfuse
+  // then says so on stderr).
+  int Terminate();
   bool mounted() const { return pid_ > 0; }
   pid_t pid() const { return pid_; }
 
