@@ -5,13 +5,15 @@
 // A warm-up goes no faster than the compression pool: a load that waited for a free frame while
 // the pool is behind would make the evictor drop victims uncompressed (Evictor::Pressure), the
 // warm-up's own pages first. So it loads only while the pool keeps up, into half the free frames
-// at most, and otherwise waits for the evictor; readers' misses keep the valve.
+// at most, and otherwise compresses a chunk of the pool's queue itself (CompressionPool::RunOne)
+// or waits for the evictor; readers' misses keep the valve.
 // A warm-up loads with the read path's runs of misses (LoadRun, Load::kWarm), so it claims pages
 // in the same order and under the same rules as a reader: a reader that reaches a page being
 // warmed waits for that one load, a write or an invalidation meanwhile leaves it unpublished, and
 // a warm-up never waits for another load while it holds claimed pages.
 #include <algorithm>
 #include <chrono>
+#include <limits>
 #include <thread>
 
 #include "cache/page_cache_impl.h"
@@ -26,14 +28,17 @@ using cache::RcuReadLock;
 
 uint64_t PageCache::Impl::FramesToWarm() {
   for (;;) {
-    // With no compressed tier a victim is dropped at once: waiting for a frame costs nothing.
-    if (!evictor_->compression_enabled()) return 1;
+    // With no compressed tier a victim is dropped at once: waiting for a frame costs nothing, so
+    // the run is as long as LoadRun makes it (it takes the frames free at once after the first).
+    if (!evictor_->compression_enabled()) return std::numeric_limits<uint32_t>::max();
     // At most half of the free frames: other warm-ups and readers take frames too, and a load
     // that took the last one would leave the next waiting.
     const uint64_t free = raw_.free_count();
     if (free >= 2 && !evictor_->Behind()) return free / 2;
     KickEvictor();
-    std::this_thread::sleep_for(std::chrono::microseconds(200));
+    // Rather than wait for the pool, compress a chunk of its queue here: the warm-up then loads
+    // at the speed of the CPUs, not of the pool's threads alone (one on two CPUs).
+    if (!pool_->RunOne()) std::this_thread::sleep_for(std::chrono::microseconds(200));
   }
 }
 

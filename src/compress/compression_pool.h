@@ -37,6 +37,10 @@ class CompressionPool {
   // Workers switch to this codec before their next task; tasks already running finish with the
   // old one. A call that changes nothing does not rebuild any codec.
   void SetCodec(CodecKind kind, int level);
+  // Runs the oldest queued task, if there is one, on the calling thread (with a codec of its own,
+  // at the pool's nice value), and returns whether it ran one: a thread that would otherwise wait
+  // for the pool (a warm-up) lends it a CPU. Its CPU time is counted in cpu_ns().
+  bool RunOne();
   // Blocks until the queue is empty and no task is running.
   void Wait();
   int threads() const;
@@ -46,7 +50,8 @@ class CompressionPool {
   // has taken a task since each SetCodec() that changed the codec. Shows that contexts are reused.
   uint64_t codecs_built() const;
   // CPU time the workers have used so far, all of it (tasks, taking them, building codecs), read
-  // from their thread CPU clocks (util/thread_cpu.h): nothing is measured on the workers.
+  // from their thread CPU clocks (util/thread_cpu.h): nothing is measured on the workers; plus
+  // what the tasks run by RunOne took.
   uint64_t cpu_ns() const;
 
  private:

@@ -279,16 +279,16 @@ void Persister::ReloadNow(Reloaded* r) {
   CachedFileRecord file;
   bool keep = false;
   uint64_t epoch = 0;
+  uint64_t file_id = 0;  // the id the file has now (persister.h, section 2)
   // persister.h, section 3: the epoch first, then the file as it is now, then its record.
   auto check = [&]() {
     epoch = cache_->ChangeEpoch();
     struct stat st;
-    if (inodes_->StatPath(file.path, &st) != 0 || !S_ISREG(st.st_mode) ||
-        inodes_->FileIdOf(st) != file.file_id) {
-      return false;
-    }
+    if (inodes_->StatPath(file.path, &st) != 0 || !S_ISREG(st.st_mode)) return false;
     const FileSignature sig{file.size, file.mtime_ns, file.ctime_ns};
-    return SignatureOf(st) == sig && inodes_->AdoptSignature(st, sig, file.path);
+    if (!(SignatureOf(st) == sig) || !inodes_->AdoptSignature(st, sig, file.path)) return false;
+    file_id = inodes_->FileIdOf(st);
+    return true;
   };
   bool stopped = false;
   std::unordered_set<uint64_t> files;  // a file's raw and compressed pages are two records
@@ -303,7 +303,7 @@ void Persister::ReloadNow(Reloaded* r) {
     if (kind == CacheFileReader::Kind::kFile) {
       file = reader.file();
       keep = check();
-      if (keep) files.insert(file.file_id);
+      if (keep) files.insert(file_id);
       continue;
     }
     if (!keep) {
@@ -315,7 +315,7 @@ void Persister::ReloadNow(Reloaded* r) {
     PageCache::Restored got = PageCache::Restored::kChanged;
     // A write anywhere moves the epoch: the file is checked again, a few times at most.
     for (int attempt = 0; attempt < 4 && keep; ++attempt) {
-      got = cache_->Restore(file.file_id, p.page_no, p.length, zero,
+      got = cache_->Restore(file_id, p.page_no, p.length, zero,
                             zero ? kDefaultCodec : static_cast<CodecKind>(p.codec),
                             p.bytes.data(), p.bytes.size(), epoch);
       if (got != PageCache::Restored::kChanged) break;

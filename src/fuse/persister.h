@@ -14,11 +14,16 @@
 // 2. Reloading. At mount a thread checks the whole file (a damaged, truncated, foreign or
 //    other-version file is ignored with one log line: a cold start), then restores its pages into
 //    the compressed tier while reads are served, until the file ends or the tier is full. A file
-//    is restored only if the path still names the same file (its id) with the same signature,
-//    else its pages are dropped (persist_pages_dropped_stale).
+//    is restored only if its path names a regular file with the same signature (size, mtime,
+//    ctime), else its pages are dropped (persist_pages_dropped_stale); they are restored under
+//    the id the file has now. Not under the recorded id: stores that number inodes per mount or
+//    per lookup (sshfs numbers them anew once the kernel forgets a node) give an unchanged file
+//    another id after a restart. A file put in its place differs in its ctime (set by creation
+//    and by rename), except on stores without one (sftp: ctime is the mtime), where the change
+//    detector is no better while mounted.
 // 3. Never stale. A page restored for file X must never be served if X changed since its
 //    signature S was recorded. Before a page of X is published: the engine's change epoch E is
-//    read; the path is stat()ed (id and S must match); S becomes X's recorded signature if none is
+//    read; the path is stat()ed (S must match); S becomes X's recorded signature if none is
 //    recorded (InodeTable::AdoptSignature), and the one recorded must be S. Then the page is
 //    published with E (PageCache::Restore), which refuses it if any write or invalidation
 //    happened since E and drops it if one happens during its insert. So when it is published X's

@@ -87,6 +87,19 @@ TEST_F(WarmTest, EveryPageIsLoadedOnceAndNoneIsCountedAsARead) {
   EXPECT_LT(file_->calls().size(), kPages / 8) << "runs of pages, not a read per page";
 }
 
+TEST_F(WarmTest, WithNoCompressedTierAFullRawTierIsWarmedInRunsToo) {
+  // 2 MiB of memory, all raw: the file is four times that, so most of it is loaded while the raw
+  // tier is full and each load waits for victims to be dropped.
+  Options o = Base(2 * kMiB);
+  o.compressed_percent = 0;
+  auto cache = Make(o);
+  uint64_t loaded = 0;
+  ASSERT_TRUE(cache->Warm(1, file_.get(), 0, data_.size(), &loaded).ok());
+  EXPECT_EQ(loaded, data_.size());
+  EXPECT_LT(file_->calls().size(), kPages / 4) << "runs of pages, not a read per page";
+  ASSERT_NO_FATAL_FAILURE(ReadAll(cache.get()));
+}
+
 TEST_F(WarmTest, ARangePastTheEndLoadsNothingAndARangeIsLoadedAlone) {
   auto cache = Make(Base(64 * kMiB));
   uint64_t loaded = 1;

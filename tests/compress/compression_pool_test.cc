@@ -211,6 +211,49 @@ TEST(CompressionPoolTest, SetCodecSwitchesWhatWorkersUse) {
                                                         out.size()).ok());
 }
 
+TEST(CompressionPoolTest, RunOneRunsTheOldestQueuedTaskOnTheCallerWithThePoolsCodec) {
+  CompressionPool pool(1, CodecKind::kLz4, 1);
+  EXPECT_FALSE(pool.RunOne()) << "nothing queued";
+  // The worker is held in a task, so the next two stay queued.
+  Gate gate;
+  std::atomic<bool> holding{false};
+  pool.Submit([&](Codec&) {
+    holding = true;
+    gate.Pass();
+  });
+  ASSERT_TRUE(Eventually([&] { return holding.load(); }));
+  pool.SetCodec(CodecKind::kZstd, 3);
+  std::vector<int> order;
+  std::thread::id ran_on;
+  CodecKind kind = CodecKind::kLz4;
+  int level = 0;
+  pool.Submit([&](Codec& codec) {
+    order.push_back(1);
+    ran_on = std::this_thread::get_id();
+    kind = codec.kind();
+    level = codec.level();
+    // Some CPU, so that cpu_ns() has something to count.
+    std::vector<char> page(1 << 20, 'x'), blob(2 << 20);
+    for (int i = 0; i < 20; ++i) codec.Compress(page.data(), page.size(), blob.data(), blob.size());
+  });
+  pool.Submit([&](Codec&) { order.push_back(2); });
+  const uint64_t cpu_before = pool.cpu_ns();
+  EXPECT_EQ(pool.pending(), 3u);
+  ASSERT_TRUE(pool.RunOne());
+  EXPECT_EQ(order, std::vector<int>{1}) << "the oldest queued task first";
+  EXPECT_EQ(ran_on, std::this_thread::get_id());
+  EXPECT_EQ(kind, CodecKind::kZstd) << "the codec the pool is set to";
+  EXPECT_EQ(level, 3);
+  EXPECT_GT(pool.cpu_ns(), cpu_before) << "the caller's CPU for the task is the pool's";
+  ASSERT_TRUE(pool.RunOne());
+  EXPECT_EQ(order, (std::vector<int>{1, 2}));
+  EXPECT_FALSE(pool.RunOne());
+  EXPECT_EQ(pool.pending(), 1u) << "the held task";
+  gate.Open();
+  pool.Wait();
+  EXPECT_EQ(pool.pending(), 0u);
+}
+
 TEST(CompressionPoolTest, WorkersBuildCodecsOnceAndAgainOnlyAfterAChange) {
   constexpr int kThreads = 2;
   CompressionPool pool(kThreads, CodecKind::kZstd, 1);

@@ -16,7 +16,9 @@
 #   5. sshfs only, shared_store_check.py kill-client: the sshfs process killed with -9 and the store
 #      mounted again at the same path: EIO, never wrong bytes; ccfs reads right again by itself;
 #      then ccfs remounted reads right too;
-#   6. ccfs unmounted (the daemon must exit 0), the stores down, and nothing left: no mount under
+#   6. persist_check: a remount with `persist` restores the pages of unchanged files (sshfs numbers
+#      inodes anew) and none of a file the other client rewrote meanwhile;
+#   7. ccfs unmounted (the daemon must exit 0), the stores down, and nothing left: no mount under
 #      the work directory, no sshd or glusterd of ours, no work directory.
 # The bound checked is ccfs's attr_timeout + the store client's attribute and entry timeout (1 s
 # each, scripts/stores.sh): 2 s. See docs/STORES.md for what it covers and what it does not.
@@ -70,10 +72,10 @@ failures=0
 fail() { echo "shared_store_test: FAIL: $*" >&2; failures=$((failures + 1)); }
 is_mounted() { awk -v d="$1" '$2 == d {found = 1} END {exit !found}' /proc/mounts; }
 
-mount_ccfs() {  # mount_ccfs MODE: ccfs over $work/store at $work/mnt, in the background
+mount_ccfs() {  # mount_ccfs MODE [OPTIONS]: ccfs over $work/store at $work/mnt, in the background
   mkdir -p "$work/mnt"
-  "$ccfs" mount -f -o "raw_tier=$1,memory=2MiB,compressed_percent=50,attr_timeout=$attr_timeout" \
-    "$work/store" "$work/mnt" 2>>"$work/ccfs.log" &
+  local opts="raw_tier=$1,memory=2MiB,compressed_percent=50,attr_timeout=$attr_timeout"
+  "$ccfs" mount -f -o "$opts${2:+,$2}" "$work/store" "$work/mnt" 2>>"$work/ccfs.log" &
   ccfs_pid=$!
   local i
   for i in $(seq 1 100); do
@@ -103,6 +105,39 @@ run_check() {  # run_check LABEL ARGS...: the checker, its output indented, fail
   if ! "$py" "$check" "$@" --mnt "$work/mnt" --bound "$bound" 2>&1 | sed "s|^|  [$label] |"; then
     fail "$label: $1"
   fi
+}
+
+ccfs_counter() { "$py" -c "import json,sys; print(json.load(open(sys.argv[1])).get(sys.argv[2], 0))" "$work/mnt/.ccfs/stats.json" "$1"; }
+
+# persist_check: a remount with persist = DIR restores the pages of a file left as it was, even
+# where the store numbers its inodes anew (sshfs, once the kernel has forgotten its nodes), and
+# never serves those of a file the other client rewrote while ccfs was down.
+persist_check() {
+  local dir=$work/persist-$kind opts="memory=16MiB,persist=$work/persist-$kind" f i
+  mkdir -p "$dir" "$other/persist"
+  for f in kept changed; do seq 1 300000 >"$other/persist/$f"; done  # compressible, as kept pages are
+  sleep 1.1  # sftp's mtime is in seconds: the rewrite below must get another one
+  mount_ccfs daemon "$opts"
+  cat "$work/mnt/persist/kept" "$work/mnt/persist/changed" >/dev/null
+  unmount_ccfs
+  sync; echo 3 >/proc/sys/vm/drop_caches
+  head -c "$(stat -c %s "$truth/persist/changed")" /dev/zero | tr '\0' x >"$other/persist/changed"
+  local from
+  from=$(wc -c <"$work/ccfs.log")
+  mount_ccfs daemon "$opts"
+  for i in $(seq 100); do
+    tail -c +"$from" "$work/ccfs.log" | grep -q "persist: restored" && break
+    sleep 0.1
+  done
+  local restored stale
+  restored=$(ccfs_counter persist_pages_restored) stale=$(ccfs_counter persist_pages_dropped_stale)
+  echo "  [$kind/persist] restored $restored pages, dropped $stale" >&2
+  [ "$restored" -gt 0 ] || fail "$kind: persist restored nothing: $(grep persist: "$work/ccfs.log")"
+  [ "$stale" -gt 0 ] || fail "$kind: persist kept the pages of a file changed while unmounted"
+  for f in kept changed; do
+    cmp -s "$work/mnt/persist/$f" "$truth/persist/$f" || fail "$kind: persist: $f read wrong bytes"
+  done
+  unmount_ccfs
 }
 
 start=$(date +%s)
@@ -142,6 +177,7 @@ for kind in "${specs[@]}"; do
     fi
     unmount_ccfs
   done
+  persist_check
   [ "$kind" = gluster ] && STORES_STATE_DIR=$other_state "$stores" down gluster >/dev/null
   "$stores" down "$kind" >/dev/null
   echo "  [$kind] $(( $(date +%s) - t_store )) s" >&2
