@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# A remount with persist against a cold one (issue 35, item 3). restart.sh DIR ROUNDS CCFS, as root.
+# A remount with persist against a cold one. restart.sh DIR ROUNDS CCFS [PART], as root; PART 1 or
+# 2 runs that part alone (default: both).
 #
 # Part 1, hit ratio after a restart. The EMULATED store (bench/delay_fs via scripts/stores.sh:
 # 250 µs before every read, 400 MiB/s shared) serves one 512 MiB file of text and database pages
@@ -13,10 +14,10 @@
 #
 # Part 2, reload speed (local disk, no emulation): 3 GiB of text and database pages (mkdata),
 # memory=2GiB, zstd, C = 90; `ccfs warmup` fills the compressed tier, the unmount writes the cache
-# file, the page cache is dropped, and the next mount reloads it. Prints the daemon's write and
-# reload lines (pages, bytes, seconds).
+# file; then ROUNDS times the page cache is dropped and a mount reloads it (its unmount writes it
+# again). Prints the daemon's write and reload lines (pages, bytes, seconds).
 set -euo pipefail
-dir=$1 rounds=$2 ccfs=$3
+dir=$1 rounds=$2 ccfs=$3 part=${4:-both}
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 mnt=$dir/mnt store=$dir/store src=$dir/src state=$dir/state persist=$dir/persist log=$dir/daemon.log
 mkdir -p "$mnt" "$store" "$src" "$persist"
@@ -67,6 +68,7 @@ window() {  # the reader for 10 s; prints its means and the hit ratio of those 1
   r1=$(stat_of reads); h1=$(( $(stat_of raw_hits) + $(stat_of compressed_hits) ))
   echo "$us $(python3 -c "print('%.3f' % (($h1 - $h0) / max(1, $r1 - $r0)))")"
 }
+if [ "$part" != 2 ]; then
 echo "# part 1; load: $(cat /proc/loadavg)"
 echo "round what mean_us_0-5s mean_us_5-10s hit_ratio_10s"
 for r in $(seq "$rounds"); do
@@ -88,8 +90,10 @@ for r in $(seq "$rounds"); do
   echo "# load: $(cat /proc/loadavg)"
 done
 grep 'persist: \(wrote\|restored\)' "$log" | sed 's/^/# /'
+fi
 cleanup
 trap - EXIT
+[ "$part" = 1 ] && exit 0
 
 echo "# part 2; load: $(cat /proc/loadavg)"
 : >"$log"
@@ -104,8 +108,15 @@ echo "# after warmup: compressed_bytes $(stat_of compressed_bytes)" \
   "compressed_pages $(stat_of compressed_pages) raw_pages $(stat_of raw_pages)"
 umount_f
 ls -l "$persist" | sed 's/^/# /'
-sync; echo 3 >/proc/sys/vm/drop_caches
-mount_f "$data" "memory=2GiB,compressor=zstd,compressed_percent=90,persist=$persist"
-for _ in $(seq 600); do grep -q 'persist: restored' "$log" && break; sleep 0.1; done
-umount_f
+# ROUNDS reloads, each from a cold disk (the page cache dropped), each unmount writing it again.
+for r in $(seq "$rounds"); do
+  sync; echo 3 >/proc/sys/vm/drop_caches
+  n=$(grep -c 'persist: restored' "$log" || true)
+  mount_f "$data" "memory=2GiB,compressor=zstd,compressed_percent=90,persist=$persist"
+  for _ in $(seq 600); do
+    [ "$(grep -c 'persist: restored' "$log" || true)" -gt "$n" ] && break
+    sleep 0.1
+  done
+  umount_f
+done
 grep 'persist: \(wrote\|restored\)' "$log" | sed 's/^/# /'
