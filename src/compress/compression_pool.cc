@@ -31,6 +31,13 @@
 
 namespace ccfs {
 
+namespace {
+uint64_t NextPoolId() {
+  static std::atomic<uint64_t> next{1};
+  return next.fetch_add(1, std::memory_order_relaxed);
+}
+}  // namespace
+
 class CompressionPool::Impl {
  public:
   static constexpr int kWorkerNice = 5;
@@ -68,9 +75,10 @@ class CompressionPool::Impl {
   }
 
   bool RunOne() EXCLUDES(mu_) {
-    // The codec of this thread: built for this pool and kept until SetCodec changes it.
+    // The codec of this thread: built for this pool (by its id: a later pool may take its
+    // address) and kept until SetCodec changes it.
     struct Helper {
-      const Impl* pool = nullptr;
+      uint64_t pool = 0;
       uint64_t generation = 0;
       std::unique_ptr<Codec> codec;
     };
@@ -80,8 +88,8 @@ class CompressionPool::Impl {
     Task task = std::move(queue_.front());
     queue_.pop_front();
     ++running_;
-    if (helper.pool != this || helper.generation != codec_generation_ || !helper.codec) {
-      helper.pool = this;
+    if (helper.pool != id_ || helper.generation != codec_generation_ || !helper.codec) {
+      helper.pool = id_;
       helper.generation = codec_generation_;
       helper.codec.reset();
       helper.codec = BuildCodec(kind_, level_);
@@ -177,6 +185,8 @@ class CompressionPool::Impl {
   CodecKind kind_ GUARDED_BY(mu_);
   int level_ GUARDED_BY(mu_);
   const std::vector<int> cpus_;  // where workers run; empty = anywhere
+  // Unique in the process, never 0: names this pool to the threads RunOne borrows.
+  const uint64_t id_ = NextPoolId();
   uint64_t codec_generation_ GUARDED_BY(mu_) = 0;  // bumped by SetCodec
   std::atomic<uint64_t> codecs_built_{0};
   std::atomic<uint64_t> helped_ns_{0};  // CPU of the tasks RunOne ran
