@@ -25,8 +25,8 @@
 # Per store and round, once: the store's streaming speed (dd bs=1M of big, one stream; fio, four
 # sequential streams of 1 MiB reads over quarters of big) against `ccfs warmup` of big alone on a
 # cold mount, with C = 75 and with C = 0 (what it prints: MiB read from the store per second), each
-# with the machine's busy CPU seconds meanwhile (what bounds a warm-up that compresses); not with
-# --no-stream.
+# with the machine's busy CPU seconds meanwhile and the bound they set: size x nproc / (dd's busy
+# CPU s + the warm-up's compression CPU s); not with --no-stream.
 # Everything it brings up (stores, mounts) goes at exit; the data stays under /var/tmp/ccfs-warm.
 set -euo pipefail
 me=warm.sh
@@ -140,7 +140,12 @@ for kind in $stores; do
         mount_bg "$dir" "${opts/compressed_percent=75/compressed_percent=$c}"
         c0=$(busy)
         warm_line=$("$ccfs" warmup -q "$mnt" big | head -1)
-        echo "$kind $round warmup alone C=$c: $warm_line (busy CPU s $(cpu_since "$c0"))"
+        warm_cpu=$(cpu_since "$c0")
+        # The CPU bound of a warm-up that compresses: it does the store's work per MiB (dd's busy
+        # CPU per MiB, dd's copy included) and its compression (the pool's CPU, read from the
+        # daemon), on nproc CPUs at most.
+        bound=$(python3 -c "import json; d = json.load(open('$mnt/.ccfs/stats.json')); z = d['cpu_compress_ns'] / 1e9; print('compression CPU s %.2f, CPU bound %.1f MiB/s' % (z, $size_bytes / 2**20 * $(nproc) / ($dd_cpu + z)))")
+        echo "$kind $round warmup alone C=$c: $warm_line (busy CPU s $warm_cpu; $bound)"
         umount_fg
       done
     fi

@@ -101,7 +101,9 @@ PageCache::Restored PageCache::Impl::Restore(uint64_t file_id, uint64_t page_no,
   auto* e = new PageEntry;
   e->key = PageKey{file_id, page_no};
   e->length.store(length, std::memory_order_relaxed);
-  cache::InitLoading(e, /*demoted=*/true);
+  // A pinned file's restored pages are pinned as its loaded ones are (the persister pins the file
+  // before it restores its pages, when `pin` names it).
+  cache::InitLoading(e, /*demoted=*/true, /*ahead=*/false, /*wanted=*/false, IsPinned(file_id));
   RcuReadLock rcu;
   if (index_.InsertUnique(e) != e) {
     delete e;  // never published

@@ -225,7 +225,8 @@ Status Filesystem::Create(const Config& config, PageCache* cache, std::unique_pt
   if (!config.persist_dir.empty()) {
     context->inodes.KeepPaths();
     context->persister = std::make_unique<Persister>(
-        Persister::Config{config.persist_dir, config.dataset}, cache, &context->inodes);
+        Persister::Config{config.persist_dir, config.dataset}, cache, &context->inodes,
+        &context->pins);
   }
   fs->reset(new Filesystem(std::move(context)));
   return Status::Ok();

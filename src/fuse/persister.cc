@@ -75,12 +75,13 @@ class Fd {
 
 }  // namespace
 
-Persister::Persister(const Config& config, PageCache* cache, InodeTable* inodes)
+Persister::Persister(const Config& config, PageCache* cache, InodeTable* inodes, Pins* pins)
     : config_(config),
       path_(config.dir + "/" + CacheFileName(config.dataset)),
       name_(CacheFileName(config.dataset)),
       cache_(cache),
-      inodes_(inodes) {}
+      inodes_(inodes),
+      pins_(pins) {}
 
 Persister::~Persister() {
   stopping_.store(true);
@@ -286,6 +287,7 @@ void Persister::ReloadNow(Reloaded* r) {
     const FileSignature sig{file.size, file.mtime_ns, file.ctime_ns};
     if (!(SignatureOf(st) == sig) || !inodes_->AdoptSignature(st, sig, file.path)) return false;
     file_id = inodes_->FileIdOf(st);
+    if (pins_->any() && pins_->Matches(file.path)) pins_->Pin(file_id);
     return true;
   };
   bool stopped = false;

@@ -20,7 +20,8 @@
 //    ctime), else its pages are dropped (persist_pages_dropped_stale); they are restored under
 //    the id the file has now. Not under the recorded id: stores that number inodes per mount or
 //    per lookup (sshfs numbers them anew once the kernel forgets a node) give an unchanged file
-//    another id after a restart. A file put in its place differs in its ctime (set by creation
+//    another id after a restart. A file `pin` names is pinned before its pages are restored, so
+//    they come back pinned. A file put in its place differs in its ctime (set by creation
 //    and by rename), except on stores without one (sftp: ctime is the mtime), where the change
 //    detector is no better while mounted.
 // 3. Never stale. A page restored for file X must never be served if X changed since its
@@ -38,7 +39,7 @@
 //
 // Thread-safety: Start, Finish and the destructor are called by one thread (the daemon's main
 // thread); WriteNow may be called from any thread, one write at a time (a mutex serializes them).
-// Borrows the PageCache and the InodeTable, which must outlive it.
+// Borrows the PageCache, the InodeTable and the Pins, which must outlive it.
 #ifndef CCFS_FUSE_PERSISTER_H_
 #define CCFS_FUSE_PERSISTER_H_
 
@@ -50,6 +51,7 @@
 #include "ccfs/page_cache.h"
 #include "ccfs/status.h"
 #include "fuse/inode_table.h"
+#include "fuse/pins.h"
 #include "util/mutex.h"
 
 namespace ccfs {
@@ -60,7 +62,7 @@ class Persister {
     std::string dir;      // absolute path of an existing directory
     std::string dataset;  // absolute path: names the cache file and is its dataset id
   };
-  Persister(const Config& config, PageCache* cache, InodeTable* inodes);
+  Persister(const Config& config, PageCache* cache, InodeTable* inodes, Pins* pins);
   // Stops the threads without writing (Finish writes).
   ~Persister();
   Persister(const Persister&) = delete;
@@ -110,6 +112,7 @@ class Persister {
   const std::string name_;
   PageCache* const cache_;
   InodeTable* const inodes_;
+  Pins* const pins_;
 
   Mutex write_mu_;  // one write at a time; a leaf
   Mutex mu_;        // with cv_: the writer thread's wait between writes; a leaf

@@ -117,6 +117,20 @@ TEST_F(PersistMountTest, ARemountServesRightBytesWithHitsFromRestoredPages) {
   EXPECT_LT(Counter(s, "misses"), Counter(s, "compressed_hits"));
 }
 
+// A file `pin` names comes back pinned: its restored pages are pinned before any read.
+TEST_F(PersistMountTest, APinnedFilesRestoredPagesArePinned) {
+  ASSERT_NO_FATAL_FAILURE(WriteCacheFile());
+  ASSERT_NO_FATAL_FAILURE(MountPersisting("pin=f0"));
+  ASSERT_NO_FATAL_FAILURE(AwaitReload());
+  nlohmann::json s = ds_.Stats();
+  const uint64_t pinned = Counter(s, "pinned_pages");
+  EXPECT_GT(pinned, MoreThan(100)) << Log();  // f0: 128 pages of 8 KiB
+  EXPECT_LE(pinned, 129u) << "only f0's pages";
+  EXPECT_LE(pinned, Counter(s, "persist_pages_restored"));
+  EXPECT_EQ(Counter(s, "reads"), 0u) << "pinned by the reload, not by a read";
+  ASSERT_NO_FATAL_FAILURE(ExpectRightBytes());
+}
+
 TEST_F(PersistMountTest, APageOfAFileChangedWhileUnmountedIsNeverServed) {
   ASSERT_NO_FATAL_FAILURE(WriteCacheFile());
   // f0: the same size, new bytes, its old mtime set back (only the ctime tells).
