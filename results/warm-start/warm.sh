@@ -24,7 +24,8 @@
 #   Each prints the hit ratio and mean µs per 10 s of the reader's first SECONDS.
 # Per store and round, once: the store's streaming speed (dd bs=1M of big, one stream; fio, four
 # sequential streams of 1 MiB reads over quarters of big) against `ccfs warmup` of big alone on a
-# cold mount, with C = 75 and with C = 0 (what it prints: MiB read from the store per second), each
+# cold mount, with C = 75 (zstd, then lz4) and with C = 0 (what it prints: MiB read from the store
+# per second), each
 # with the machine's busy CPU seconds meanwhile and the bound they set: size x nproc / (dd's busy
 # CPU s + the warm-up's compression CPU s); not with --no-stream.
 # Everything it brings up (stores, mounts) goes at exit; the data stays under /var/tmp/ccfs-warm.
@@ -135,9 +136,10 @@ for kind in $stores; do
           --group_reporting --output-format=json >"$work/stream.json" 2>/dev/null
       fio4_mib=$(python3 -c "import json; print('%.1f' % (json.load(open('$work/stream.json'))['jobs'][0]['read']['bw'] / 1024))")
       echo "$kind $round stream dd_MiB/s $dd_mib (busy CPU s $dd_cpu) fio4_MiB/s $fio4_mib"
-      for c in 75 0; do
+      for cfg in zstd:75 lz4:75 zstd:0; do
+        c=${cfg#*:}
         drop_caches "$kind"
-        mount_bg "$dir" "${opts/compressed_percent=75/compressed_percent=$c}"
+        mount_bg "$dir" "$(echo "$opts" | sed "s/compressed_percent=75/compressed_percent=$c/; s/compressor=zstd/compressor=${cfg%:*}/")"
         c0=$(busy)
         warm_line=$("$ccfs" warmup -q "$mnt" big | head -1)
         warm_cpu=$(cpu_since "$c0")
@@ -145,7 +147,7 @@ for kind in $stores; do
         # CPU per MiB, dd's copy included) and its compression (the pool's CPU, read from the
         # daemon), on nproc CPUs at most.
         bound=$(python3 -c "import json; d = json.load(open('$mnt/.ccfs/stats.json')); z = d['cpu_compress_ns'] / 1e9; print('compression CPU s %.2f, CPU bound %.1f MiB/s' % (z, $size_bytes / 2**20 * $(nproc) / ($dd_cpu + z)))")
-        echo "$kind $round warmup alone C=$c: $warm_line (busy CPU s $warm_cpu; $bound)"
+        echo "$kind $round warmup alone ${cfg%:*} C=$c: $warm_line (busy CPU s $warm_cpu; $bound)"
         umount_fg
       done
     fi
