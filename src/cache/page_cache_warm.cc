@@ -26,11 +26,17 @@ using cache::PageEntry;
 using cache::PageKey;
 using cache::RcuReadLock;
 
+namespace {
+// FramesToWarm's "no bound": the run is as long as LoadRun makes it. Times any page size it still
+// fits in 64 bits.
+constexpr uint64_t kUnboundedFrames = std::numeric_limits<uint32_t>::max();
+}  // namespace
+
 uint64_t PageCache::Impl::FramesToWarm() {
   for (;;) {
     // With no compressed tier a victim is dropped at once: waiting for a frame costs nothing, so
     // the run is as long as LoadRun makes it (it takes the frames free at once after the first).
-    if (!evictor_->compression_enabled()) return std::numeric_limits<uint32_t>::max();
+    if (!evictor_->compression_enabled()) return kUnboundedFrames;
     // At most half of the free frames: other warm-ups and readers take frames too, and a load
     // that took the last one would leave the next waiting.
     const uint64_t free = raw_.free_count();

@@ -85,15 +85,11 @@ class CompressionPool::Impl {
     thread_local Helper helper;
     MutexLock lock(&mu_);
     if (queue_.empty()) return false;
-    Task task = std::move(queue_.front());
-    queue_.pop_front();
-    ++running_;
-    if (helper.pool != id_ || helper.generation != codec_generation_ || !helper.codec) {
+    if (helper.pool != id_) {
       helper.pool = id_;
-      helper.generation = codec_generation_;
       helper.codec.reset();
-      helper.codec = BuildCodec(kind_, level_);
     }
+    Task task = TakeLocked(&helper.generation, &helper.codec);
     lock.Unlock();
     // Background work, as on the workers: the caller's nice value is lowered for the task only.
     const id_t tid = static_cast<id_t>(gettid());
@@ -107,8 +103,7 @@ class CompressionPool::Impl {
     helped_ns_.fetch_add(ThreadCpuNs() - cpu0, std::memory_order_relaxed);
     if (renice) setpriority(PRIO_PROCESS, tid, nice_before);
     lock.Lock();
-    --running_;
-    if (queue_.empty() && running_ == 0) idle_.SignalAll();
+    FinishLocked();
     return true;
   }
 
@@ -147,23 +142,35 @@ class CompressionPool::Impl {
     for (;;) {
       while (!stopping_ && queue_.empty()) work_ready_.Wait(&mu_);
       if (queue_.empty()) return;  // stopping_ and nothing left to do
-      Task task = std::move(queue_.front());
-      queue_.pop_front();
-      ++running_;
-      if (codec_generation != codec_generation_) {
-        codec_generation = codec_generation_;
-        codec.reset();  // free the old contexts before allocating the new ones
-        codec = BuildCodec(kind_, level_);
-      }
+      Task task = TakeLocked(&codec_generation, &codec);
       lock.Unlock();
 
       task(*codec);
       task = nullptr;  // release what the task captured before reporting it done
 
       lock.Lock();
-      --running_;
-      if (queue_.empty() && running_ == 0) idle_.SignalAll();
+      FinishLocked();
     }
+  }
+
+  // Takes the oldest task (REQUIRES: one is queued) for a thread whose codec, built at
+  // *generation, is rebuilt first if SetCodec changed the codec since (or there is none yet).
+  Task TakeLocked(uint64_t* generation, std::unique_ptr<Codec>* codec) REQUIRES(mu_) {
+    Task task = std::move(queue_.front());
+    queue_.pop_front();
+    ++running_;
+    if (*codec == nullptr || *generation != codec_generation_) {
+      *generation = codec_generation_;
+      codec->reset();  // free the old contexts before allocating the new ones
+      *codec = BuildCodec(kind_, level_);
+    }
+    return task;
+  }
+
+  // A task taken by TakeLocked has run.
+  void FinishLocked() REQUIRES(mu_) {
+    --running_;
+    if (queue_.empty() && running_ == 0) idle_.SignalAll();
   }
 
   // Codec construction allocates (zstd contexts are a few hundred KiB): done with mu_ released.
