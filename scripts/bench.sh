@@ -29,10 +29,11 @@
 # of the same run: levels.jsonl, levels.md.
 #
 # Knobs (environment): BENCH_STEPS (all; or a comma list of floors, mount, pinned, inproc, onoff,
-# compress, scale, levels), BENCH_MEMORY (64MiB), BENCH_DATA (512MiB), BENCH_DATA_DIR
+# compress, scale, levels, fio), BENCH_MEMORY (64MiB), BENCH_DATA (512MiB), BENCH_DATA_DIR
 # (/var/tmp/ccfs-bench-data: must be a real disk, not tmpfs), BENCH_OPS (100000 measured page reads
 # per mount run), BENCH_ENGINE_OPS (100000 per in-process run), BENCH_SWEEP (0:80:20),
-# BENCH_SKIP_BUILD=1, BENCH_SKIP_SCALE=1, BENCH_SCALE_ROUNDS (3).
+# BENCH_SKIP_BUILD=1, BENCH_SKIP_SCALE=1, BENCH_SCALE_ROUNDS (3); for fio (step 2e): BENCH_FIO_C (75),
+# BENCH_FIO_KERNEL_C (50), BENCH_FIO_SECONDS (20), BENCH_FIO_WARM (10).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -62,6 +63,7 @@ cleanup() {
   set +e
   # The levels step turns FUSE over io_uring on; leave the switch as it was found.
   [ -n "${uring_was:-}" ] && echo "$uring_was" >/sys/module/fuse/parameters/enable_uring
+  cgroup_remove "${fio_cg:-}" 2>/dev/null
   for m in "${mounts[@]}"; do
     if grep -q " $m fuse" /proc/mounts; then fusermount3 -u "$m" 2>/dev/null || fusermount3 -u -z "$m"; fi
   done
@@ -156,8 +158,9 @@ fi
 mnt=$out/mnt
 mkdir -p "$mnt"
 daemon_pid=""
+mount_in=()  # a command prefix the daemon runs under (the fio step's in_cgroup CGROUP)
 mount_ccfs() {  # $1 = data dir, $2 = memory, $3 = -o extra
-  "$ccfs" mount -f -o "memory=$2,$3" "$1" "$mnt" 2>>"$out/daemon.log" &
+  "${mount_in[@]}" "$ccfs" mount -f -o "memory=$2,$3" "$1" "$mnt" 2>>"$out/daemon.log" &
   daemon_pid=$!
   pids+=("$daemon_pid")
   mounts+=("$mnt")
@@ -342,6 +345,84 @@ for round in $(seq "${BENCH_ROUNDS:-3}"); do
 done
 if [ $levels_uring = 1 ]; then echo "$uring_was" >"$uring_switch"; uring_was=""; fi
 "$py" "$root/bench/levels_report.py" "$out" | tee "$out/levels.md"
+fi
+
+# ---- 2e. an outside client: fio beside the replayer ------------------------------------------------
+# fio (QD1 8 KiB psync random reads of every file of the data set, --norandommap so that a uniform
+# reader reads blocks again before it has read them all; one job and four) on the page cache in a
+# memory cgroup of BENCH_MEMORY, and through ccfs with memory = BENCH_MEMORY: daemon mode (lz4
+# C = 0, zstd C = BENCH_FIO_C) and kernel mode (lz4 C = 0, zstd C = BENCH_FIO_KERNEL_C; the daemon,
+# started in it, and fio in one memory cgroup of BENCH_MEMORY, as the replay's kernel-mode runs: a
+# C whose compressed tier and the daemon's own memory would not fit is refused by the mount). Each run: caches dropped, a fresh mount, BENCH_FIO_WARM seconds of fio
+# unmeasured, then BENCH_FIO_SECONDS measured, the daemon's counters read around it. Interleaved
+# rounds (the order turned each round): fio.jsonl, fio.md.
+fio_cg=/sys/fs/cgroup/memory/ccfs-bench-fio-$$
+if step fio; then
+fio_c=${BENCH_FIO_C:-75}
+fio_kc=${BENCH_FIO_KERNEL_C:-50}
+fio_secs=${BENCH_FIO_SECONDS:-20}
+fio_warm=${BENCH_FIO_WARM:-10}
+data_2x=$(make_data "$(double "$memory")")
+: >"$out/fio.jsonl"
+# fio_files DIR: the data set's files as one fio --filename list (':' between them).
+fio_files() {
+  find "$1" -path "$1/.ccfs" -prune -o -type f -print | sort | sed 's/:/\\:/g' | paste -sd: -
+}
+# fio_once DIR DIST JOBS SECONDS [CGROUP]: one fio run; prints its JSON's path.
+fio_once() {
+  local law=random args=()
+  [ "$2" = pareto ] && law=pareto:0.2
+  [ -n "${5:-}" ] && args=(in_cgroup "$5")
+  run "${args[@]}" fio --name=r --filename="$(fio_files "$1")" --rw=randread --bs=8k \
+    --ioengine=psync --iodepth=1 --numjobs="$3" --group_reporting --invalidate=0 \
+    --random_distribution="$law" --norandommap --file_service_type=random --time_based \
+    --runtime="$4" --output-format=json --output="$out/fio-run.json" >/dev/null 2>>"$out/bench.log"
+}
+counters() { "$py" -c "import json; d = json.load(open('$mnt/.ccfs/stats.json')); print(d['reads'], d['misses'])"; }
+for round in $(seq "${BENCH_ROUNDS:-3}"); do
+  targets=("pagecache" "daemon:lz4:0" "daemon:zstd:$fio_c" "kernel:lz4:0" "kernel:zstd:$fio_kc")
+  (( round % 2 == 0 )) && targets=("kernel:zstd:$fio_kc" "kernel:lz4:0" "daemon:zstd:$fio_c" "daemon:lz4:0" "pagecache")
+  for d in "$data" "$data_2x"; do
+    for dist in pareto uniform; do
+      for jobs in 1 4; do
+        for t in "${targets[@]}"; do
+          sync; echo 3 >/proc/sys/vm/drop_caches
+          cgroup_make "$fio_cg" "$(to_bytes "$memory")"
+          before="0 0" after="0 0" dir=$d cg=$fio_cg
+          if [ "$t" != pagecache ]; then
+            IFS=: read -r tier codec c <<<"$t"
+            # Daemon mode caches nothing in the kernel (direct I/O): only kernel mode's daemon
+            # shares the reader's cgroup, as in the replay's runs.
+            mount_in=(); [ "$tier" = kernel ] && mount_in=(in_cgroup "$fio_cg")
+            [ "$tier" = kernel ] || cg=""
+            mount_ccfs "$d" "$memory" "raw_tier=$tier,compressor=$codec,compressed_percent=$c"
+            mount_in=()
+            dir=$mnt
+          fi
+          log "fio round $round: $(basename "$d"), $dist, $jobs job(s): $t"
+          fio_once "$dir" "$dist" "$jobs" "$fio_warm" "$cg" || true
+          [ "$t" != pagecache ] && before=$(counters)
+          fio_once "$dir" "$dist" "$jobs" "$fio_secs" "$cg" || true
+          [ "$t" != pagecache ] && after=$(counters)
+          "$py" - "$out/fio-run.json" "$t" "$(basename "$d")" "$dist" "$jobs" "$round" $before $after \
+            >>"$out/fio.jsonl" <<'PY'
+import json, sys
+run, target, data, dist, jobs, rnd = sys.argv[1:7]
+r0, m0, r1, m1 = map(int, sys.argv[7:11])
+read = json.load(open(run))["jobs"][0]["read"]
+print(json.dumps({"target": target, "data": data, "dist": dist, "jobs": int(jobs),
+                  "round": int(rnd), "mean_us": read["clat_ns"]["mean"] / 1e3,
+                  "iops": read["iops"], "fio_reads": read["total_ios"], "reads": r1 - r0,
+                  "misses": m1 - m0}))
+PY
+          [ "$t" != pagecache ] && umount_ccfs
+          cgroup_remove "$fio_cg"
+        done
+      done
+    done
+  done
+done
+"$py" "$root/bench/fio_report.py" "$out/fio.jsonl" | tee "$out/fio.md"
 fi
 
 # ---- 3. RocksDB tiered cache vs ccfs engine, in-process, same trace -----------------------------
