@@ -348,14 +348,14 @@ if [ $levels_uring = 1 ]; then echo "$uring_was" >"$uring_switch"; uring_was="";
 fi
 
 # ---- 2e. an outside client: fio beside the replayer ------------------------------------------------
-# fio (QD1 8 KiB psync random reads of every file of the data set, --norandommap so that a uniform
-# reader reads blocks again before it has read them all; one job and four) on the page cache in a
-# memory cgroup of BENCH_MEMORY, and through ccfs with memory = BENCH_MEMORY: daemon mode (lz4
-# C = 0, zstd C = BENCH_FIO_C) and kernel mode (lz4 C = 0, zstd C = BENCH_FIO_KERNEL_C; the daemon,
-# started in it, and fio in one memory cgroup of BENCH_MEMORY, as the replay's kernel-mode runs: a
-# C whose compressed tier and the daemon's own memory would not fit is refused by the mount). Each run: caches dropped, a fresh mount, BENCH_FIO_WARM seconds of fio
-# unmeasured, then BENCH_FIO_SECONDS measured, the daemon's counters read around it. Interleaved
-# rounds (the order turned each round): fio.jsonl, fio.md.
+# fio (lib.sh fio_randread: QD1 8 KiB psync random reads of every file of the data set; one job
+# and four) on the page cache in a memory cgroup of BENCH_MEMORY, and through ccfs with memory =
+# BENCH_MEMORY: daemon mode (lz4 C = 0, zstd C = BENCH_FIO_C) and kernel mode (lz4 C = 0, zstd C =
+# BENCH_FIO_KERNEL_C; the daemon, started in it, and fio in one memory cgroup of BENCH_MEMORY, as
+# the replay's kernel-mode runs: a C whose compressed tier and the daemon's own memory would not
+# fit is refused by the mount). Each run: caches dropped, a fresh mount, BENCH_FIO_WARM seconds of
+# fio unmeasured, then BENCH_FIO_SECONDS measured, the daemon's counters read around it.
+# Interleaved rounds (the order turned each round): fio.jsonl, fio.md.
 fio_cg=/sys/fs/cgroup/memory/ccfs-bench-fio-$$
 if step fio; then
 fio_c=${BENCH_FIO_C:-75}
@@ -364,21 +364,6 @@ fio_secs=${BENCH_FIO_SECONDS:-20}
 fio_warm=${BENCH_FIO_WARM:-10}
 data_2x=$(make_data "$(double "$memory")")
 : >"$out/fio.jsonl"
-# fio_files DIR: the data set's files as one fio --filename list (':' between them).
-fio_files() {
-  find "$1" -path "$1/.ccfs" -prune -o -type f -print | sort | sed 's/:/\\:/g' | paste -sd: -
-}
-# fio_once DIR DIST JOBS SECONDS [CGROUP]: one fio run; prints its JSON's path.
-fio_once() {
-  local law=random args=()
-  [ "$2" = pareto ] && law=pareto:0.2
-  [ -n "${5:-}" ] && args=(in_cgroup "$5")
-  run "${args[@]}" fio --name=r --filename="$(fio_files "$1")" --rw=randread --bs=8k \
-    --ioengine=psync --iodepth=1 --numjobs="$3" --group_reporting --invalidate=0 \
-    --random_distribution="$law" --norandommap --file_service_type=random --time_based \
-    --runtime="$4" --output-format=json --output="$out/fio-run.json" >/dev/null 2>>"$out/bench.log"
-}
-counters() { "$py" -c "import json; d = json.load(open('$mnt/.ccfs/stats.json')); print(d['reads'], d['misses'])"; }
 for round in $(seq "${BENCH_ROUNDS:-3}"); do
   targets=("pagecache" "daemon:lz4:0" "daemon:zstd:$fio_c" "kernel:lz4:0" "kernel:zstd:$fio_kc")
   (( round % 2 == 0 )) && targets=("kernel:zstd:$fio_kc" "kernel:lz4:0" "daemon:zstd:$fio_c" "daemon:lz4:0" "pagecache")
@@ -400,21 +385,14 @@ for round in $(seq "${BENCH_ROUNDS:-3}"); do
             dir=$mnt
           fi
           log "fio round $round: $(basename "$d"), $dist, $jobs job(s): $t"
-          fio_once "$dir" "$dist" "$jobs" "$fio_warm" "$cg" || true
-          [ "$t" != pagecache ] && before=$(counters)
-          fio_once "$dir" "$dist" "$jobs" "$fio_secs" "$cg" || true
-          [ "$t" != pagecache ] && after=$(counters)
-          "$py" - "$out/fio-run.json" "$t" "$(basename "$d")" "$dist" "$jobs" "$round" $before $after \
-            >>"$out/fio.jsonl" <<'PY'
-import json, sys
-run, target, data, dist, jobs, rnd = sys.argv[1:7]
-r0, m0, r1, m1 = map(int, sys.argv[7:11])
-read = json.load(open(run))["jobs"][0]["read"]
-print(json.dumps({"target": target, "data": data, "dist": dist, "jobs": int(jobs),
-                  "round": int(rnd), "mean_us": read["clat_ns"]["mean"] / 1e3,
-                  "iops": read["iops"], "fio_reads": read["total_ios"], "reads": r1 - r0,
-                  "misses": m1 - m0}))
-PY
+          run fio_randread "$dir" "$dist" "$jobs" "$fio_warm" "$out/fio-run.json" "$cg" \
+            2>>"$out/bench.log" || true
+          [ "$t" != pagecache ] && before=$(ccfs_reads_misses "$mnt")
+          run fio_randread "$dir" "$dist" "$jobs" "$fio_secs" "$out/fio-run.json" "$cg" \
+            2>>"$out/bench.log" || true
+          [ "$t" != pagecache ] && after=$(ccfs_reads_misses "$mnt")
+          fio_line "$out/fio-run.json" "$t" "$(basename "$d")" "$dist" "$jobs" "$round" $before \
+            $after >>"$out/fio.jsonl" || true
           [ "$t" != pagecache ] && umount_ccfs
           cgroup_remove "$fio_cg"
         done

@@ -36,7 +36,8 @@
 #
 # Writes RESULTS_DIR (default results/crossover-DATE): crossover.jsonl (every replay's JSON line,
 # tagged with store, emulated, delay_us, size_ratio, round and configuration), store-reads.jsonl,
-# failures.jsonl (runs that failed, e.g. a daemon killed by its cgroup's OOM killer), and from
+# failures.jsonl (runs that failed, e.g. a daemon killed by its cgroup's OOM killer), fio.jsonl and
+# fio.md (CROSS_FIO_SECONDS), and from
 # bench/crossover_report.py: crossover.csv (one row per store x size ratio x trace x
 # configuration: store, emulated, delay_us, store_read_us, size_ratio, dist, system, raw_tier,
 # codec, C, hit_ratio, us_per_buffer, p50, p99, ratio_vs_pagecache, model_us_per_buffer, rounds,
@@ -51,7 +52,7 @@
 # --quick: the delay store only, at 2 latencies (0, 800 µs), data 2x and 8x of 32 MiB (64 + 256
 # MiB), pareto and uniform, C = 0 and C = 50 (lz4, zstd), both raw tiers, 1 round, 2000 measured
 # reads, warm-up 6x memory's pages: 8 minutes (480 s) on the 2-vCPU development VM at load 5-9
-# (CROSS_STORES=sshfs --quick: 3.5 minutes). It validates the whole pipeline; its figures are one
+# (CROSS_STORES=sshfs --quick: 3.5 minutes; with fio beside each replay, 4 minutes on a quieter VM). It validates the whole pipeline; its figures are one
 # noisy round. The full grid (the defaults below) was not run there: scaled from the quick run's
 # measured cost per read at each latency and data set, it takes about 15 hours on that machine
 # (the delay sweep ~13 h, 5 h of it at 1600 µs; local, sshfs and gluster 0.5-1 h each). Run it in
@@ -65,6 +66,12 @@
 #   CROSS_MEMORY (64MiB; q: 32MiB)   CROSS_ROUNDS (3; q: 1)   CROSS_OPS (20000 measured reads per
 #   replay; q: 2000)   CROSS_WARMUP_FACTOR (1; q: 0.5)   CROSS_WARMUP_MEMORY (8; q: 6)
 #   CROSS_READS (300 reads per store latency probe; q: 200)
+#   CROSS_FIO_SECONDS (10; q: 3; 0: none): beside each replay, fio (lib.sh fio_randread, QD1 8 KiB
+#   random reads of the data set's files, the same law, CROSS_FIO_JOBS jobs: 1) on the page
+#   cache's mount in a memory cgroup of CROSS_MEMORY and on a fresh ccfs mount of the same
+#   configuration (kernel mode: the daemon started in such a cgroup, fio in it too; a C the
+#   mount then refuses, its tiers and own memory not fitting, is skipped), after
+#   CROSS_FIO_WARM (5; q: 2) seconds unmeasured: fio.jsonl and fio.md (bench/fio_report.py)
 #   CROSS_MIX (empty: the mkdata default mix; e.g. binary=100 for data that compresses ~2x)
 #   CROSS_TRANSPORTS (dev: every ccfs configuration on /dev/fuse; "dev uring" runs each one on
 #   both; uring switches the kernel's enable_uring on for the run and back as it was afterwards)
@@ -112,6 +119,11 @@ ops=${CROSS_OPS:-$(q 20000 2000)}
 warmup_factor=${CROSS_WARMUP_FACTOR:-$(q 1 0.5)}
 warmup_memory=${CROSS_WARMUP_MEMORY:-$(q 8 6)}
 probe_reads=${CROSS_READS:-$(q 300 200)}
+fio_secs=${CROSS_FIO_SECONDS:-$(q 10 3)}
+fio_warm=${CROSS_FIO_WARM:-$(q 5 2)}
+read -r -a fio_jobs <<<"${CROSS_FIO_JOBS:-1}"
+[ "$fio_secs" = 0 ] || command -v fio >/dev/null ||
+  die "CROSS_FIO_SECONDS=$fio_secs needs fio (scripts/setup.sh installs it; 0 runs without)"
 data_root=${CROSS_DATA_DIR:-/var/tmp/ccfs-crossover-data}
 out=${out:-$root/results/crossover-$(date +%Y%m%d-%H%M%S)}
 build=$root/build-perf
@@ -168,6 +180,7 @@ t_start=$(date +%s)
 # Mounts, stores and state live under one work directory (removed at exit); the stores get a state
 # directory and a GlusterFS volume name of their own, so a store someone else has up is not touched.
 work=$(mktemp -d /var/tmp/ccfs-crossover.XXXXXX)
+fio_cg=/sys/fs/cgroup/memory/ccfs-crossover-fio-$$
 mnt=$work/mnt
 mkdir -p "$mnt"
 up_stores=()   # "STATE_DIR KIND" of every store up, in order
@@ -195,6 +208,7 @@ cleanup() {
     kill -9 "$p" 2>/dev/null
   done
   for p in "${pids[@]}"; do remove_replay_cgroup "$p"; done
+  cgroup_remove "$fio_cg" 2>/dev/null
   for ((i = ${#up_stores[@]} - 1; i >= 0; i--)); do
     entry=${up_stores[$i]}
     STORES_STATE_DIR=${entry% *} "$root/scripts/stores.sh" down "${entry#* }" >/dev/null
@@ -280,6 +294,7 @@ EOF
 : >"$out/crossover.jsonl"
 : >"$out/store-reads.jsonl"
 : >"$out/failures.jsonl"
+: >"$out/fio.jsonl"
 
 # ---- stores --------------------------------------------------------------------------------------
 # Each store twice: at $work/store (every read reaches the store: ccfs's backing directory and the
@@ -333,14 +348,20 @@ stores_down() {
 }
 
 # ---- one configuration ---------------------------------------------------------------------------
-mount_ccfs() {  # $1 = backing directory, $2 = -o options
-  "$ccfs" mount -f -o "memory=$memory,$2" "$1" "$mnt" 2>>"$out/daemon.log" &
+mount_in=()  # a command prefix the daemon runs under (fio's in_cgroup CGROUP)
+mount_ccfs() {  # $1 = backing directory, $2 = -o options, $3 = soft: return 1 rather than die
+  "${mount_in[@]}" "$ccfs" mount -f -o "memory=$memory,$2" "$1" "$mnt" 2>>"$out/daemon.log" &
   daemon_pid=$!
   for _ in $(seq 400); do
     grep -q " $mnt fuse" /proc/mounts && return 0
     kill -0 "$daemon_pid" 2>/dev/null || break
     sleep 0.05
   done
+  if [ "${3:-}" = soft ]; then
+    wait "$daemon_pid" || true
+    daemon_pid=""
+    return 1
+  fi
   die "mount of $1 failed (see $out/daemon.log)"
 }
 umount_ccfs() {  # sets daemon_rc
@@ -374,6 +395,50 @@ replay() {
     log "warning: replay failed: $tag"
     return 1
   fi
+}
+
+# fio_beside LABEL ROUND DIR [CFG]: fio on DIR, the page cache's mount (no CFG) or a fresh ccfs mount
+# of DIR with CFG (tier:codec:C:transport), beside the replay of the same point (CROSS_FIO_SECONDS).
+fio_beside() {
+  [ "$fio_secs" != 0 ] || return 0
+  local label=$1 round=$2 dir=$3 cfg=${4:-} target=pagecache jobs tier codec c transport on
+  local before after cg
+  for jobs in "${fio_jobs[@]}"; do
+    before="0 0" after="0 0" cg=$fio_cg on=$dir
+    cgroup_make "$fio_cg" "$(to_bytes "$memory")"
+    if [ -n "$cfg" ]; then
+      IFS=: read -r tier codec c transport <<<"$cfg"
+      target=$cfg
+      # Daemon mode caches nothing in the kernel (direct I/O): its daemon stays out of the cgroup.
+      if [ "$tier" = kernel ]; then mount_in=(in_cgroup "$fio_cg"); else cg=""; fi
+      if ! mount_ccfs "$dir" \
+          "raw_tier=$tier,compressed_percent=$c,compressor=$codec,kernel_evict=false,transport=$transport" \
+          soft; then
+        # In kernel mode the mount's own check refuses tiers that, with the daemon's own memory,
+        # would not fit the cgroup (the replay checks the daemon's real memory instead).
+        mount_in=()
+        log "warning: fio skipped: the mount of $cfg in a $memory cgroup was refused (daemon.log)"
+        cgroup_remove "$fio_cg"
+        continue
+      fi
+      mount_in=()
+      on=$mnt
+    else
+      # The page cache's mount starts without the files' pages, as the replay's run does.
+      find "$dir" -type f -exec dd if={} iflag=nocache count=0 status=none \;
+    fi
+    fio_randread "$on" "$dist" "$jobs" "$fio_warm" "$work/fio.json" "$cg" 2>>"$out/crossover.log" || true
+    [ -z "$cfg" ] || before=$(ccfs_reads_misses "$mnt")
+    if fio_randread "$on" "$dist" "$jobs" "$fio_secs" "$work/fio.json" "$cg" 2>>"$out/crossover.log"; then
+      [ -z "$cfg" ] || after=$(ccfs_reads_misses "$mnt")
+      fio_line "$work/fio.json" "$target" "$label ${ratio}x" "$dist" "$jobs" "$round" $before \
+        $after >>"$out/fio.jsonl"
+    else
+      log "warning: fio failed: $label ${ratio}x $dist $target"
+    fi
+    [ -z "$cfg" ] || umount_ccfs
+    cgroup_remove "$fio_cg"
+  done
 }
 
 # probe_store LABEL TAG ROUND WHEN: the median of CROSS_READS 8 KiB O_DIRECT reads at random pages
@@ -413,6 +478,7 @@ store_point() {
         log "$label, round $round: data ${ratio}x memory, $dist: the page cache in a $memory cgroup"
         replay "$tag, \"system\": \"pagecache\"" "$pc_dir/${data_of[$ratio]}" --memory "$memory" ||
           echo "{$tag, \"dist\": \"$dist\", \"system\": \"pagecache\"}" >>"$out/failures.jsonl"
+        fio_beside "$label" "$round" "$pc_dir/${data_of[$ratio]}"
         for cfg in "${cfgs[@]}"; do
           IFS=: read -r tier codec c transport <<<"$cfg"
           log "$label, round $round: data ${ratio}x memory, $dist: ccfs raw_tier=$tier," \
@@ -426,6 +492,7 @@ store_point() {
           [ $failed = 0 ] ||
             echo "{$tag, \"dist\": \"$dist\", \"system\": \"ccfs\", \"config\": \"$cfg\"," \
                  "\"daemon_exit\": $daemon_rc}" >>"$out/failures.jsonl"
+          fio_beside "$label" "$round" "$store_dir/${data_of[$ratio]}" "$cfg"
         done
       done
     done
@@ -467,4 +534,5 @@ echo "{\"seconds\": $((t_end - t_start)), \"loadavg_end\": \"$(cut -d' ' -f1-3 /
   >"$out/elapsed.json"
 log "report"
 "$py" "$root/bench/crossover_report.py" "$out" | tee "$out/crossover.md"
+[ ! -s "$out/fio.jsonl" ] || "$py" "$root/bench/fio_report.py" "$out/fio.jsonl" >"$out/fio.md"
 log "done in $((t_end - t_start)) s: $out"

@@ -16,6 +16,9 @@
 #   ccfs_memory_for BYTES        ccfs's `memory` in a cgroup of BYTES shared with its readers
 #   equal_ram_checks MEMORY      root, the cgroup v1 memory controller and a built ccfs, or dies;
 #                                sets $ccfs, $memory_bytes and $ccfs_memory for MEMORY
+#   fio_randread DIR DIST JOBS SECONDS OUT [CG]   fio's QD1 8 KiB random reads of DIR's files
+#   fio_line OUT TARGET DATA DIST JOBS ROUND R0 M0 R1 M1   one JSON line of such a run
+#   ccfs_reads_misses MNT        "READS MISSES" of a ccfs mount now
 
 log() {
   if [ -n "${log_file:-}" ]; then
@@ -116,4 +119,39 @@ equal_ram_checks() {
   [ -x "$ccfs" ] || die "build ccfs first (cmake --build build)"
   memory_bytes=$(to_bytes "$1")
   ccfs_memory=$(ccfs_memory_for "$memory_bytes")
+}
+
+# fio_randread DIR DIST JOBS SECONDS OUT [CG]: fio over every file of DIR (an outside client beside
+# `ccfs replay`): QD1 8 KiB psync random reads, DIST pareto (pareto:0.2) or uniform, JOBS jobs,
+# SECONDS long, its JSON written to OUT; inside memory cgroup CG when given. --norandommap: without
+# it fio reads every block once, in a random order, before it reads any again, and a uniform
+# reader then hits nothing until the files were read whole.
+fio_randread() {
+  local law=random files pre=()
+  [ "$2" = pareto ] && law=pareto:0.2
+  [ -n "${6:-}" ] && pre=(in_cgroup "$6")
+  files=$(find "$1" -path "$1/.ccfs" -prune -o -type f -print | sort | sed 's/:/\\:/g' | paste -sd: -)
+  "${pre[@]}" fio --name=r --filename="$files" --rw=randread --bs=8k --ioengine=psync --iodepth=1 \
+    --numjobs="$3" --group_reporting --invalidate=0 --random_distribution="$law" --norandommap \
+    --file_service_type=random --time_based --runtime="$4" --output-format=json --output="$5" \
+    >/dev/null
+}
+
+# fio_line OUT TARGET DATA DIST JOBS ROUND R0 M0 R1 M1: the JSON line bench/fio_report.py reads,
+# from fio's JSON at OUT and the daemon's reads and misses before (R0 M0) and after (R1 M1).
+fio_line() {
+  python3 - "$@" <<'PY'
+import json, sys
+run, target, data, dist, jobs, rnd = sys.argv[1:7]
+r0, m0, r1, m1 = map(int, sys.argv[7:11])
+read = json.load(open(run))["jobs"][0]["read"]
+print(json.dumps({"target": target, "data": data, "dist": dist, "jobs": int(jobs),
+                  "round": int(rnd), "mean_us": read["clat_ns"]["mean"] / 1e3,
+                  "iops": read["iops"], "fio_reads": read["total_ios"], "reads": r1 - r0,
+                  "misses": m1 - m0}))
+PY
+}
+
+ccfs_reads_misses() {
+  python3 -c "import json, sys; d = json.load(open(sys.argv[1] + '/.ccfs/stats.json')); print(d['reads'], d['misses'])" "$1"
 }
