@@ -16,8 +16,8 @@
 //      end     u64 files, u64 pages: the records before it
 // 2. Trust. A record is used only once it checks: the header's fields, the record's checksum,
 //    type, lengths and order; at the end, the end record's counts (a truncated file has no end
-//    record). A file is trusted only if every byte of it checks: the reader of a file met damaged
-//    part way drops what it took from it (fuse/persister.h); VerifyCacheFile checks a whole file. Paths are relative, with no
+//    record). A reader that meets damage part way drops what it took from the file
+//    (fuse/persister.h); VerifyCacheFile checks a whole file. Paths are relative, with no
 //    "." or ".." component, so a stat of one stays inside DATASET (symlinks aside, which the caller
 //    does not follow). A page's bytes are checked by their checksum only: they are decompressed
 //    when read, and a blob that does not decode is dropped then and read from the store

@@ -292,6 +292,7 @@ void Persister::ReloadNow(Reloaded* r) {
   };
   bool stopped = false;
   std::unordered_set<uint64_t> files;  // with a page restored (a file may have two records)
+  uint64_t last_restored = 0;          // the file of the last page restored, once `files` has one
   while (s.ok()) {
     if (stopping_.load()) {
       stopped = true;
@@ -321,7 +322,9 @@ void Persister::ReloadNow(Reloaded* r) {
       keep = check();
     }
     if (got == PageCache::Restored::kRestored) {
-      files.insert(file_id);
+      // A file's pages come in a row: one insert per run of them.
+      if (files.empty() || file_id != last_restored) files.insert(file_id);
+      last_restored = file_id;
       ++r->pages;
       r->bytes += p.bytes.size();
     } else if (got == PageCache::Restored::kFull) {

@@ -13,17 +13,18 @@
 //    goes on.
 // 2. Reloading. At mount a thread reads the file once, restoring its pages into the compressed
 //    tier while reads are served, until the file ends or the tier is full. Each record checks
-//    before it is used; a damaged, truncated, foreign or other-version file is ignored with one
-//    log line (a cold start): the pages restored before the damage was met are dropped again, and
-//    persist_pages_restored counts a reload's pages only once it reached the end. A file
+//    before it is used; a damaged, truncated, foreign or other-version file met before the
+//    reload stops is ignored with one log line (a cold start): the pages restored before the
+//    damage are dropped again. A reload stopped by a full tier keeps what it restored: each of
+//    those records checked. persist_pages_restored counts a reload's pages once it stopped. A file
 //    is restored only if its path names a regular file with the same signature (size, mtime,
 //    ctime), else its pages are dropped (persist_pages_dropped_stale); they are restored under
 //    the id the file has now. Not under the recorded id: stores that number inodes per mount or
 //    per lookup (sshfs numbers them anew once the kernel forgets a node) give an unchanged file
-//    another id after a restart. A file `pin` names is pinned before its pages are restored, so
-//    they come back pinned. A file put in its place differs in its ctime (set by creation
+//    another id after a restart. A file put in its place differs in its ctime (set by creation
 //    and by rename), except on stores without one (sftp: ctime is the mtime), where the change
-//    detector is no better while mounted.
+//    detector is no better while mounted. A file `pin` names is pinned before its pages are
+//    restored, so they come back pinned.
 // 3. Never stale. A page restored for file X must never be served if X changed since its
 //    signature S was recorded. Before a page of X is published: the engine's change epoch E is
 //    read; the path is stat()ed (S must match); S becomes X's recorded signature if none is
