@@ -181,11 +181,13 @@ struct Options {
   // such miss pushes up to a window of pages no one asked for into the kernel's share: the window
   // is `readahead` but at most kernel_budget() / kKernelReadaheadShare, and at least
   // kMinKernelReadahead (four of the kernel's pages a fault reads around, two of ccfs's pages);
-  // whole 4 KiB pages (sysfs counts KiB, the kernel pages). 0 stays 0.
+  // whole 4 KiB pages (sysfs counts KiB, the kernel pages). `readahead = 0` (nothing ahead) is one
+  // ccfs page, not 0: with no window the kernel asks for a read(2)'s pages one 4 KiB request at a
+  // time, and an 8 KiB read costs two trips to the daemon instead of one.
   static constexpr uint64_t kKernelReadaheadShare = 512;
   static constexpr uint64_t kMinKernelReadahead = 32 << 10;
   uint64_t kernel_readahead() const {
-    if (readahead == 0) return 0;
+    if (readahead == 0) return (page_size + 4095) / 4096 * 4096;
     const uint64_t cap =
         std::max<uint64_t>(kernel_budget() / kKernelReadaheadShare, kMinKernelReadahead);
     return std::min<uint64_t>(readahead, cap) / 4096 * 4096;

@@ -174,7 +174,9 @@ TEST(KernelReadaheadTest, TheKeyWithinTheKernelsShare) {
   o.readahead = (64 << 10) + 100;
   EXPECT_EQ(o.kernel_readahead(), 64u << 10) << "whole pages";
   o.readahead = 0;
-  EXPECT_EQ(o.kernel_readahead(), 0u);
+  EXPECT_EQ(o.kernel_readahead(), 8u << 10) << "nothing ahead: one page per request, not 4 KiB";
+  o.page_size = 16384;
+  EXPECT_EQ(o.kernel_readahead(), 16u << 10);
 }
 
 }  // namespace
