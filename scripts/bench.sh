@@ -350,8 +350,10 @@ fi
 # ---- 2e. an outside client: fio beside the replayer ------------------------------------------------
 # fio (lib.sh fio_randread: QD1 8 KiB psync random reads of every file of the data set; one job
 # and four) on the page cache in a memory cgroup of BENCH_MEMORY, and through ccfs with memory =
-# BENCH_MEMORY: daemon mode (lz4 C = 0, zstd C = BENCH_FIO_C) and kernel mode (lz4 C = 0, zstd C =
-# BENCH_FIO_KERNEL_C; the daemon, started in it, and fio in one memory cgroup of BENCH_MEMORY, as
+# BENCH_MEMORY: daemon mode (lz4 C = 0, zstd C = BENCH_FIO_C) and kernel mode (lz4 C = 0, also with
+# kernel_evict = false, where the cgroup's reclaim holds the kernel's share instead of the daemon's
+# ledger: results/miss-breakdown; zstd C = BENCH_FIO_KERNEL_C; the daemon, started in it, and fio
+# in one memory cgroup of BENCH_MEMORY, as
 # the replay's kernel-mode runs: a C whose compressed tier and the daemon's own memory would not
 # fit is refused by the mount). Each run: caches dropped, a fresh mount, BENCH_FIO_WARM seconds of
 # fio unmeasured, then BENCH_FIO_SECONDS measured, the daemon's counters read around it.
@@ -365,8 +367,10 @@ fio_warm=${BENCH_FIO_WARM:-10}
 data_2x=$(make_data "$(double "$memory")")
 : >"$out/fio.jsonl"
 for round in $(seq "${BENCH_ROUNDS:-3}"); do
-  targets=("pagecache" "daemon:lz4:0" "daemon:zstd:$fio_c" "kernel:lz4:0" "kernel:zstd:$fio_kc")
-  (( round % 2 == 0 )) && targets=("kernel:zstd:$fio_kc" "kernel:lz4:0" "daemon:zstd:$fio_c" "daemon:lz4:0" "pagecache")
+  targets=("pagecache" "daemon:lz4:0" "daemon:zstd:$fio_c" "kernel:lz4:0" "kernel:lz4:0:noevict"
+           "kernel:zstd:$fio_kc")
+  (( round % 2 == 0 )) && targets=("kernel:zstd:$fio_kc" "kernel:lz4:0:noevict" "kernel:lz4:0"
+                                   "daemon:zstd:$fio_c" "daemon:lz4:0" "pagecache")
   for d in "$data" "$data_2x"; do
     for dist in pareto uniform; do
       for jobs in 1 4; do
@@ -375,12 +379,13 @@ for round in $(seq "${BENCH_ROUNDS:-3}"); do
           cgroup_make "$fio_cg" "$(to_bytes "$memory")"
           before="0 0" after="0 0" dir=$d cg=$fio_cg
           if [ "$t" != pagecache ]; then
-            IFS=: read -r tier codec c <<<"$t"
+            IFS=: read -r tier codec c noevict <<<"$t"
             # Daemon mode caches nothing in the kernel (direct I/O): only kernel mode's daemon
             # shares the reader's cgroup, as in the replay's runs.
             mount_in=(); [ "$tier" = kernel ] && mount_in=(in_cgroup "$fio_cg")
             [ "$tier" = kernel ] || cg=""
-            mount_ccfs "$d" "$memory" "raw_tier=$tier,compressor=$codec,compressed_percent=$c"
+            mount_ccfs "$d" "$memory" \
+              "raw_tier=$tier,compressor=$codec,compressed_percent=$c${noevict:+,kernel_evict=false}"
             mount_in=()
             dir=$mnt
           fi

@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# Where kernel mode's time goes under fio at equal RAM: the page cache alone in a memory cgroup of
+# M, against ccfs raw_tier = kernel C = 0 with its daemon and fio in one cgroup of M (memory as
+# scripts/lib.sh's ccfs_memory_for gives it), on the local disk; QD1 8 KiB psync reads, Pareto 0.2
+# (fio's pareto:0.2) over a 1 GiB file of random bytes; interleaved rounds.
+#
+#   results/miss-breakdown/equal-ram.sh OUT [M] [ROUNDS] [SECONDS] [CCFS_OPTIONS]
+#
+# Per run: fio's mean; the pages the cgroup took in per fio read (memory.stat pgpgin: every page
+# the kernel cached for a reader, read-ahead included, and the daemon's own pages); at the end the
+# cgroup's cached file pages and anonymous memory (cache, rss) and the daemon's VmRSS; for ccfs the
+# requests and misses the daemon saw per fio read.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+me=equal-ram
+. "$root/scripts/lib.sh"
+out=${1:?OUT}; m=${2:-128MiB}; rounds=${3:-2}; secs=${4:-20}; extra=${5:-}
+equal_ram_checks "$m"
+ccfs_memory=${EQUAL_RAM_MEMORY:-$ccfs_memory}
+mkdir -p "$out"; out=$(cd "$out" && pwd)
+work=/var/tmp/ccfs-equal-ram
+cg=/sys/fs/cgroup/memory/ccfs-equal-ram
+mnt=$work/mnt
+cleanup() {
+  set +e
+  grep -q " $mnt fuse" /proc/mounts && { fusermount3 -u "$mnt" || fusermount3 -uz "$mnt"; }
+  [ -n "${daemon_pid:-}" ] && wait "$daemon_pid"
+  cgroup_remove "$cg"
+  rm -rf "$work"
+}
+trap cleanup EXIT
+rm -rf "$work"; mkdir -p "$work/data" "$mnt"
+head -c 1G /dev/urandom >"$work/data/f"
+: >"$out/equal-ram.jsonl"
+stat_of() { awk -v k="$1" '$1 == k {print $2}' "$cg/memory.stat"; }
+run() {  # TAG FILE
+  local tag=$1 file=$2 in0 in1 r0="0 0" r1="0 0" rss=0
+  in_cgroup "$cg" fio --name=w --filename="$file" --rw=randread --bs=8k --ioengine=psync \
+    --random_distribution=pareto:0.2 --norandommap --time_based --runtime=10 --invalidate=0 \
+    --output=/dev/null
+  in0=$(stat_of pgpgin)
+  [ "$tag" = pagecache ] || r0=$(ccfs_reads_misses "$mnt")
+  in_cgroup "$cg" fio --name=r --filename="$file" --rw=randread --bs=8k --ioengine=psync \
+    --random_distribution=pareto:0.2 --norandommap --time_based --runtime="$secs" \
+    --invalidate=0 --output-format=json --output="$work/fio.json" >/dev/null
+  in1=$(stat_of pgpgin)
+  [ "$tag" = pagecache ] || { r1=$(ccfs_reads_misses "$mnt"); rss=$(awk '/VmRSS/ {print $2}' "/proc/$daemon_pid/status"); }
+  python3 - "$work/fio.json" "$tag" "$rnd" "$in0" "$in1" "$(stat_of cache)" "$(stat_of rss)" \
+    "$rss" $r0 $r1 <<'PY' >>"$out/equal-ram.jsonl"
+import json, sys
+f, tag, rnd, in0, in1, cache, rss, drss, q0, m0, q1, m1 = sys.argv[1:]
+r = json.load(open(f))["jobs"][0]["read"]
+n = r["total_ios"]
+print(json.dumps({"target": tag, "round": int(rnd), "mean_us": r["clat_ns"]["mean"] / 1e3,
+                  "reads": n, "pgpgin_per_read": (int(in1) - int(in0)) / n,
+                  "cg_cache_mib": int(cache) / 2**20, "cg_rss_mib": int(rss) / 2**20,
+                  "daemon_rss_mib": int(drss) / 1024,
+                  "requests_per_read": (int(q1) - int(q0)) / n,
+                  "misses_per_read": (int(m1) - int(m0)) / n}))
+PY
+}
+for rnd in $(seq "$rounds"); do
+  for tag in pagecache kernel; do
+    log "round $rnd: $tag"
+    cgroup_make "$cg" "$memory_bytes"
+    sync; echo 3 >/proc/sys/vm/drop_caches
+    if [ "$tag" = pagecache ]; then
+      run pagecache "$work/data/f"
+    else
+      in_cgroup "$cg" "$ccfs" mount -f -o "memory=$ccfs_memory,raw_tier=kernel,compressed_percent=0${extra:+,$extra}" \
+        "$work/data" "$mnt" 2>>"$work/daemon.log" &
+      daemon_pid=$!
+      for _ in $(seq 200); do grep -q " $mnt fuse" /proc/mounts && break; sleep 0.05; done
+      grep -q " $mnt fuse" /proc/mounts || die "mount failed: $(tail -3 "$work/daemon.log")"
+      run kernel "$mnt/f"
+      fusermount3 -u "$mnt"; wait "$daemon_pid"; daemon_pid=""
+    fi
+    cgroup_remove "$cg"
+  done
+done
+python3 - "$out/equal-ram.jsonl" <<'PY' | tee "$out/equal-ram.md"
+import json, sys, collections
+by = collections.defaultdict(list)
+for l in open(sys.argv[1]):
+    d = json.loads(l); by[d["target"]].append(d)
+def rng(v, f="%.1f"):
+    a, b = f % min(v), f % max(v)
+    return a if a == b else a + "-" + b
+keys = ["mean_us", "pgpgin_per_read", "cg_cache_mib", "cg_rss_mib", "daemon_rss_mib", "requests_per_read", "misses_per_read"]
+print("| target | " + " | ".join(keys) + " |")
+print("|---|" + "---|" * len(keys))
+for t, v in by.items():
+    print(f"| {t} | " + " | ".join(rng([d[k] for d in v], "%.2f" if "per_read" in k else "%.1f") for k in keys) + " |")
+PY
