@@ -1,12 +1,15 @@
-// libFuzzer target: the trace readers (ccfs CSV, fio iolog v2/v3, MSR Cambridge, auto-detect).
+// libFuzzer target: the trace readers (ccfs CSV, fio iolog v2/v3, MSR Cambridge, VSCSI CSV,
+// auto-detect).
 //
-// Input layout: the first byte picks the format, the rest is the trace text. Properties checked
+// Input layout: the first byte picks the format ('A' auto, 'B' ccfs, 'C' fio2, 'D' fio3, 'E' msr,
+// 'F' vscsi, counting on modulo 6), the rest is the trace text. Properties checked
 // beyond "no crash, no sanitizer report": a refused trace returns no records and names the source;
 // every accepted record addresses a file of the data set, an offset inside it and a length in
 // [1, kMaxTraceLength]; a ccfs CSV written back from the records parses to the same records.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -28,13 +31,14 @@ const ccfs::Dataset& TheDataset() {
 
 constexpr ccfs::TraceFormat kFormats[] = {ccfs::TraceFormat::kAuto, ccfs::TraceFormat::kCcfsCsv,
                                           ccfs::TraceFormat::kFioV2, ccfs::TraceFormat::kFioV3,
-                                          ccfs::TraceFormat::kMsr};
+                                          ccfs::TraceFormat::kMsr, ccfs::TraceFormat::kVscsi};
 
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) return 0;
-  const ccfs::TraceFormat format = kFormats[data[0] % 5];
+  const ccfs::TraceFormat format =
+      kFormats[static_cast<uint8_t>(data[0] - 'A') % std::size(kFormats)];
   std::string_view text(reinterpret_cast<const char*>(data + 1), size - 1);
   const ccfs::Dataset& dataset = TheDataset();
   std::vector<ccfs::TraceRecord> records;

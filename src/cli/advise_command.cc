@@ -475,8 +475,9 @@ CommandRegistrar registrar(
           "from --config and -o as for `ccfs mount`.");
       app->add_option("dataset", args->dataset, "the data set directory")->required();
       app->add_option("--trace", args->trace,
-                      "a recorded trace (ccfs CSV, fio iolog v2/v3, MSR Cambridge CSV)");
-      app->add_option("--trace-format", args->trace_format, "auto, ccfs, fio2, fio3 or msr")
+                      "a recorded trace (ccfs CSV, fio iolog v2/v3, MSR Cambridge CSV, "
+                      "CloudPhysics VSCSI CSV)");
+      app->add_option("--trace-format", args->trace_format, "auto, ccfs, fio2, fio3, msr or vscsi")
           ->capture_default_str();
       args->dist_option =
           app->add_option("--dist", args->dist, "or: an access law, pareto, pareto:H, uniform or "

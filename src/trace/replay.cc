@@ -142,6 +142,7 @@ Status RunReplay(const ReplayOptions& options, ReplayResult* result) {
     if (!s.ok()) return s;
     for (const TraceRecord& rec : records) writes |= rec.op == TraceOp::kWrite;
     source.SetTrace(records);
+    r.trace_ops = source.trace_ops();
     r.dist = "trace:" + options.trace_path;
   }
 
@@ -180,6 +181,7 @@ std::string ReplayResultJson(const ReplayResult& r) {
   j["reads"] = r.reads;
   j["writes"] = r.writes;
   j["warmup_ops"] = r.warmup_ops;
+  if (r.trace_ops > 0) j["trace_ops"] = r.trace_ops;
   j["seconds"] = r.seconds;
   j["ops_per_s"] = r.seconds > 0 ? r.ops / r.seconds : 0.0;
   j["page_size"] = r.page_size;

@@ -112,6 +112,7 @@ struct ReplayResult {
   uint64_t reads = 0;
   uint64_t writes = 0;
   uint64_t warmup_ops = 0;
+  uint64_t trace_ops = 0;        // --trace: page operations in one pass of it (ops beyond repeat it)
   double seconds = 0;
   uint64_t dataset_pages = 0;
   uint64_t dataset_bytes = 0;

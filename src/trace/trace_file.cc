@@ -19,6 +19,8 @@ namespace {
 constexpr std::string_view kCcfsHeader = "file,offset,length,op";
 constexpr std::string_view kFioV2Header = "fio version 2 iolog";
 constexpr std::string_view kFioV3Header = "fio version 3 iolog";
+constexpr std::string_view kVscsiHeader = "version,time,op,size,lbn";
+constexpr uint64_t kSectorBytes = 512;  // a VSCSI trace's lbn counts 512-byte sectors
 
 bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
   if (a.size() != b.size()) return false;
@@ -144,6 +146,17 @@ class Context {
       start = slash + 1;
     }
     return Error(line, "'{}' is not a file of the data set {}", name, root);
+  }
+
+  // A block trace's disk offset, folded onto the data set: its page modulo the page count, the
+  // same place within the page when the file holds it; then as Add.
+  Status AddFolded(int line, uint64_t disk_offset, uint64_t length, TraceOp op,
+                   std::vector<TraceRecord>* records) const {
+    const uint64_t page_size = dataset_.page_size();
+    Dataset::PageRef ref = dataset_.Locate((disk_offset / page_size) % dataset_.pages());
+    uint64_t file_offset = ref.offset + disk_offset % page_size;
+    if (file_offset >= dataset_.files()[ref.file].size) file_offset = ref.offset;
+    return Add(line, static_cast<int>(ref.file), file_offset, length, op, records);
   }
 
   const Dataset& dataset() const { return dataset_; }
@@ -300,8 +313,6 @@ Status ParseFio(const Context& ctx, std::string_view text, int version,
 }
 
 Status ParseMsr(const Context& ctx, std::string_view text, std::vector<TraceRecord>* out) {
-  const Dataset& dataset = ctx.dataset();
-  const uint64_t page_size = dataset.page_size();
   LineReader lines(text);
   std::string_view line;
   std::vector<std::string> fields;
@@ -331,13 +342,65 @@ Status ParseMsr(const Context& ctx, std::string_view text, std::vector<TraceReco
     if (!(s = ctx.Number(n, fields[5], "Size", &size)).ok()) return s;
     if (!(s = ctx.Decimal(n, fields[6], "ResponseTime")).ok()) return s;
     if (size == 0) return ctx.Error(n, "Size is 0 (must be at least 1)");
-    // Fold the disk offset onto the data set: its page modulo the page count, same place within
-    // the page when the file holds it.
-    Dataset::PageRef ref = dataset.Locate((offset / page_size) % dataset.pages());
-    uint64_t file_offset = ref.offset + offset % page_size;
-    if (file_offset >= dataset.files()[ref.file].size) file_offset = ref.offset;
-    if (!(s = ctx.Add(n, static_cast<int>(ref.file), file_offset, size, op, out)).ok()) return s;
+    if (!(s = ctx.AddFolded(n, offset, size, op, out)).ok()) return s;
   }
+  return Status::Ok();
+}
+
+// Lower case, blanks dropped: how a header line is compared.
+std::string CompactHeader(std::string_view line) {
+  std::string compact;
+  for (char c : line) {
+    if (c != ' ' && c != '\t') compact += static_cast<char>(std::tolower(c));
+  }
+  return compact;
+}
+
+Status ParseVscsi(const Context& ctx, std::string_view text, std::vector<TraceRecord>* out) {
+  LineReader lines(text);
+  std::string_view line;
+  std::vector<std::string> fields;
+  bool header_seen = false;
+  while (lines.Next(&line)) {
+    const int n = lines.number();
+    std::string_view trimmed = Trim(line);
+    if (trimmed.empty() || trimmed.front() == '#') continue;
+    if (!header_seen) {
+      if (CompactHeader(trimmed) != kVscsiHeader) {
+        return ctx.Error(n, "expected the header '{}'", kVscsiHeader);
+      }
+      header_seen = true;
+      continue;
+    }
+    Status s = SplitCsv(ctx, n, trimmed, &fields);
+    if (!s.ok()) return s;
+    if (fields.size() != 5) {
+      return ctx.Error(n, "expected 5 fields ({}), got {}", kVscsiHeader, fields.size());
+    }
+    uint64_t version, time, size, lbn;
+    if (!(s = ctx.Number(n, fields[0], "version", &version)).ok()) return s;
+    if (!(s = ctx.Number(n, fields[1], "time", &time)).ok()) return s;
+    const std::string_view code = Trim(fields[2]);
+    unsigned opcode = 0;
+    auto [end, ec] = std::from_chars(code.data(), code.data() + code.size(), opcode, 16);
+    if (code.empty() || code.size() > 2 || ec != std::errc() || end != code.data() + code.size()) {
+      return ctx.Error(n, "op '{}' is not a SCSI opcode (two hex digits: 28 read, 2a write)", code);
+    }
+    if (!(s = ctx.Number(n, fields[3], "size", &size)).ok()) return s;
+    if (!(s = ctx.Number(n, fields[4], "lbn", &lbn)).ok()) return s;
+    if (lbn > UINT64_MAX / kSectorBytes) return ctx.Error(n, "lbn {} is too large", lbn);
+    // READ and WRITE (6), (10), (16); every other command moves no data of the disk, and a
+    // command of no bytes reads nothing.
+    TraceOp op;
+    switch (opcode) {
+      case 0x08: case 0x28: case 0x88: op = TraceOp::kRead; break;
+      case 0x0a: case 0x2a: case 0x8a: op = TraceOp::kWrite; break;
+      default: continue;
+    }
+    if (size == 0) continue;
+    if (!(s = ctx.AddFolded(n, lbn * kSectorBytes, size, op, out)).ok()) return s;
+  }
+  if (!header_seen) return ctx.Error(lines.number(), "empty trace: no header '{}'", kVscsiHeader);
   return Status::Ok();
 }
 
@@ -350,11 +413,9 @@ TraceFormat Detect(std::string_view text) {
     if (trimmed == kFioV2Header) return TraceFormat::kFioV2;
     if (trimmed == kFioV3Header) return TraceFormat::kFioV3;
     if (trimmed.starts_with("fio version")) return TraceFormat::kAuto;  // v1 or future: refuse
-    std::string compact;
-    for (char c : trimmed) {
-      if (c != ' ' && c != '\t') compact += static_cast<char>(std::tolower(c));
-    }
+    const std::string compact = CompactHeader(trimmed);
     if (compact == kCcfsHeader) return TraceFormat::kCcfsCsv;
+    if (compact == kVscsiHeader) return TraceFormat::kVscsi;
     if (std::count(trimmed.begin(), trimmed.end(), ',') == 6) return TraceFormat::kMsr;
     return TraceFormat::kAuto;
   }
@@ -375,20 +436,21 @@ const char* TraceFormatName(TraceFormat format) {
     case TraceFormat::kFioV2: return "fio2";
     case TraceFormat::kFioV3: return "fio3";
     case TraceFormat::kMsr: return "msr";
+    case TraceFormat::kVscsi: return "vscsi";
   }
   return "?";
 }
 
 Status ParseTraceFormat(const std::string& name, TraceFormat* format) {
   for (TraceFormat f : {TraceFormat::kAuto, TraceFormat::kCcfsCsv, TraceFormat::kFioV2,
-                        TraceFormat::kFioV3, TraceFormat::kMsr}) {
+                        TraceFormat::kFioV3, TraceFormat::kMsr, TraceFormat::kVscsi}) {
     if (name == TraceFormatName(f)) {
       *format = f;
       return Status::Ok();
     }
   }
   return Status::InvalidArgument(
-      fmt::format("--trace-format {}: unknown (auto, ccfs, fio2, fio3 or msr)", name));
+      fmt::format("--trace-format {}: unknown (auto, ccfs, fio2, fio3, msr or vscsi)", name));
 }
 
 Status ParseTrace(std::string_view text, const std::string& source, const Dataset& dataset,
@@ -400,9 +462,9 @@ Status ParseTrace(std::string_view text, const std::string& source, const Datase
     format = Detect(text);
     if (format == TraceFormat::kAuto) {
       return Status::InvalidArgument(fmt::format(
-          "{}:1: unrecognised trace format: expected the header '{}', '{}' or '{}', or MSR "
-          "Cambridge CSV lines of 7 fields",
-          source, kCcfsHeader, kFioV2Header, kFioV3Header));
+          "{}:1: unrecognised trace format: expected the header '{}', '{}', '{}' or '{}', or "
+          "MSR Cambridge CSV lines of 7 fields",
+          source, kCcfsHeader, kFioV2Header, kFioV3Header, kVscsiHeader));
     }
   }
   Context ctx(source, dataset);
@@ -413,6 +475,7 @@ Status ParseTrace(std::string_view text, const std::string& source, const Datase
     case TraceFormat::kFioV2: s = ParseFio(ctx, text, 2, &parsed); break;
     case TraceFormat::kFioV3: s = ParseFio(ctx, text, 3, &parsed); break;
     case TraceFormat::kMsr: s = ParseMsr(ctx, text, &parsed); break;
+    case TraceFormat::kVscsi: s = ParseVscsi(ctx, text, &parsed); break;
     case TraceFormat::kAuto: break;
   }
   if (!s.ok()) return s;

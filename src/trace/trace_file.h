@@ -13,6 +13,10 @@
 //   MSR        the MSR Cambridge block traces: Timestamp,Hostname,DiskNumber,Type,Offset,Size,
 //              ResponseTime with Type Read or Write. They address a disk, not files, so the offset
 //              is folded onto the data set's pages modulo its page count.
+//   VSCSI      the CloudPhysics VMware VSCSI block traces as libCacheSim's CSV gives them: header
+//              "version,time,op,size,lbn", op the SCSI opcode in hex (28/88/08 read, 2a/8a/0a
+//              write; other commands are skipped, as are commands of no bytes), size in bytes,
+//              lbn in 512-byte sectors, folded onto the data set as MSR's offsets are.
 // A malformed line — wrong field count, a number that is not one, negative, or too large, an
 // unknown op or action, an unterminated quote, a file not in the data set, an offset past the end
 // of its file — is InvalidArgument "SOURCE:LINE: what is wrong", and no records are returned.
@@ -44,9 +48,9 @@ struct TraceRecord {
   TraceOp op = TraceOp::kRead;
 };
 
-enum class TraceFormat { kAuto, kCcfsCsv, kFioV2, kFioV3, kMsr };
+enum class TraceFormat { kAuto, kCcfsCsv, kFioV2, kFioV3, kMsr, kVscsi };
 
-// "auto", "ccfs", "fio2", "fio3", "msr".
+// "auto", "ccfs", "fio2", "fio3", "msr", "vscsi".
 const char* TraceFormatName(TraceFormat format);
 Status ParseTraceFormat(const std::string& name, TraceFormat* format);
 
@@ -54,7 +58,7 @@ Status ParseTraceFormat(const std::string& name, TraceFormat* format);
 inline constexpr uint64_t kMaxTraceLength = 1ull << 30;
 
 // Parses `text` (the whole trace). kAuto looks at the first non-blank line: a fio header, the ccfs
-// CSV header, or else a 7-field MSR line. `source` names the trace in errors.
+// CSV header, the VSCSI CSV header, or else a 7-field MSR line. `source` names the trace in errors.
 Status ParseTrace(std::string_view text, const std::string& source, const Dataset& dataset,
                   TraceFormat format, std::vector<TraceRecord>* records);
 // Reads the file at `path` and parses it as above.

@@ -177,6 +177,45 @@ TEST_F(TraceFileTest, MsrRejectsMalformedLinesNamingTheLine) {
   ExpectError(ok + "1281663720030616299999999,hm,1,Read,5,1,1\n", msr, 2, "Timestamp");
 }
 
+TEST_F(TraceFileTest, VscsiIsFoldedOntoTheDataSetAndSkipsCommandsWithoutData) {
+  // 16 pages in all (as above); lbn counts 512-byte sectors.
+  std::string text =
+      "Version, Time, Op, Size, Lbn\n"
+      "1,33898,28,4096,16\n"     // sector 16 = byte 8192: a.txt page 1
+      "1,33898,2a,512,208\n"     // byte 106496, page 13 -> dir/b.bin page 0
+      "1,33899,35,0,0\n"         // SYNCHRONIZE CACHE: no data, skipped
+      "1,33899,28,0,16\n"        // no bytes: skipped
+      "2,33900,88,8192,272\n";   // READ(16), byte 139264, page 17 -> 1 -> a.txt 8192
+  std::vector<TraceRecord> records;
+  Status s = ParseTrace(text, "cloudphysics.csv", dataset_, TraceFormat::kAuto, &records);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  ASSERT_EQ(records.size(), 3u);
+  EXPECT_EQ(records[0].file, 0u);
+  EXPECT_EQ(records[0].offset, 8192u);
+  EXPECT_EQ(records[0].length, 4096u);
+  EXPECT_EQ(records[1].file, 1u);
+  EXPECT_EQ(records[1].offset, 0u);
+  EXPECT_EQ(records[1].op, TraceOp::kWrite);
+  EXPECT_EQ(records[2].file, 0u);
+  EXPECT_EQ(records[2].offset, 8192u);
+  EXPECT_EQ(records[2].op, TraceOp::kRead);
+}
+
+TEST_F(TraceFileTest, VscsiRejectsMalformedLinesNamingTheLine) {
+  const std::string ok = "version,time,op,size,lbn\n1,33898,28,4096,16\n";
+  auto vscsi = TraceFormat::kVscsi;
+  ExpectError(ok + "1,33898,28,4096\n", vscsi, 3, "expected 5 fields");
+  ExpectError(ok + "1,33898,zz,4096,16\n", vscsi, 3, "op 'zz' is not a SCSI opcode");
+  ExpectError(ok + "1,33898,128,4096,16\n", vscsi, 3, "op '128'");
+  ExpectError(ok + "1,t,28,4096,16\n", vscsi, 3, "time 't'");
+  ExpectError(ok + "1,1,28,-1,16\n", vscsi, 3, "size '-1' is negative");
+  ExpectError(ok + "1,1,28,4096,99999999999999999999\n", vscsi, 3, "lbn");
+  ExpectError(ok + "1,1,28,4096,36893488147419103\n", vscsi, 3, "lbn 36893488147419103 is too large");
+  ExpectError(ok + "1,1,28,2000000000,16\n", vscsi, 3, "length 2000000000 is too large");
+  ExpectError("1,33898,28,4096,16\n", vscsi, 1, "expected the header");
+  ExpectError("version,time,op,size,lbn\n1,1,35,0,0\n", vscsi, 0, "no read or write");
+}
+
 TEST_F(TraceFileTest, UnknownFormatAndMissingFileAreClearErrors) {
   ExpectError("hello world\n", TraceFormat::kAuto, 1, "unrecognised trace format");
   std::vector<TraceRecord> records;
@@ -186,6 +225,8 @@ TEST_F(TraceFileTest, UnknownFormatAndMissingFileAreClearErrors) {
   TraceFormat format;
   EXPECT_TRUE(ParseTraceFormat("fio3", &format).ok());
   EXPECT_EQ(format, TraceFormat::kFioV3);
+  EXPECT_TRUE(ParseTraceFormat("vscsi", &format).ok());
+  EXPECT_EQ(format, TraceFormat::kVscsi);
   EXPECT_FALSE(ParseTraceFormat("blk", &format).ok());
 }
 
