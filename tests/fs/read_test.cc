@@ -221,6 +221,12 @@ TEST_F(ReadaheadMountTest, KernelModeTheKernelsWindowIsTheKeyWithinItsShareAtMou
   EXPECT_EQ(BdiReadaheadKiB(), 32);
   set("compressed_percent = 25\n");
   EXPECT_EQ(BdiReadaheadKiB(), 92);
+  // Nothing ahead is one ccfs page, not 0: a window of 0 makes the kernel ask for a read's pages
+  // one 4 KiB request at a time.
+  set("readahead = 0\n");
+  EXPECT_EQ(BdiReadaheadKiB(), 8);
+  set("readahead = 2MiB\n");
+  EXPECT_EQ(BdiReadaheadKiB(), 92);
   ASSERT_NO_FATAL_FAILURE(ReadInOrder(ds_.MntPath("seq"), expected));
   const nlohmann::json stats = ds_.Stats();
   EXPECT_EQ(Counter(stats, "readahead_pages"), 0u) << "the kernel reads ahead, not the daemon";
