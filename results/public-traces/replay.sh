@@ -20,6 +20,9 @@
 # fresh mount of memory M; its caches dropped first), each with --json: no cache reads ahead, as
 # the exact LRU curve does not; once per memory,
 # `ccfs advise DIR --trace TRACE --memory M --warmup 0 --json` (exact LRU, model).
+# TRACES_STORE=sshfs serves the data set over sshfs (scripts/stores.sh, torn down at the end): the
+# page cache reads a second sshfs mount of it that lets the kernel cache its files, ccfs reads
+# through one that does not (as crossover.sh does); advise measures the miss on the latter.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 me=public-traces
@@ -30,10 +33,16 @@ equal_ram_checks 64MiB
 mkdir -p "$out"; out=$(cd "$out" && pwd)
 work=/var/tmp/ccfs-public-traces
 data=$work/data mnt=$work/mnt
+store=${TRACES_STORE:-local}
+up=()
 cleanup() {
   set +e
   grep -q " $mnt fuse" /proc/mounts && { fusermount3 -u "$mnt" || fusermount3 -uz "$mnt"; }
   [ -n "${daemon_pid:-}" ] && wait "$daemon_pid"
+  local i
+  for ((i = ${#up[@]} - 1; i >= 0; i--)); do
+    STORES_STATE_DIR=${up[$i]% *} "$root/scripts/stores.sh" down "${up[$i]#* }" >/dev/null 2>&1
+  done
 }
 trap cleanup EXIT
 mkdir -p "$mnt"
@@ -43,15 +52,27 @@ if [ "$only" = reads ]; then
   trace=$work/reads.csv
 fi
 [ -f "$data/.mkdata-done" ] || { "$ccfs" mkdata "$data" --size 1GiB --seed 1 --force >/dev/null && touch "$data/.mkdata-done"; }
+store_dir=$data pc_dir=$data
+case $store in
+  local) ;;
+  sshfs)
+    store_dir=$work/store pc_dir=$work/store-pc
+    STORES_STATE_DIR=$work/state "$root/scripts/stores.sh" up sshfs "$store_dir" --source "$data" >/dev/null
+    up+=("$work/state sshfs")
+    STORES_STATE_DIR=$work/state-pc "$root/scripts/stores.sh" up sshfs "$pc_dir" --source "$data" \
+      --page-cache >/dev/null
+    up+=("$work/state-pc sshfs") ;;
+  *) die "TRACES_STORE=$store: local or sshfs" ;;
+esac
 # The trace's page operations, as replay splits them: one pass.
 ops=$("$ccfs" replay "$data" --trace "$trace" --ops 1 --warmup 0 --json --no-progress 2>/dev/null |
       python3 -c "import json,sys; print(json.load(sys.stdin)['trace_ops'])")
 : >"$out/runs.jsonl"
-echo "{\"date\": \"$(date -Is)\", \"commit\": \"$(git -C "$root" rev-parse --short HEAD)\", \"trace\": \"${2}\", \"trace_sha1\": \"$(sha1sum "$2" | cut -c1-40)\", \"only\": \"$only\", \"page_ops\": $ops, \"memories\": \"$memories\", \"rounds\": $rounds}" >"$out/meta.json"
+echo "{\"date\": \"$(date -Is)\", \"commit\": \"$(git -C "$root" rev-parse --short HEAD)\", \"trace\": \"${2}\", \"trace_sha1\": \"$(sha1sum "$2" | cut -c1-40)\", \"only\": \"$only\", \"page_ops\": $ops, \"memories\": \"$memories\", \"rounds\": $rounds, \"store\": \"$store\"}" >"$out/meta.json"
 tagged() { sed "s/^{/{\"memory\": \"$1\", \"round\": $2, \"run\": \"$3\", /" >>"$out/runs.jsonl"; }
 for m in $memories; do
   log "$m: advise (exact LRU, model)"
-  "$ccfs" advise "$data" --trace "$trace" --memory "$m" --warmup 0 --c-step 5 --json 2>/dev/null |
+  "$ccfs" advise "$store_dir" --trace "$trace" --memory "$m" --warmup 0 --c-step 5 --json 2>/dev/null |
     python3 -c "import json,sys; d=json.load(sys.stdin); print(json.dumps(d))" | tagged "$m" 0 advise
   for rnd in $(seq "$rounds"); do
     targets=(pagecache daemon:0 daemon:75)
@@ -60,12 +81,12 @@ for m in $memories; do
       log "$m round $rnd: $t"
       sync; echo 3 >/proc/sys/vm/drop_caches
       if [ "$t" = pagecache ]; then
-        "$ccfs" replay "$data" --trace "$trace" --memory "$m" --ops "$ops" --warmup 0 --json \
+        "$ccfs" replay "$pc_dir" --trace "$trace" --memory "$m" --ops "$ops" --warmup 0 --json \
           --no-progress 2>>"$out/replay.log" | grep '^{' | tagged "$m" "$rnd" pagecache
       else
         c=${t#daemon:}
         "$ccfs" mount -f -o "memory=$m,raw_tier=daemon,compressor=zstd,compressed_percent=$c,readahead=0" \
-          "$data" "$mnt" 2>>"$out/replay.log" &
+          "$store_dir" "$mnt" 2>>"$out/replay.log" &
         daemon_pid=$!
         for _ in $(seq 200); do grep -q " $mnt fuse" /proc/mounts && break; sleep 0.05; done
         "$ccfs" replay "$mnt" --trace "$trace" --ops "$ops" --warmup 0 --json --no-progress \
