@@ -477,7 +477,7 @@ CommandRegistrar registrar(
       app->add_option("--trace", args->trace,
                       "a recorded trace (ccfs CSV, fio iolog v2/v3, MSR Cambridge CSV, "
                       "CloudPhysics VSCSI CSV)");
-      app->add_option("--trace-format", args->trace_format, "auto, ccfs, fio2, fio3, msr or vscsi")
+      app->add_option("--trace-format", args->trace_format, TraceFormatChoices())
           ->capture_default_str();
       args->dist_option =
           app->add_option("--dist", args->dist, "or: an access law, pareto, pareto:H, uniform or "

@@ -476,7 +476,7 @@ CommandRegistrar registrar(
                       "engine: the cache's memory; directory: memory cgroup limit");
       app->add_option("--trace", args->trace, "replay a recorded trace (ccfs CSV, fio iolog v2/v3, "
                                               "MSR Cambridge CSV, CloudPhysics VSCSI CSV)");
-      app->add_option("--trace-format", args->trace_format, "auto, ccfs, fio2, fio3, msr or vscsi")
+      app->add_option("--trace-format", args->trace_format, TraceFormatChoices())
           ->capture_default_str();
       app->add_option("--record", args->record, "write the operations issued as a ccfs CSV trace");
       app->add_flag("--json", args->json, "print one JSON object instead of the summary");

@@ -6,6 +6,7 @@
 #include <charconv>
 #include <cstring>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -31,6 +32,17 @@ bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
     }
   }
   return true;
+}
+
+// Lower case, blanks dropped: how a header line is compared.
+std::string CompactHeader(std::string_view line) {
+  std::string compact;
+  for (char c : line) {
+    if (c != ' ' && c != '\t') {
+      compact += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    }
+  }
+  return compact;
 }
 
 // Walks a text line by line, counting lines from 1; the last line may lack its newline.
@@ -159,8 +171,6 @@ class Context {
     return Add(line, static_cast<int>(ref.file), file_offset, length, op, records);
   }
 
-  const Dataset& dataset() const { return dataset_; }
-
  private:
   const std::string& source_;
   const Dataset& dataset_;
@@ -223,11 +233,7 @@ Status ParseCcfsCsv(const Context& ctx, std::string_view text, std::vector<Trace
     std::string_view trimmed = Trim(line);
     if (trimmed.empty() || trimmed.front() == '#') continue;
     if (!header_seen) {
-      std::string compact;
-      for (char c : trimmed) {
-        if (c != ' ' && c != '\t') compact += static_cast<char>(std::tolower(c));
-      }
-      if (compact != kCcfsHeader) {
+      if (CompactHeader(trimmed) != kCcfsHeader) {
         return ctx.Error(n, "expected the header '{}', got '{}'", kCcfsHeader, trimmed);
       }
       header_seen = true;
@@ -347,15 +353,6 @@ Status ParseMsr(const Context& ctx, std::string_view text, std::vector<TraceReco
   return Status::Ok();
 }
 
-// Lower case, blanks dropped: how a header line is compared.
-std::string CompactHeader(std::string_view line) {
-  std::string compact;
-  for (char c : line) {
-    if (c != ' ' && c != '\t') compact += static_cast<char>(std::tolower(c));
-  }
-  return compact;
-}
-
 Status ParseVscsi(const Context& ctx, std::string_view text, std::vector<TraceRecord>* out) {
   LineReader lines(text);
   std::string_view line;
@@ -441,16 +438,28 @@ const char* TraceFormatName(TraceFormat format) {
   return "?";
 }
 
+constexpr TraceFormat kAllFormats[] = {TraceFormat::kAuto,  TraceFormat::kCcfsCsv,
+                                       TraceFormat::kFioV2, TraceFormat::kFioV3,
+                                       TraceFormat::kMsr,   TraceFormat::kVscsi};
+
+std::string TraceFormatChoices() {
+  std::string list;
+  for (size_t i = 0; i < std::size(kAllFormats); ++i) {
+    if (i > 0) list += i + 1 == std::size(kAllFormats) ? " or " : ", ";
+    list += TraceFormatName(kAllFormats[i]);
+  }
+  return list;
+}
+
 Status ParseTraceFormat(const std::string& name, TraceFormat* format) {
-  for (TraceFormat f : {TraceFormat::kAuto, TraceFormat::kCcfsCsv, TraceFormat::kFioV2,
-                        TraceFormat::kFioV3, TraceFormat::kMsr, TraceFormat::kVscsi}) {
+  for (TraceFormat f : kAllFormats) {
     if (name == TraceFormatName(f)) {
       *format = f;
       return Status::Ok();
     }
   }
   return Status::InvalidArgument(
-      fmt::format("--trace-format {}: unknown (auto, ccfs, fio2, fio3, msr or vscsi)", name));
+      fmt::format("--trace-format {}: unknown ({})", name, TraceFormatChoices()));
 }
 
 Status ParseTrace(std::string_view text, const std::string& source, const Dataset& dataset,

@@ -52,6 +52,8 @@ enum class TraceFormat { kAuto, kCcfsCsv, kFioV2, kFioV3, kMsr, kVscsi };
 
 // "auto", "ccfs", "fio2", "fio3", "msr", "vscsi".
 const char* TraceFormatName(TraceFormat format);
+// Every name TraceFormatName gives, as a list for help and errors: "auto, ccfs, ... or vscsi".
+std::string TraceFormatChoices();
 Status ParseTraceFormat(const std::string& name, TraceFormat* format);
 
 // The largest length one record may ask for.
