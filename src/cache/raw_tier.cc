@@ -150,6 +150,13 @@ size_t RawTier::Sweep(size_t want, std::vector<PageEntry*>* victims) {
     PageEntry* e = owners_[f].load(std::memory_order_acquire);
     if (e != pe) continue;
     uint64_t s = e->state.load(std::memory_order_acquire);
+    if (KindOf(s) == kRaw && (s & kAheadBit)) {
+      // Read ahead and not read yet: its reader is on the way. The pages a stream has read
+      // already (loaded before it, so ahead of it here) are the ones to go first; this one is
+      // looked at again by the next sweep, or taken by the hand if the list is full.
+      Probation(f, e);
+      continue;
+    }
     while (KindOf(s) == kRaw && UsesOf(s) == 0 && !(s & kSeenBit)) {
       if (TryBeginEviction(e, &s)) {
         victims->push_back(e);

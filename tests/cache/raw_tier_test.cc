@@ -185,5 +185,41 @@ TEST(RawTierTest, ProbationPagesGoFirstAfterASweepUnlessReadAgain) {
   EXPECT_LT(UsesOf(e[0].state.load()), kUseMax) << "it was the hand that reached page 15";
 }
 
+TEST(RawTierTest, APageReadAheadAndNotReadYetOutlivesThePagesItsStreamHasRead) {
+  RawTier raw(kPage, 16, 16);  // probation holds up to 16 / 4 pages
+  PageEntry e[16];
+  for (uint32_t f = 0; f < 12; ++f) Publish(&raw, &e[f], f, kUseMax);  // read often
+  // Read-ahead of two streams, loaded in this order: pages 13 and 14 have been read since (the
+  // first read clears A), pages 12 and 15 not yet.
+  for (uint32_t f = 12; f < 16; ++f) {
+    Publish(&raw, &e[f], f, 0);
+    e[f].state.fetch_or(kAheadBit);
+    raw.Probation(f, &e[f]);
+  }
+  auto read = [&](uint32_t f) {
+    uint64_t s = e[f].state.load();
+    ASSERT_TRUE(TryPin(&e[f], &s));
+    Unpin(&e[f]);
+  };
+  read(13);
+  read(14);
+  RcuReadLock rcu;
+  std::vector<PageEntry*> victims;
+  EXPECT_EQ(raw.Sweep(0, &victims), 0u);  // a page waits one sweep on probation
+  EXPECT_EQ(raw.Sweep(2, &victims), 2u);
+  EXPECT_EQ(victims, (std::vector<PageEntry*>{&e[13], &e[14]}))
+      << "the pages read go first, though page 12 was loaded before them";
+  EXPECT_EQ(KindOf(e[12].state.load()), kRaw);
+  EXPECT_EQ(KindOf(e[15].state.load()), kRaw);
+  for (uint32_t f = 0; f < 12; ++f) {
+    ASSERT_EQ(UsesOf(e[f].state.load()), kUseMax) << "the hand moved before probation was used";
+  }
+  // Page 12 is read now; page 15 is still ahead of its reader and stays.
+  read(12);
+  victims.clear();
+  EXPECT_EQ(raw.Sweep(1, &victims), 1u);
+  EXPECT_EQ(victims, (std::vector<PageEntry*>{&e[12]}));
+  EXPECT_EQ(KindOf(e[15].state.load()), kRaw);
+}
 }  // namespace
 }  // namespace ccfs::cache

@@ -64,7 +64,10 @@ TEST_P(ReadThroughMountTest, EveryFileReadsBackIdenticalAndCountersAddUp) {
   uint64_t reads = Counter(stats, "reads");
   EXPECT_EQ(reads, Counter(stats, "raw_hits") + Counter(stats, "compressed_hits") +
                        Counter(stats, "misses"));
-  EXPECT_GT(Counter(stats, "misses"), kDatasetBytes / 8192) << "first pass must miss every page";
+  // Every page of the first pass came from the store: a miss, or a page read ahead (whose first
+  // read counts as a hit).
+  EXPECT_GT(Counter(stats, "misses") + Counter(stats, "readahead_hits"), kDatasetBytes / 8192)
+      << "the first pass must load every page";
   EXPECT_GT(Counter(stats, "raw_hits"), 0u);
   EXPECT_EQ(stats["compressed_percent"].get<int>(), compressed_percent);
   EXPECT_LE(Counter(stats, "raw_bytes") + Counter(stats, "compressed_bytes"), 1u << 20)
