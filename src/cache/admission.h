@@ -11,7 +11,11 @@
 //    fingerprints of victims dropped uncompressed (a "ghost" list, like RocksDB's dummy entries
 //    in its compressed secondary cache: compress on the second eviction). Sized from the
 //    compressed tier's capacity in pages, so a page that comes back within the time the tier
-//    would have kept it is remembered.
+//    would have kept it is remembered. Once the compressed tier is full, a victim a stream loaded
+//    (read ahead, or in a large run: page_entry.h, Q) must also have been read more often lately
+//    (the frequency sketch) than the page it would displace (TinyLFU's admission;
+//    Evictor::Admit), so data scanned in loops larger than the tier keeps a share cached instead
+//    of displacing itself.
 //  - Incompressible regions (RejectMemory): per 512 KiB region of a file (hashed into a fixed
 //    table), the number of consecutive victims whose compression was rejected. Once a region has
 //    failed kSkipAfter times in a row its victims are dropped without trying, except one in

@@ -1,5 +1,7 @@
 #include "cache/compressed_tier.h"
 
+#include <algorithm>
+
 namespace ccfs::cache {
 
 void CompressedTier::LinkLocked(PageEntry* e) {
@@ -35,8 +37,8 @@ void CompressedTier::UnlinkLocked(PageEntry* e) {
 }
 
 CompressedTier::Publish CompressedTier::Insert(PageEntry* e, Blob* blob, uint32_t charged,
-                                               uint32_t logical,
-                                               std::vector<PageEntry*>* dropped) {
+                                               uint32_t logical, std::vector<PageEntry*>* dropped,
+                                               uint64_t* before) {
   MutexLock lock(&mu_);
   uint64_t s = e->state.load(std::memory_order_acquire);
   for (;;) {
@@ -44,6 +46,7 @@ CompressedTier::Publish CompressedTier::Insert(PageEntry* e, Blob* blob, uint32_
     if (PinsOf(s) != 0) return Publish::kPinned;
     if (TryPublishCompressed(e, blob, &s)) break;
   }
+  if (before != nullptr) *before = s;
   AdmitLocked(e, charged, logical, dropped);
   return Publish::kPublished;
 }
@@ -162,6 +165,22 @@ void CompressedTier::EvictLocked(std::vector<PageEntry*>* dropped) {
     if (!(s & kTierHitBit)) ++wasted_;
     UnlinkLocked(e);
     dropped->push_back(e);
+  }
+}
+
+void CompressedTier::Coldest(size_t n, std::vector<PageKey>* keys) const {
+  keys->clear();
+  MutexLock lock(&mu_);
+  if (hand_ == nullptr || n == 0) return;
+  // Bounded so that a ring whose pages were all read since the last turn costs the admission a
+  // few microseconds under mu_, not a walk of the whole tier.
+  const uint64_t limit = std::min<uint64_t>(pages_, 4 * n + 256);
+  for (const bool passed_over : {false, true}) {
+    const PageEntry* e = hand_;
+    for (uint64_t step = 0; step < limit && keys->size() < n; ++step, e = e->cnext) {
+      const bool passes = (e->state.load(std::memory_order_relaxed) & (kRefBit | kPinBit)) != 0;
+      if (passes == passed_over) keys->push_back(e->key);
+    }
   }
 }
 

@@ -34,9 +34,9 @@ class CompressedTier {
   // Moves a kEvicting entry with no pins to kCompressed holding `blob` (nullptr = zero page),
   // links it and charges `charged` bytes; then drops cold pages while over budget into *dropped.
   // kPinned: a reader still copies from the frame, try again shortly. kStale: invalidated; the
-  // caller drops the page instead.
+  // caller drops the page instead. kPublished sets *before (if given) to the state it left.
   Publish Insert(PageEntry* e, Blob* blob, uint32_t charged, uint32_t logical,
-                 std::vector<PageEntry*>* dropped) EXCLUDES(mu_);
+                 std::vector<PageEntry*>* dropped, uint64_t* before = nullptr) EXCLUDES(mu_);
   // The same for a demoted page: a kLoading entry (InitLoading with demoted) already in the index.
   // *before is its state before (test kWaiterBit: readers wait on it). kStale: invalidated
   // meanwhile; the entry is kDead and the caller frees `blob` and retires the entry.
@@ -59,6 +59,13 @@ class CompressedTier {
   // if it is in the ring, takes it out of the pinned count. Under mu_, since every transition into
   // the ring is: the count then always matches the bits of the ring's members.
   void Unpin(PageEntry* e) EXCLUDES(mu_);
+
+  // The keys of up to `n` pages the hand would drop next, in that order, for the evictor's
+  // admission (evictor.cc): looked at without moving the hand or clearing a bit. Pages the hand
+  // would pass over (referenced, or of a pinned file) are skipped within a bounded walk; if that
+  // leaves fewer than n, the rest come from the hand on, as a full turn would take them (fewer
+  // than n only if the tier holds fewer pages than the walk's bound).
+  void Coldest(size_t n, std::vector<PageKey>* keys) const EXCLUDES(mu_);
 
   // Changes the budget, dropping cold pages into *dropped while over it.
   void SetBudget(uint64_t budget, std::vector<PageEntry*>* dropped) EXCLUDES(mu_);

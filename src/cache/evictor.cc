@@ -166,10 +166,6 @@ void Evictor::Loop() {
     }
     Count(&Shard::evict_sweeps);
     Count(&Shard::evictions, victims.size());
-    // A victim still marked read ahead was never asked for (kAheadBit is cleared by its first read).
-    uint64_t unread = 0;
-    for (PageEntry* e : victims) unread += (e->state.load(std::memory_order_relaxed) & kAheadBit) != 0;
-    if (unread > 0) Count(&Shard::readahead_wasted, unread);
     if (parts_.victims != nullptr) {
       // A victim's frame is stable while it is kEvicting: the split tuner's codec sample.
       for (PageEntry* e : victims) {
@@ -222,6 +218,19 @@ void Evictor::Admit(std::vector<PageEntry*>* victims) {
   int64_t room = static_cast<int64_t>(c.budget) - static_cast<int64_t>(c.charged) -
                  in_flight * (page_size_ / 2);
   size_t kept = 0;
+  // With the tier full, a victim loaded by a stream (Q, page_entry.h) that would be kept
+  // displaces the page the tier's hand drops next only if the frequency sketch counts it read
+  // more often lately (TinyLFU's admission; a tie keeps the incumbent). Without this, data scanned
+  // in a loop larger than the tier (epochs over a data set) has every page displaced by the next
+  // before it is read again, and the tier serves nothing; with it, the tier keeps what it holds
+  // and serves that share of every pass. Victims of random readers are let in as before: under
+  // skewed random reads the comparison cost 0.5-1.8 points of hit ratio (in-process replays,
+  // Pareto, zstd C = 75 and lz4 C = 50). Pages the user asked for (warm-up, pins) are not
+  // compared. The candidates are fetched once per sweep.
+  std::vector<PageKey>& coldest = coldest_;
+  coldest.clear();
+  bool coldest_read = false;
+  size_t displaced = 0;
   for (PageEntry* e : *victims) {
     // The kernel holds it: it is demoted when the kernel drops it. A page warmed up and not read
     // since was never sent to the kernel: it goes on to the compressed tier.
@@ -236,8 +245,19 @@ void Evictor::Admit(std::vector<PageEntry*>* victims) {
       continue;
     }
     if (filter && room <= static_cast<int64_t>(page_size_)) {
-      bool reused = (e->state.load(std::memory_order_relaxed) & kSeenBit) != 0 ||
-                    ghost_.Contains(e->key);
+      const uint64_t s = e->state.load(std::memory_order_relaxed);
+      bool reused = (s & kSeenBit) != 0 || ghost_.Contains(e->key);
+      if (reused && (s & kStreamBit) && !(s & (kWarmBit | kPinBit))) {
+        if (!coldest_read) {
+          parts_.compressed->Coldest(victims->size(), &coldest);
+          coldest_read = true;
+        }
+        if (displaced < coldest.size()) {
+          reused = parts_.frequency->Estimate(e->key) >
+                   parts_.frequency->Estimate(coldest[displaced]);
+          displaced += reused;
+        }
+      }
       if (!reused) {
         ghost_.Remember(e->key);
         Count(&Shard::admission_drops);
@@ -294,9 +314,11 @@ void Evictor::CompressChunk(Codec& codec, const std::vector<PageEntry*>& chunk) 
       continue;
     }
     for (;;) {
+      uint64_t before = 0;
       CompressedTier::Publish r = parts_.compressed->Insert(e, blob, static_cast<uint32_t>(charged),
-                                                            length, &dropped);
+                                                            length, &dropped, &before);
       if (r == CompressedTier::Publish::kPublished) {
+        if (before & kAheadBit) Count(&Shard::readahead_wasted);
         raw.owner(frame).store(nullptr, std::memory_order_relaxed);
         raw.Free(frame);
         if (blob) Count(&Shard::compressed_stored);
@@ -323,6 +345,9 @@ void Evictor::DropEvicting(PageEntry* e) {
     }
     if (TryDropEvicting(e, &s)) break;
   }
+  // Read ahead and never asked for (a reader's first read clears A, even while the page is being
+  // evicted): counted as it leaves the raw tier, here or published compressed (CompressChunk).
+  if (s & kAheadBit) Count(&Shard::readahead_wasted);
   {
     RcuReadLock rcu;
     parts_.index->Remove(e);

@@ -141,6 +141,7 @@ class Evictor {
   uint64_t ghost_applied_ = 0;             // evictor thread only
   RejectMemory reject_memory_;             // evictor thread and workers (relaxed atomics)
   uint64_t reads_at_last_aging_ = 0;       // evictor thread only
+  std::vector<PageKey> coldest_;           // evictor thread only: Admit's scratch
 
   Mutex mu_;
   CondVar cv_;                         // with mu_: Kick, Stop; waited on by the evictor thread

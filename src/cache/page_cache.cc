@@ -311,7 +311,8 @@ Status PageCache::Impl::LoadRun(uint64_t file_id, BackingFile* file, uint64_t of
     auto* e = new PageEntry;
     e->key = PageKey{file_id, page_no};
     e->frame.store(frame, std::memory_order_relaxed);
-    cache::InitLoading(e, /*demoted=*/false, ahead, /*wanted=*/kind == Load::kWarm, pinned);
+    cache::InitLoading(e, /*demoted=*/false, ahead, /*wanted=*/kind == Load::kWarm, pinned,
+                       /*streamed=*/len >= cache::kStreamRunBytes);
     RcuReadLock rcu;
     if (index_.InsertUnique(e) != e) {
       delete e;  // never published

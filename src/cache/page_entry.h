@@ -9,10 +9,10 @@
 //
 // State word layout (64 bits):
 //
-//   63            32 31          16 15 14 13 12 11  9  8   7   6   5   4   3  0
-//   +---------------+--------------+--+--+--+--+-----+---+---+---+---+---+----+
-//   |    unused     |  pin count   | P| M| A| D| use | U | H | W | S | R |kind|
-//   +---------------+--------------+--+--+--+--+-----+---+---+---+---+---+----+
+//   63          33 32 31          16 15 14 13 12 11  9  8   7   6   5   4   3  0
+//   +-------------+--+--------------+--+--+--+--+-----+---+---+---+---+---+----+
+//   |   unused    | Q|  pin count   | P| M| A| D| use | U | H | W | S | R |kind|
+//   +-------------+--+--------------+--+--+--+--+-----+---+---+---+---+---+----+
 //   kind  kLoading / kRaw / kEvicting / kCompressed / kDead
 //   R     the compressed tier's CLOCK reference bit (set by compressed hits, cleared by its hand)
 //   use   the raw tier's CLOCK use count, 0..7 (GCLOCK): a raw hit adds one, each pass of the raw
@@ -33,6 +33,10 @@
 //   M     loaded by a warm-up and not read since: set at InitLoading, cleared by TryPin. Under
 //         kernel_demote a raw victim is dropped (the kernel holds its copy) unless it carries M:
 //         no reader has read it, so the kernel has no copy, and it is compressed instead.
+//   Q     loaded by a stream: read ahead, or in a run of at least kStreamRunBytes (what a random
+//         reader of small blocks never asks for); set at InitLoading, never changed. Once the
+//         compressed tier is full, such a victim displaces only a page read less often
+//         (Evictor::Admit), so data scanned again and again keeps a share cached.
 //   P     the page's file is pinned (`pin`): set at InitLoading (a miss or a demotion); cleared by
 //         CompressedTier::Unpin, under the tier's mutex, so that the tier's count of pinned pages
 //         never disagrees with the bits. Both CLOCKs pass P pages over while other pages are left.
@@ -186,6 +190,9 @@ inline constexpr uint64_t kAheadBit = 1u << 13;
 inline constexpr uint64_t kWarmBit = 1u << 14;
 // Set at InitLoading on a page of a pinned file; cleared by CompressedTier::Unpin.
 inline constexpr uint64_t kPinBit = 1u << 15;
+// Set at InitLoading on a page loaded by a stream (Q above); never cleared.
+inline constexpr uint64_t kStreamBit = 1ull << 32;
+inline constexpr uint64_t kStreamRunBytes = 64 << 10;
 inline constexpr int kUseShift = 9;
 inline constexpr uint64_t kUseOne = 1ull << kUseShift;
 inline constexpr uint64_t kUseMax = 7;
@@ -239,9 +246,10 @@ struct PageEntry {
 
 // A new entry, not yet in the index: the index insert publishes it.
 inline void InitLoading(PageEntry* e, bool demoted = false, bool ahead = false,
-                        bool wanted = false, bool pinned = false) {
+                        bool wanted = false, bool pinned = false, bool streamed = false) {
   e->state.store(kLoading | (demoted ? kDemotedBit : 0) | (ahead ? kAheadBit : 0) |
-                     (wanted ? kSeenBit | kWarmBit : 0) | (pinned ? kPinBit | kSeenBit : 0),
+                     (wanted ? kSeenBit | kWarmBit : 0) | (pinned ? kPinBit | kSeenBit : 0) |
+                     (ahead || streamed ? kStreamBit : 0),
                  std::memory_order_relaxed);
 }
 

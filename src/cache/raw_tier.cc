@@ -124,8 +124,9 @@ void RawTier::ParkExcessLocked() {
 
 void RawTier::Probation(uint32_t frame, PageEntry* e) {
   MutexLock lock(&probation_mu_);
+  ++probation_seq_;
   if (probation_.size() >= capacity_.load(std::memory_order_relaxed) / 4) return;
-  probation_.emplace_back(frame, e);
+  probation_.push_back(OnProbation{frame, e, probation_seq_});
 }
 
 uint64_t RawTier::CountPinned() const {
@@ -145,7 +146,9 @@ size_t RawTier::Sweep(size_t want, std::vector<PageEntry*>* victims) {
   // Pages put on probation before the previous sweep: one sweep's worth of reads has had the
   // chance to read them again (the second half of a page read in two pieces, say).
   while (taken < want && probation_head_ < probation_work_.size()) {
-    auto [f, pe] = probation_work_[probation_head_++];
+    const OnProbation p = probation_work_[probation_head_++];
+    const uint32_t f = p.frame;
+    PageEntry* const pe = p.e;
     // Still the page that was put on probation (the frame may have been reused since)?
     PageEntry* e = owners_[f].load(std::memory_order_acquire);
     if (e != pe) continue;
@@ -153,9 +156,16 @@ size_t RawTier::Sweep(size_t want, std::vector<PageEntry*>* victims) {
     if (KindOf(s) == kRaw && (s & kAheadBit)) {
       // Read ahead and not read yet: its reader is on the way. The pages a stream has read
       // already (loaded before it, so ahead of it here) are the ones to go first; this one is
-      // looked at again by the next sweep, or taken by the hand if the list is full.
-      Probation(f, e);
-      continue;
+      // looked at again by the next sweep (or taken by the hand if the list is full), until half
+      // the tier's frames' worth of pages have gone on probation since it did: a reader that has
+      // not come by then is not coming (it stopped, or jumped), and the page is taken, wasted.
+      MutexLock lock(&probation_mu_);
+      if (probation_seq_ - p.seq < capacity_.load(std::memory_order_relaxed) / 2) {
+        if (probation_.size() < capacity_.load(std::memory_order_relaxed) / 4) {
+          probation_.push_back(p);
+        }
+        continue;
+      }
     }
     while (KindOf(s) == kRaw && UsesOf(s) == 0 && !(s & kSeenBit)) {
       if (TryBeginEviction(e, &s)) {

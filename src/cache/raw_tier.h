@@ -24,7 +24,9 @@
 // often. (On the 80/20 trace at C = 0: hit ratio 0.685 -> 0.698.) A page read ahead and not read
 // yet (A) is passed over and put back on the list: the pages its stream has read already are the
 // ones to take first, and otherwise a stream's read-ahead is evicted before its reader gets there
-// whenever other pages fill the tier (repeated scans with a small raw share: most of it was).
+// whenever other pages fill the tier (repeated scans with a small raw share: most of it was). It
+// is put back until half the tier's frames' worth of pages have gone on probation after it; then
+// its reader is taken not to be coming, and it goes like the rest.
 //
 // Thread-safety: Alloc/TryAlloc/Free/SetCapacity take mu_, Probation takes probation_mu_ (both are
 // leaves: nothing is locked under them). Sweep is called by the single evictor thread only, inside
@@ -116,8 +118,14 @@ class RawTier {
 
   uint32_t hand_ = 0;  // evictor thread only
   Mutex probation_mu_;
-  std::vector<std::pair<uint32_t, PageEntry*>> probation_ GUARDED_BY(probation_mu_);
-  std::vector<std::pair<uint32_t, PageEntry*>> probation_work_;  // evictor thread only
+  struct OnProbation {
+    uint32_t frame;
+    PageEntry* e;
+    uint64_t seq;  // probation_seq_ when it first went on the list
+  };
+  uint64_t probation_seq_ GUARDED_BY(probation_mu_) = 0;  // pages put on probation so far
+  std::vector<OnProbation> probation_ GUARDED_BY(probation_mu_);
+  std::vector<OnProbation> probation_work_;  // evictor thread only
   size_t probation_head_ = 0;  // evictor thread only: next in probation_work_
 };
 

@@ -119,7 +119,9 @@ const std::vector<KeySpec>& AllKeys() {
        "Keep a page compressed only if it saves at least this much, percent, 0..99."},
       {"admission_filter", "compression", &Options::admission_filter, Any(), kLive,
        "Compress a raw victim only if it was read again since it was loaded or comes back after an "
-       "earlier eviction (true), or every victim (false)."},
+       "earlier eviction, and, once the compressed tier is full, a page a stream loaded only if "
+       "it was read more often lately than the page it would displace (true); or every victim "
+       "(false)."},
       {"evict_batch_percent", "eviction", &Options::evict_batch_percent, PercentAbove(0, 50), kLive,
        "Victims taken per sweep of the raw tier, percent of raw frames, (0, 50] (at least one page)."},
       {"low_watermark_percent", "eviction", &Options::low_watermark_percent, PercentAbove(0, 50), kLive,
