@@ -185,8 +185,11 @@ TEST_P(PersistEngineTest, ARestoredBlobThatDoesNotDecodeIsReadFromTheStore) {
 }
 
 // The daemon's reload checks the file, then restores with the epoch read before the check; here
-// the check is a version a writer bumps after each write. Whatever the interleaving, no page
-// older than the writes is left to be read.
+// the check is a version a writer bumps before each write, as the file's mtime (the signature the
+// daemon checks) changes with the store's write, before PageCache::Write moves the epoch. (Bumped
+// after the write, the version left a window the daemon does not have: an epoch read after the
+// write moved it, a check that still passed, and the old page restored.) Whatever the
+// interleaving, no page older than the writes is left to be read.
 TEST_P(PersistEngineTest, RestoresRacingWritesLeaveNoStalePage) {
   auto first = Make(Base(16 * kMiB, 50));
   ASSERT_NO_FATAL_FAILURE(ReadAll(first.get()));
@@ -202,8 +205,8 @@ TEST_P(PersistEngineTest, RestoresRacingWritesLeaveNoStalePage) {
     std::thread writer([&] {
       const std::string patch(kPs, static_cast<char>('a' + round));
       for (uint64_t p = round % 7; p < kPages; p += 7) {
-        ASSERT_TRUE(cache->Write(1, file_.get(), p * kPs, patch.data(), patch.size()).ok());
         version.fetch_add(1);
+        ASSERT_TRUE(cache->Write(1, file_.get(), p * kPs, patch.data(), patch.size()).ok());
       }
     });
     for (const auto& p : saved) {
