@@ -7,14 +7,15 @@
 #                           [--phases "dd cat fio par4 pareto uniform rand8 epochs"] [--out DIR]
 #
 # Per store, a file `big` of --file-size (default 1GiB) and four files p0..p3 of a quarter of it,
-# text-like (compresses ~3x), written once. delay:R is bench/delay_fs over a local source with a
-# 200 µs wait per read and a link of R MiB/s shared by every read (an EMULATED store, so named in
-# the results). Each store is mounted twice (stores.sh, two state directories): a mount whose
-# every read reaches the store (sshfs direct_io, GlusterFS direct-io-mode, delay_fs direct_io),
-# ccfs's backing directory; and the same store with --page-cache, whose pages the kernel caches:
-# the page cache baseline "store" (local: one directory for both). The GlusterFS volume is made
-# with --remote-dio, so ccfs's O_DIRECT misses and the page cache's buffered ones reach the brick
-# alike. Per store and round, for "store" and each ccfs configuration
+# text-like (hex words: 2x per 8 KiB page with zstd level 1, and lz4 keeps almost nothing of it,
+# results/epochs-unit-of-compression), written once. delay:R is bench/delay_fs over a local source
+# with a 200 µs wait per read and a link of R MiB/s shared by every read (an EMULATED store, so
+# named in the results). Each store is mounted twice (stores.sh, two state directories): a mount
+# whose every read reaches the store (sshfs direct_io, GlusterFS direct-io-mode, delay_fs
+# direct_io), ccfs's backing directory; and the same store with --page-cache, whose pages the
+# kernel caches: the page cache baseline "store" (local: one directory for both). The GlusterFS
+# volume is made with --remote-dio, so ccfs's O_DIRECT misses and the page cache's buffered ones
+# reach the brick alike. Per store and round, for "store" and each ccfs configuration
 # RAW_TIER:READAHEAD[:OPTIONS] (OPTIONS: more -o keys, e.g. request_threads=16; a fresh ccfs mount
 # over the store's first mount per phase, memory = 85% of --memory - 32 MiB, the room of its own
 # memory), with the caches dropped first (the kernel's and the store server's):
