@@ -223,12 +223,10 @@ void Evictor::Admit(std::vector<PageEntry*>* victims) {
   // more often lately (TinyLFU's admission; a tie keeps the incumbent). Without this, data scanned
   // in a loop larger than the tier (epochs over a data set) has every page displaced by the next
   // before it is read again, and the tier serves nothing; with it, the tier keeps what it holds
-  // and serves that share of every pass. Victims of random readers are let in as before: under
-  // skewed random reads the comparison cost 0.5-1.8 points of hit ratio (in-process replays,
-  // Pareto, zstd C = 75 and lz4 C = 50). Pages the user asked for (warm-up, pins) are not
-  // compared. The candidates are fetched once per sweep.
-  std::vector<PageKey>& coldest = coldest_;
-  coldest.clear();
+  // and serves that share of every pass. Victims of random readers are let in as before: compared
+  // too, skewed random reads lost hit ratio (the commit that added this says how much). Pages the
+  // user asked for (warm-up, pins) are not compared. The candidates are fetched once per sweep.
+  coldest_.clear();
   bool coldest_read = false;
   size_t displaced = 0;
   for (PageEntry* e : *victims) {
@@ -249,12 +247,12 @@ void Evictor::Admit(std::vector<PageEntry*>* victims) {
       bool reused = (s & kSeenBit) != 0 || ghost_.Contains(e->key);
       if (reused && (s & kStreamBit) && !(s & (kWarmBit | kPinBit))) {
         if (!coldest_read) {
-          parts_.compressed->Coldest(victims->size(), &coldest);
+          parts_.compressed->Coldest(victims->size(), &coldest_);
           coldest_read = true;
         }
-        if (displaced < coldest.size()) {
+        if (displaced < coldest_.size()) {
           reused = parts_.frequency->Estimate(e->key) >
-                   parts_.frequency->Estimate(coldest[displaced]);
+                   parts_.frequency->Estimate(coldest_[displaced]);
           displaced += reused;
         }
       }

@@ -24,7 +24,7 @@
 // often. (On the 80/20 trace at C = 0: hit ratio 0.685 -> 0.698.) A page read ahead and not read
 // yet (A) is passed over and put back on the list: the pages its stream has read already are the
 // ones to take first, and otherwise a stream's read-ahead is evicted before its reader gets there
-// whenever other pages fill the tier (repeated scans with a small raw share: most of it was). It
+// whenever other pages fill the tier (a small raw share under several streams). It
 // is put back until half the tier's frames' worth of pages have gone on probation after it; then
 // its reader is taken not to be coming, and it goes like the rest.
 //
