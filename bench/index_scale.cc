@@ -23,7 +23,9 @@
 // filling one size stops after --insert-limit seconds, lookups and the chase after 5 s each.
 // Prints one JSON line per N: lookup_ns, chase_ns, lookup_per_chase, index_bytes (entries +
 // bucket nodes), buckets, chain_mean (entries per occupied bucket), probe_mean (entries a
-// successful lookup visits), insert_ns, and ratio_vs_first (raw ns against the first size).
+// successful lookup visits), insert_ns, ratio_vs_first (raw ns against the first size), and what
+// finding the 16 pages of one file costs among the N: file_pages_us by the file's span, walk_us
+// by a walk of the whole table (how files were dropped before spans).
 // Issue 6 target: flat from 10^4 to 10^7.
 //
 //   index_scale [--sizes 10000,100000,1000000,10000000] [--lookups 2000000]
@@ -113,6 +115,45 @@ double TimeChase(uint64_t bytes, uint64_t steps, uint64_t seed) {
   return walk(steps);
 }
 
+// Finding the pages of one small file (kFilePages pages) among the table's entries, as dropping
+// a file does (PageCache InvalidateFile): *file_us by the file's span (PageIndex::ForEachOfFile),
+// *walk_us by a walk of the whole table, the median of a few runs each.
+void TimeFileDrop(PageIndex* index, double* file_us, double* walk_us) {
+  constexpr uint64_t kFilePages = 16;
+  constexpr uint64_t kFile = 1u << 20;  // no file of KeyOf's
+  std::vector<PageEntry> file(kFilePages);
+  for (uint64_t p = 0; p < kFilePages; ++p) {
+    file[p].key = PageKey{kFile, p};
+    ccfs::cache::RcuReadLock lock;
+    index->InsertUnique(&file[p]);
+  }
+  auto median_us = [](auto&& run) {
+    std::vector<double> us;
+    for (int r = 0; r < 5; ++r) {
+      auto t0 = Clock::now();
+      uint64_t seen = 0;
+      run(&seen);
+      us.push_back(std::chrono::duration<double, std::micro>(Clock::now() - t0).count());
+      asm volatile("" : : "r"(seen) : "memory");
+    }
+    std::sort(us.begin(), us.end());
+    return us[us.size() / 2];
+  };
+  *file_us = median_us([&](uint64_t* seen) {
+    ccfs::cache::RcuReadLock lock;
+    index->ForEachOfFile(kFile, 0, [&](PageEntry*) { ++*seen; });
+  });
+  *walk_us = median_us([&](uint64_t* seen) {
+    ccfs::cache::RcuReadLock lock;
+    index->ForEach([&](PageEntry* e) { *seen += e->key.file_id == kFile; });
+  });
+  {
+    ccfs::cache::RcuReadLock lock;
+    for (PageEntry& e : file) index->Remove(&e);
+  }
+  urcu_memb_synchronize_rcu();
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -160,6 +201,8 @@ int main(int argc, char** argv) {
     TimeLookups(*index, inserted, std::min(lookups, kWarmSteps), 7, &found);  // warm
     double ns = TimeLookups(*index, inserted, lookups, 11, &found);
     if (base == 0) base = ns;
+    double file_us = 0, walk_us = 0;
+    TimeFileDrop(index.get(), &file_us, &walk_us);
 
     // Chains: a lookup of a present key walks its bucket's entries (kept in hash order) up to its
     // own, so it visits (k + 1) / 2 entries on average in a bucket of k; probe_mean averages that
@@ -203,11 +246,11 @@ int main(int argc, char** argv) {
         "{\"pages\":%llu,\"inserted\":%llu,\"insert_timed_out\":%s,\"lookup_ns\":%.1f,"
         "\"ratio_vs_first\":%.3f,\"insert_ns\":%.1f,\"found\":%llu,\"entry_bytes\":%zu,"
         "\"buckets\":%llu,\"index_bytes\":%llu,\"chase_ns\":%.2f,\"lookup_per_chase\":%.3f,"
-        "\"chain_mean\":%.3f,\"probe_mean\":%.3f}\n",
+        "\"chain_mean\":%.3f,\"probe_mean\":%.3f,\"file_pages_us\":%.2f,\"walk_us\":%.1f}\n",
         (unsigned long long)n, (unsigned long long)inserted, timed_out ? "true" : "false", ns,
         ns / base, insert_ns, (unsigned long long)found, sizeof(PageEntry),
         (unsigned long long)buckets, (unsigned long long)index_bytes, chase_ns, ns / chase_ns,
-        chain_mean, probe_mean);
+        chain_mean, probe_mean, file_us, walk_us);
     std::fflush(stdout);
   }
   return 0;

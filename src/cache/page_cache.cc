@@ -504,9 +504,7 @@ void PageCache::Impl::InvalidateFile(uint64_t file_id, uint64_t from) {
   change_epoch_.fetch_add(1, std::memory_order_seq_cst);
   RcuReadLock rcu;
   std::vector<PageEntry*> doomed;
-  index_.ForEach([&](PageEntry* e) {
-    if (e->key.file_id == file_id && e->key.page_no >= first) doomed.push_back(e);
-  });
+  index_.ForEachOfFile(file_id, first, [&](PageEntry* e) { doomed.push_back(e); });
   for (PageEntry* e : doomed) Invalidate(e);
 }
 

@@ -1,6 +1,7 @@
 // PageIndex on its own: lookups find exactly the entry of a key, insert keeps the first entry of
 // a key, removal unlinks once, and lookups stay correct while other threads insert and remove
-// (entries retired through RCU).
+// (entries retired through RCU); each file's span counts its entries present and bounds their
+// page numbers, and a file's entries are found from it.
 #include "cache/page_index.h"
 
 #include <gtest/gtest.h>
@@ -83,6 +84,86 @@ TEST(PageIndexTest, ManyKeysEachFindTheirOwnEntryAndForEachSeesThemAll) {
 // Readers look up while a writer keeps inserting, removing and retiring entries of the same keys:
 // a lookup returns nullptr or an entry with exactly the key asked for (never a freed one: TSan and
 // ASan builds check that), and keys that are never removed are always found.
+TEST(PageIndexTest, AFilesSpanCountsItsEntriesPresentAndBoundsTheirPages) {
+  PageIndex index(16);
+  PageEntry* a = NewEntry(7, 3);
+  PageEntry* b = NewEntry(7, 40);
+  PageEntry* twin = NewEntry(7, 3);
+  PageEntry* other = NewEntry(8, 100);
+  {
+    RcuReadLock rcu;
+    EXPECT_EQ(index.SpanOf(7).entries, 0u);
+    ASSERT_EQ(index.InsertUnique(a), a);
+    ASSERT_EQ(index.InsertUnique(b), b);
+    ASSERT_EQ(index.InsertUnique(twin), a);
+    ASSERT_EQ(index.InsertUnique(other), other);
+    PageIndex::FileSpan span = index.SpanOf(7);
+    EXPECT_EQ(span.entries, 2u) << "a key already present is not counted twice";
+    EXPECT_EQ(span.end_page, 41u);
+    EXPECT_EQ(index.SpanOf(8).entries, 1u);
+    EXPECT_EQ(index.SpanOf(8).end_page, 101u) << "files keep spans of their own";
+    ASSERT_TRUE(index.Remove(b));
+    EXPECT_FALSE(index.Remove(b));
+    span = index.SpanOf(7);
+    EXPECT_EQ(span.entries, 1u) << "a second removal of one entry counts once";
+    EXPECT_GE(span.end_page, 4u);
+    ASSERT_TRUE(index.Remove(a));
+    span = index.SpanOf(7);
+    EXPECT_EQ(span.entries, 0u);
+    EXPECT_EQ(span.end_page, 0u) << "a file with no page present has no span left";
+    ASSERT_TRUE(index.Remove(other));
+  }
+  urcu_memb_synchronize_rcu();
+  delete a;
+  delete b;
+  delete twin;
+  delete other;
+}
+
+TEST(PageIndexTest, AFilesEntriesFromAPageOnAreFoundByLookupsAndByAWalk) {
+  PageIndex index(16);
+  std::vector<PageEntry*> entries;
+  for (uint64_t file = 1; file <= 3; ++file) {
+    for (uint64_t page = 0; page < 200; page += 3) entries.push_back(NewEntry(file, page));
+  }
+  // A page far beyond the others makes file 4's span longer than the table: found by a walk.
+  entries.push_back(NewEntry(4, 2));
+  entries.push_back(NewEntry(4, 1ull << 40));
+  auto found = [&](uint64_t file, uint64_t first) {
+    std::set<uint64_t> pages;
+    RcuReadLock rcu;
+    index.ForEachOfFile(file, first, [&](PageEntry* e) {
+      EXPECT_EQ(e->key.file_id, file);
+      EXPECT_TRUE(pages.insert(e->key.page_no).second) << "each entry once";
+    });
+    return pages;
+  };
+  auto expected = [&](uint64_t file, uint64_t first) {
+    std::set<uint64_t> pages;
+    for (PageEntry* e : entries) {
+      if (e->key.file_id == file && e->key.page_no >= first) pages.insert(e->key.page_no);
+    }
+    return pages;
+  };
+  {
+    RcuReadLock rcu;
+    for (PageEntry* e : entries) ASSERT_EQ(index.InsertUnique(e), e);
+  }
+  for (uint64_t file : {1, 2, 3, 4}) {
+    for (uint64_t first : {0ull, 1ull, 99ull, 198ull, 199ull, 1000ull, 1ull << 40}) {
+      EXPECT_EQ(found(file, first), expected(file, first)) << "file " << file << " from " << first;
+    }
+  }
+  EXPECT_TRUE(found(5, 0).empty()) << "a file never cached";
+  {
+    RcuReadLock rcu;
+    for (PageEntry* e : entries) ASSERT_TRUE(index.Remove(e));
+  }
+  for (uint64_t file : {1, 2, 3, 4}) EXPECT_TRUE(found(file, 0).empty());
+  urcu_memb_synchronize_rcu();
+  for (PageEntry* e : entries) delete e;
+}
+
 TEST(PageIndexTest, LookupsStayCorrectWhileEntriesComeAndGo) {
   PageIndex index(64);
   constexpr uint64_t kStable = 64, kChurn = 64;
@@ -129,6 +210,8 @@ TEST(PageIndexTest, LookupsStayCorrectWhileEntriesComeAndGo) {
   EXPECT_EQ(bad.load(), 0u);
   {
     RcuReadLock rcu;
+    EXPECT_EQ(index.SpanOf(1).entries, stable.size());
+    EXPECT_EQ(index.SpanOf(2).entries, 0u) << "every churned entry went";
     for (PageEntry* e : stable) ASSERT_TRUE(index.Remove(e));
   }
   for (PageEntry* e : stable) RetireEntry(e);
