@@ -4,7 +4,8 @@
 #
 #   scripts/stream_bench.sh [--stores "local sshfs gluster delay:100"] [--file-size SIZE]
 #                           [--memory SIZE] [--rounds R] [--configs "daemon:1MiB kernel:0 ..."]
-#                           [--phases "dd cat fio par4 pareto uniform rand8 epochs"] [--out DIR]
+#                           [--phases "dd cat fio par4 pareto uniform rand8 epochs"]
+#                           [--scan-data text|hex] [--out DIR]
 #
 # Per store, a file `big` of --file-size (default 1GiB) and four files p0..p3 of a quarter of it,
 # text-like (hex words: 2x per 8 KiB page with zstd level 1, and lz4 keeps almost nothing of it,
@@ -29,11 +30,14 @@
 #   uniform the same, uniformly random
 #   rand8   eight fio jobs at once, each QD1 uniformly random 8 KiB reads of big, 20 s: how many
 #           misses a configuration keeps in flight (the page cache keeps one per reader)
-#   epochs  repeated scans: a directory scan/ of 4 MiB text-like files, twice --memory in all,
-#           read whole by four readers (xargs -P4 cat) in an order shuffled per epoch, three
+#   epochs  repeated scans: a directory scan/ of 4 MiB files, twice --memory in all, read whole
+#           by four readers (xargs -P4 cat) in an order shuffled per epoch, three
 #           epochs in one mount (caches dropped before the first only), recorded as epoch1..3.
 #           Data that fits in RAM only compressed: an LRU page cache evicts each epoch what the
-#           next needs first.
+#           next needs first. --scan-data: text (default) is `ccfs mkdata --mix text=100` cut into
+#           4 MiB files (2.6x per 8 KiB page with zstd level 1, 1.7x with lz4); hex is the
+#           hex-word block above (2x with zstd; the result sets epochs-* of 2026-11-28 to
+#           2026-12-01 used it).
 #   hot     NOT a comparison at equal RAM but the bound on any: ccfs (daemon mode) with memory
 #           twice the file, outside any cgroup, reads big once with cat, then again with cat and
 #           with dd bs=1M; the second and third (every page a raw hit: a FUSE trip and a copy per
@@ -59,6 +63,7 @@ memory=256MiB
 rounds=2
 configs="daemon:1MiB daemon:0 kernel:1MiB"
 phases="dd cat fio par4"
+scan_data=text
 out="$root/results/stream-$(date +%Y%m%d-%H%M)"
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -68,11 +73,13 @@ while [ $# -gt 0 ]; do
     --rounds) rounds=$2; shift 2 ;;
     --configs) configs=$2; shift 2 ;;
     --phases) phases=$2; shift 2 ;;
+    --scan-data) scan_data=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
     *) echo "stream_bench: unknown argument '$1'" >&2; exit 2 ;;
   esac
 done
 equal_ram_checks "$memory"
+case $scan_data in text|hex) ;; *) die "--scan-data: '$scan_data' is not text or hex" ;; esac
 command -v fio >/dev/null || die "fio not found (Debian fio)"
 size_bytes=$(to_bytes "$file_size")
 
@@ -102,12 +109,21 @@ PY
   done
 }
 
-# The scan/ directory of the epochs phase: twice --memory of 4 MiB files, each a different
-# quarter of the block after a line of its own.
+# The scan/ directory of the epochs phase: twice --memory of 4 MiB files. text: mkdata's text
+# kind, seeded, cut into files; hex: each a different quarter of the block after a line of its own.
+# A file scan/.kind names the data, so a directory written by the other kind is written again.
 scan_files=$(( 2 * $(to_bytes "$memory") / (4 << 20) ))
 make_scan_files() {
-  rm -rf "$1/scan"
+  rm -rf "$1/scan" "$work/scan-text"
   mkdir -p "$1/scan"
+  if [ "$scan_data" = text ]; then
+    "$ccfs" mkdata --size "$(( scan_files * 4 ))MiB" --mix text=100 --seed 1 "$work/scan-text" \
+      >/dev/null
+    cat "$work/scan-text"/* | split -b 4MiB -d -a 4 - "$1/scan/f"
+    rm -rf "$work/scan-text"
+    echo text >"$1/scan/.kind"
+    return
+  fi
   python3 - "$work/block" "$1/scan" "$scan_files" <<'PY'
 import sys
 block = open(sys.argv[1], "rb").read()
@@ -116,6 +132,7 @@ for i in range(int(sys.argv[3])):
     at = (i % 4) * (4 << 20)
     open(f"{sys.argv[2]}/f{i}", "wb").write(head + block[at:at + (4 << 20) - len(head)])
 PY
+  echo hex >"$1/scan/.kind"
 }
 
 # RAW_TIER:READAHEAD[:OPTIONS] -> the -o keys of that configuration.
@@ -218,8 +235,9 @@ for store in $stores; do
     make_files "$files"
   fi
   if [[ " $phases " == *" epochs "* ]] &&
-     [ "$(ls "$files/scan" 2>/dev/null | wc -l)" -ne "$scan_files" ]; then
-    log "$store: writing scan/ ($scan_files files of 4 MiB)"
+     { [ "$(ls "$files/scan" 2>/dev/null | wc -l)" -ne "$scan_files" ] ||
+       [ "$(cat "$files/scan/.kind" 2>/dev/null)" != "$scan_data" ]; }; then
+    log "$store: writing scan/ ($scan_files files of 4 MiB, $scan_data)"
     make_scan_files "$files"
   fi
   mkdir -p "$mnt"
