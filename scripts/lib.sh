@@ -109,14 +109,15 @@ bench_cleanup() {
 ccfs_memory_for() { echo "$(( ($1 >> 20) * 85 / 100 - 32 ))MiB"; }
 
 # equal_ram_checks MEMORY: what a benchmark at equal RAM needs before it starts (root, the cgroup
-# v1 memory controller, a built ccfs), or dies naming what is missing; then ccfs (the binary),
+# v1 memory controller, a built ccfs), or dies naming what is missing; then ccfs (the binary:
+# build/ccfs, or $CCFS_BIN, e.g. another commit's build for a same-script comparison),
 # memory_bytes (MEMORY in bytes) and ccfs_memory (ccfs's `memory` in a cgroup of MEMORY).
 equal_ram_checks() {
   [ "$(id -u)" -eq 0 ] || die "needs root (stores, memory cgroups, drop_caches)"
   [ -f /sys/fs/cgroup/memory/memory.limit_in_bytes ] ||
     die "needs the cgroup v1 memory controller at /sys/fs/cgroup/memory"
-  ccfs=$root/build/ccfs
-  [ -x "$ccfs" ] || die "build ccfs first (cmake --build build)"
+  ccfs=${CCFS_BIN:-$root/build/ccfs}
+  [ -x "$ccfs" ] || die "build ccfs first (cmake --build build), or set CCFS_BIN to a binary"
   memory_bytes=$(to_bytes "$1")
   ccfs_memory=$(ccfs_memory_for "$memory_bytes")
 }

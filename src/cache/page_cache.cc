@@ -434,8 +434,10 @@ void PageCache::Impl::ReadAhead(Stream* stream, uint64_t file_id,
                                 const std::shared_ptr<BackingFile>& file, uint64_t offset,
                                 uint64_t n, bool at_end) {
   uint64_t from = 0;
-  const uint64_t len = stream->Next(offset, n, at_end,
-                                    readahead_max_.load(std::memory_order_relaxed), &from);
+  const uint64_t raw_share =
+      std::max(uint64_t{raw_.capacity()} * page_size_ / cache::kRawShareOfWindow, cache::kMinWindow);
+  const uint64_t max_window = std::min(readahead_max_.load(std::memory_order_relaxed), raw_share);
+  const uint64_t len = stream->Next(offset, n, at_end, max_window, &from);
   if (len == 0) return;
   // Whole pages: from the page the window starts in to the one it ends in, in pieces of at most
   // kTaskBytes, so that the read-ahead threads read one window with several reads at once.

@@ -7,7 +7,8 @@
 //      read of at least kStartBytes at offset 0 (a program reading a file from its start).
 //   2. Its first window is four reads (at least kMinWindow), read ahead of where the stream is.
 //   3. Each time the stream has less than half its window read ahead of it, the window doubles
-//      (up to the largest, Options::readahead) and the bytes up to a full window ahead are queued.
+//      (up to the largest: Options::readahead, and at most 1/kRawShareOfWindow of the raw tier)
+//      and the bytes up to a full window ahead are queued.
 //   4. Reads that arrive out of order (several request threads serve one open file) do not end a
 //      stream: a read within a window of where the stream is continues it.
 //   5. A read elsewhere, or one that reaches the end of the file, ends it.
@@ -37,6 +38,11 @@ namespace ccfs::cache {
 
 // A stream's first window is never smaller than this.
 inline constexpr uint64_t kMinWindow = 128 << 10;
+// The largest window is at most this fraction of the raw tier (but never below kMinWindow): pages
+// read ahead wait in the raw tier for their readers, and when the readers' windows together
+// outgrow it they are evicted before they are read, read again as misses, and each such read
+// pushes out another page read ahead.
+inline constexpr uint64_t kRawShareOfWindow = 8;
 // A first read at offset 0 starts a stream only if it is at least this long: a program reading a
 // small file whole (one short read) must not cost a read past its end.
 inline constexpr uint64_t kStartBytes = 32 << 10;

@@ -1,12 +1,13 @@
 // Read-ahead: the window a Stream keeps ahead of its reader (grows while the reader follows,
 // ends at a jump or at the end of the file), and the engine's read-ahead: a sequential reader
-// finds its pages read ahead (each page read from the store once, the bytes right), a random
-// reader causes none, pages read ahead and never asked for are counted when evicted, and a write
-// during a read-ahead leaves no stale page.
+// finds its pages read ahead (each page read from the store once, the bytes right) in windows
+// held to a share of the raw tier, a random reader causes none, pages read ahead and never asked
+// for are counted when evicted, and a write during a read-ahead leaves no stale page.
 #include <fcntl.h>
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <map>
 #include <random>
 #include <string>
 
@@ -197,6 +198,20 @@ TEST_F(ReadaheadEngineTest, OffReadsNothingAheadAndTurnsOnLive) {
   }
   cache->Quiesce();
   EXPECT_GT(cache->Stats().readahead_pages, 0u);
+}
+
+TEST_F(ReadaheadEngineTest, AWindowIsHeldToAnEighthOfTheRawTier) {
+  auto cache = MakeCache(2 * kMiB);  // 1 MiB of raw frames: windows of at most 128 KiB
+  PageCache::Stream stream;
+  for (uint64_t off = 0; off < 4 * kMiB; off += 64 * kKiB) {
+    ASSERT_NO_FATAL_FAILURE(Read(cache.get(), &stream, off, 64 * kKiB));
+    cache->Quiesce();
+    const std::map<uint64_t, int> reads = counting_->page_reads();
+    ASSERT_FALSE(reads.empty());
+    EXPECT_LE((reads.rbegin()->first + 1) * kPs, off + 64 * kKiB + 128 * kKiB)
+        << "read ahead further than 1/8 of the raw tier, at " << off;
+  }
+  EXPECT_GT(cache->Stats().readahead_hits, 0u) << "it still reads ahead";
 }
 
 TEST_F(ReadaheadEngineTest, PagesReadAheadAndEvictedUnreadAreCountedWasted) {
