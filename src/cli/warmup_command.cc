@@ -148,7 +148,7 @@ CommandRegistrar reg_warmup(
                       "files or directories (recursive) to load; relative ones are taken inside "
                       "MOUNTPOINT")
           ->required();
-      app->add_option("-j,--jobs", args->options.jobs, "ranges of 8 MiB loaded at once")
+      app->add_option("-j,--jobs", args->options.jobs, "ranges of 2 MiB loaded at once")
           ->check(CLI::Range(1, 256))
           ->capture_default_str();
       app->add_option("--max", args->options.max_percent,

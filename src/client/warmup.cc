@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <mutex>
 #include <thread>
+#include <vector>
 
 #include "ccfs/mount_protocol.h"
 #include "ccfs/stats.h"
@@ -29,6 +30,15 @@ namespace {
 // (ranges in flight finish), large enough that the open and close around each cost little
 // beside it (two backing reads of the largest run).
 constexpr uint64_t kRangeBytes = 2ull << 20;
+
+// A read through the mount (ReadThrough) asks for this much at a time: the kernel splits it into
+// requests of its own (max_read), so a larger buffer saves only system calls.
+constexpr uint64_t kReadThroughBytes = 1ull << 20;
+
+// Under raw_tier = kernel the ranges read through the mount stop at this share of the kernel's
+// budget: the daemon tells the kernel to drop the pages it sent longest ago once the share passes
+// the budget, and readers beside the warm-up add pages too.
+constexpr uint64_t kKernelSharePercent = 90;
 
 // How often the loads are looked at: often enough that a warm-up stops within a few ranges of the
 // cache filling up, even on a store that streams at GB/s.
@@ -52,6 +62,22 @@ class OpenFile {
  private:
   int fd_;
 };
+
+// Reads [offset, offset + length) of `fd` (the file `path`) through the mount: under
+// raw_tier = kernel the kernel's page cache then keeps the pages (the daemon's ledger counts every
+// page its replies send).
+Status ReadThrough(int fd, const std::string& path, uint64_t offset, uint64_t length) {
+  std::vector<char> buffer(std::min(length, kReadThroughBytes));
+  for (uint64_t at = offset; at < offset + length;) {
+    const uint64_t want = std::min<uint64_t>(buffer.size(), offset + length - at);
+    const ssize_t n = pread(fd, buffer.data(), want, static_cast<off_t>(at));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return Status::FromErrno(errno, path);
+    if (n == 0) break;  // the file is shorter than planned: it changed meanwhile
+    at += static_cast<uint64_t>(n);
+  }
+  return Status::Ok();
+}
 
 // Runs warm-up ioctl `cmd` on `fd` (the file `path`) over [offset, offset + length).
 Status CallDaemon(int fd, const std::string& path, unsigned long cmd, uint64_t offset,
@@ -82,6 +108,7 @@ CachedBytes CachedOf(int fd, uint64_t size, const WarmRange& r) {
     c.kernel_errno = CachedPages(fd, 0, 0, &pages);
     if (c.kernel_errno == 0) c.kernel_bytes = pages * SystemPageSize();
   }
+  c.held_bytes = std::min(size, c.raw_bytes + c.kernel_bytes + c.compressed_bytes);
   return c;
 }
 
@@ -121,6 +148,7 @@ void CachedBytes::Add(const CachedBytes& o) {
   kernel_bytes += o.kernel_bytes;
   compressed_bytes += o.compressed_bytes;
   compressed_ram += o.compressed_ram;
+  held_bytes += o.held_bytes;
   kernel_tier |= o.kernel_tier;
   if (kernel_errno == 0) kernel_errno = o.kernel_errno;
 }
@@ -236,6 +264,58 @@ bool Enough(const CachedBytes& now, uint64_t done, uint64_t full_bytes, WarmupRe
   return false;
 }
 
+// Under raw_tier = kernel the raw tier is the kernel's page cache, which only reads fill. Once the
+// daemon's tiers hold what fits of the first `handled` ranges, the first of them, up to 9/10 of
+// the kernel's share and within the limit, are read through the mount, `jobs` at once. They are
+// compressed hits by then: the kernel gets them at the speed of decompression, and with
+// kernel_demote = off the compressed tier keeps its copies (exclusive: they leave it, as any page
+// the kernel asks for does). Read before the daemon loads the rest, they would be misses that do
+// not wait for the compression pool, and beside them the evictor would drop pages uncompressed,
+// the warm-up's own among them. Errors are counted like the loads'.
+Status FillKernelShare(const WarmupPlan& plan, const std::vector<Range>& ranges, size_t handled,
+                       const CacheStats& stats, const WarmupOptions& options,
+                       WarmupProgress* progress, const std::function<void()>& tick,
+                       WarmupResult* result) {
+  CachedBytes now;
+  uint64_t errors = 0;
+  std::string first;
+  std::vector<std::atomic<bool>> all(plan.files.size());
+  for (size_t i = 0; i < handled; ++i) all[ranges[i].file].store(true);
+  Status s = CheckCached(Handled(plan, all), &now, &errors, &first);
+  if (!s.ok()) return s;
+  const uint64_t room =
+      std::min(stats.kernel_budget_bytes / 100 * kKernelSharePercent,
+               result->limit_bytes - std::min(result->limit_bytes, now.footprint()));
+  size_t count = 0;
+  for (uint64_t sum = 0; count < handled && sum + ranges[count].length <= room; ++count) {
+    sum += ranges[count].length;
+  }
+  std::atomic<size_t> next{0};
+  std::mutex error_mu;
+  auto job = [&] {
+    for (size_t i; (i = next.fetch_add(1)) < count;) {
+      const Range& r = ranges[i];
+      const WarmupFile& file = plan.files[r.file];
+      if (r.length == 0) continue;
+      OpenFile f(file.path);
+      Status st = f.fd() < 0 ? Status::FromErrno(errno, file.path)
+                             : ReadThrough(f.fd(), file.path, r.offset, r.length);
+      if (st.ok()) continue;
+      progress->errors.fetch_add(1);
+      std::lock_guard<std::mutex> lock(error_mu);
+      if (result->first_error.empty()) result->first_error = st.ToString();
+    }
+  };
+  std::vector<std::thread> threads;
+  for (int j = 0; j < std::max(1, options.jobs); ++j) threads.emplace_back(job);
+  while (next.load() < count + threads.size()) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(kPollMs));
+    if (tick) tick();
+  }
+  for (std::thread& t : threads) t.join();
+  return Status::Ok();
+}
+
 }  // namespace
 
 Status Warmup(const WarmupPlan& plan, const WarmupOptions& options, WarmupProgress* progress,
@@ -288,10 +368,8 @@ Status Warmup(const WarmupPlan& plan, const WarmupOptions& options, WarmupProgre
   for (int j = 0; j < std::max(1, options.jobs); ++j) threads.emplace_back(job);
 
   uint64_t next_check = 0;
-  // The files hold all the cache can give them: what is left of `memory` is the tiers' slack
+  // The files hold all the daemon's tiers can give them: what is left of them is their slack
   // (free frames, the compressed tier's last blob) and other files' pages.
-  // Under raw_tier = kernel a warm-up fills the compressed tier (and the small staging tier):
-  // the kernel's share fills as programs read.
   const uint64_t full_bytes = (stats.raw_budget_bytes + stats.compressed_budget_bytes) / 100 * 95;
   while (next.load() < ranges.size() + threads.size() && !stop.load()) {
     const uint64_t before = std::min(next.load(), ranges.size());
@@ -319,6 +397,11 @@ Status Warmup(const WarmupPlan& plan, const WarmupOptions& options, WarmupProgre
   for (std::thread& t : threads) t.join();
   if (!fatal.ok()) return fatal;
   if (!s.ok()) return s;
+  if (stats.kernel_raw_tier && !result->at_limit) {
+    s = FillKernelShare(plan, ranges, std::min(next.load(), ranges.size()), stats, options,
+                        progress, tick, result);
+    if (!s.ok()) return s;
+  }
   if (tick) tick();
 
   for (size_t f = 0; f < plan.files.size(); ++f) {

@@ -6,7 +6,9 @@
 // enter as pages someone wants (past probation, into the compressed tier once the raw share is
 // full) without crossing to this process. The daemon serves these requests like reads that miss:
 // on its miss pool, beside other readers, so a warm-up costs them what a reader of the same files
-// would.
+// would. Under raw_tier = kernel the raw tier is the kernel's page cache, which only reads fill:
+// once the daemon's tiers hold what fits, the first ranges walked, up to 9/10 of the kernel's
+// share, are also read through the mount (the bytes cross to this process and are dropped).
 //
 // 1. Plan. PlanWarmup resolves each PATH (relative: to MOUNTPOINT; absolute: must lie inside it),
 //    walks directories (symbolic links are not followed; what cannot be listed is counted as an
@@ -15,7 +17,7 @@
 //    order walked. While they load it asks the daemon, again and again, what the files it has
 //    loaded hold now, and stops (counting the rest as not warmed) once they take max_percent of
 //    `memory`, or 95% of what the daemon's tiers may hold (under raw_tier = kernel: the
-//    compressed and staging tiers; the kernel's share fills as programs read), or once pages it
+//    compressed and staging tiers; the kernel's share is read into afterwards), or once pages it
 //    loaded are gone again (the cache began to push out what the warm-up brought in). So "what
 //    fits" is measured, not guessed: the compressed size of a page is known only once the daemon
 //    has compressed it. Ranges in flight finish: it stops within a few MiB.
@@ -64,11 +66,14 @@ struct CachedBytes {
   uint64_t kernel_bytes = 0;      // raw_tier = kernel: in the kernel's page cache
   uint64_t compressed_bytes = 0;  // in the compressed tier, as file bytes (pages x page size)
   uint64_t compressed_ram = 0;    // ... and what they take there
+  // Of the files' bytes, how many some tier holds: per file the tiers' sum, at most its size. With
+  // kernel_demote = off the compressed tier also holds copies of pages in the kernel's share.
+  uint64_t held_bytes = 0;
   bool kernel_tier = false;
   int kernel_errno = 0;  // cachestat failed with this (the kernel's share is then unknown)
   // RAM the files' pages take: raw and kernel bytes whole, compressed ones at their size.
   uint64_t footprint() const { return raw_bytes + kernel_bytes + compressed_ram; }
-  uint64_t cached() const { return raw_bytes + kernel_bytes + compressed_bytes; }
+  uint64_t cached() const { return held_bytes; }
   void Add(const CachedBytes& o);
 };
 
