@@ -81,8 +81,10 @@ void Evictor::Configure(const Options& o) {
   const double floor_percent = o.kernel_raw_tier() ? kStagingMinPercent : 0;
   low_watermark_ = std::max<uint32_t>(
       1, static_cast<uint32_t>(frames * std::max(o.low_watermark_percent, floor_percent) / 100));
-  batch_ = std::max<uint32_t>(
+  const uint32_t batch = std::max<uint32_t>(
       1, static_cast<uint32_t>(frames * std::max(o.evict_batch_percent, floor_percent) / 100));
+  batch_ = batch;
+  stalled_batch_ = std::max(batch, std::min(kStalledBatchFrames, frames / 8));
   min_savings_.store(o.min_savings_percent);
   admission_filter_.store(o.admission_filter);
   // About as many fingerprints as the compressed tier holds pages at a 2:1 ratio.
@@ -155,7 +157,8 @@ void Evictor::Loop() {
     if (mode == Evict::kNone) continue;
     busy_ = true;
     lock.Unlock();
-    uint32_t want = batch_.load(std::memory_order_relaxed);
+    uint32_t want = raw.waiters() > 0 ? stalled_batch_.load(std::memory_order_relaxed)
+                                      : batch_.load(std::memory_order_relaxed);
     if (mode == Evict::kDrop) want = std::max<uint32_t>(1, want / 8);
     uint32_t active = raw.active(), capacity = raw.capacity();
     if (active > capacity) want = std::max(want, active - capacity);

@@ -124,7 +124,8 @@ const std::vector<KeySpec>& AllKeys() {
        "it was read more often lately than the page it would displace (true); or every victim "
        "(false)."},
       {"evict_batch_percent", "eviction", &Options::evict_batch_percent, PercentAbove(0, 50), kLive,
-       "Victims taken per sweep of the raw tier, percent of raw frames, (0, 50] (at least one page)."},
+       "Victims taken per sweep of the raw tier, percent of raw frames, (0, 50] (while a miss "
+       "waits for a frame: at least 32 pages, or an eighth of the tier if that is fewer)."},
       {"low_watermark_percent", "eviction", &Options::low_watermark_percent, PercentAbove(0, 50), kLive,
        "The evictor starts when free raw frames fall below this, percent of raw frames, (0, 50]."},
       {"probation", "eviction", &Options::probation, Any(), kLive,
