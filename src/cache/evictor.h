@@ -49,13 +49,12 @@ class Evictor {
  public:
   // raw_tier = kernel: the least batch and low watermark, percent of the (staging) raw frames.
   static constexpr double kStagingMinPercent = 25;
-  // The least batch, in frames (at most an eighth of the tier), while misses wait for a frame, and
-  // the least batch by which the pool counts as behind (Behind): a run of misses takes up to 1 MiB
-  // of frames at once (page_cache.cc). With batches of 2% of a small tier (two frames of 128)
-  // such misses waited for the evictor once per page or two, and the pool counted as behind with
-  // four pages in flight, so victims were dropped uncompressed. Not while no miss waits: a larger
-  // batch leaves more frames empty, and in a scan hands the pool more pages of a region that does
-  // not compress before its rejects are counted (RejectMemory).
+  // The least batch, in frames (at most an eighth of the tier), while misses wait for a frame: a
+  // run of misses takes up to 1 MiB of frames at once (page_cache.cc), and with batches of 2% of
+  // a small tier (two frames of 128) such misses waited for the evictor once per page or two.
+  // Not while no miss waits: a larger batch leaves more frames empty, and in a scan hands the
+  // pool more pages of a region that does not compress before its rejects are counted
+  // (RejectMemory); nor for Behind, for the same reason.
   static constexpr uint32_t kStalledBatchFrames = 32;
 
   // The engine's parts the evictor works on (not owned).
@@ -142,7 +141,7 @@ class Evictor {
   std::atomic<bool> admission_filter_;
   std::atomic<uint32_t> low_watermark_{1};
   std::atomic<uint32_t> batch_{1};
-  std::atomic<uint32_t> stalled_batch_{1};  // kStalledBatchFrames: batch_ or more
+  std::atomic<uint32_t> stalled_batch_{1};  // batch_ or more: kStalledBatchFrames
   std::atomic<double> min_savings_;
   std::atomic<uint32_t> in_flight_{0};     // victims handed to the pool, not yet done
   std::atomic<uint64_t> ghost_slots_{0};   // wanted size of ghost_; the evictor applies it
