@@ -390,9 +390,12 @@ Status Warmup(const WarmupPlan& plan, const WarmupOptions& options, WarmupProgre
     // The next look after another 1/64 of the limit is walked, or, when looking takes long (large
     // or many files: each look asks for every page of the files handled), after nine times what
     // was walked meanwhile: looking then takes at most a tenth of the time, and of the daemon's
-    // CPU, which the warm-up's compressions need.
+    // CPU, which the warm-up's compressions need. But never after more than an eighth of
+    // `memory`: where a look is slow beside the loads (a slow daemon, a small cache), nine times
+    // its walk would load the whole cache again before the next look saw it full.
     const uint64_t walked = progress->bytes_done.load();
-    next_check = walked + std::max(result->limit_bytes / 64, 9 * (walked - done));
+    next_check = walked + std::min(std::max(result->limit_bytes / 64, 9 * (walked - done)),
+                                   result->memory_bytes / 8);
   }
   for (std::thread& t : threads) t.join();
   if (!fatal.ok()) return fatal;
