@@ -6,10 +6,12 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -239,6 +241,32 @@ std::vector<Range> RangesOf(const WarmupPlan& plan) {
   return ranges;
 }
 
+// Runs fn(i) for every i in [0, count) on `jobs` threads, each taking the next index, and calls
+// poll(taken) on this thread every kPollMs (taken: indexes handed out so far, at most count) until
+// every job has returned. fn returning false, or poll returning true, stops the jobs from taking
+// more indexes. Returns the indexes taken.
+size_t RunJobs(size_t count, int jobs, const std::function<bool(size_t)>& fn,
+               const std::function<bool(size_t)>& poll) {
+  std::atomic<size_t> next{0};
+  std::atomic<bool> stop{false};
+  auto job = [&] {
+    for (size_t i; !stop.load() && (i = next.fetch_add(1)) < count;) {
+      if (!fn(i)) stop.store(true);
+    }
+  };
+  const size_t n = static_cast<size_t>(std::max(1, jobs));
+  std::vector<std::thread> threads;
+  for (size_t j = 0; j < n; ++j) threads.emplace_back(job);
+  // Each job takes one index past the end before it returns: next reaches count + n.
+  while (next.load() < count + n && !stop.load()) {
+    const size_t taken = std::min(next.load(), count);
+    std::this_thread::sleep_for(std::chrono::milliseconds(kPollMs));
+    if (poll(taken)) stop.store(true);
+  }
+  for (std::thread& t : threads) t.join();
+  return std::min(next.load(), count);
+}
+
 // The files some range of which was handled, as a plan of their own (what the check reads).
 WarmupPlan Handled(const WarmupPlan& plan, const std::vector<std::atomic<bool>>& touched) {
   WarmupPlan p;
@@ -272,16 +300,14 @@ bool Enough(const CachedBytes& now, uint64_t done, uint64_t full_bytes, WarmupRe
 // the kernel asks for does). Read before the daemon loads the rest, they would be misses that do
 // not wait for the compression pool, and beside them the evictor would drop pages uncompressed,
 // the warm-up's own among them. Errors are counted like the loads'.
-Status FillKernelShare(const WarmupPlan& plan, const std::vector<Range>& ranges, size_t handled,
-                       const CacheStats& stats, const WarmupOptions& options,
-                       WarmupProgress* progress, const std::function<void()>& tick,
-                       WarmupResult* result) {
+Status FillKernelShare(const WarmupPlan& plan, const std::vector<std::atomic<bool>>& touched,
+                       const std::vector<Range>& ranges, size_t handled, const CacheStats& stats,
+                       const WarmupOptions& options, WarmupProgress* progress,
+                       const std::function<void()>& tick, WarmupResult* result) {
   CachedBytes now;
   uint64_t errors = 0;
   std::string first;
-  std::vector<std::atomic<bool>> all(plan.files.size());
-  for (size_t i = 0; i < handled; ++i) all[ranges[i].file].store(true);
-  Status s = CheckCached(Handled(plan, all), &now, &errors, &first);
+  Status s = CheckCached(Handled(plan, touched), &now, &errors, &first);
   if (!s.ok()) return s;
   const uint64_t room =
       std::min(stats.kernel_budget_bytes / 100 * kKernelSharePercent,
@@ -290,29 +316,24 @@ Status FillKernelShare(const WarmupPlan& plan, const std::vector<Range>& ranges,
   for (uint64_t sum = 0; count < handled && sum + ranges[count].length <= room; ++count) {
     sum += ranges[count].length;
   }
-  std::atomic<size_t> next{0};
   std::mutex error_mu;
-  auto job = [&] {
-    for (size_t i; (i = next.fetch_add(1)) < count;) {
-      const Range& r = ranges[i];
-      const WarmupFile& file = plan.files[r.file];
-      if (r.length == 0) continue;
-      OpenFile f(file.path);
-      Status st = f.fd() < 0 ? Status::FromErrno(errno, file.path)
-                             : ReadThrough(f.fd(), file.path, r.offset, r.length);
-      if (st.ok()) continue;
-      progress->errors.fetch_add(1);
-      std::lock_guard<std::mutex> lock(error_mu);
-      if (result->first_error.empty()) result->first_error = st.ToString();
-    }
+  auto read = [&](size_t i) {
+    const Range& r = ranges[i];
+    const WarmupFile& file = plan.files[r.file];
+    if (r.length == 0) return true;
+    OpenFile f(file.path);
+    Status st = f.fd() < 0 ? Status::FromErrno(errno, file.path)
+                           : ReadThrough(f.fd(), file.path, r.offset, r.length);
+    if (st.ok()) return true;
+    progress->errors.fetch_add(1);
+    std::lock_guard<std::mutex> lock(error_mu);
+    if (result->first_error.empty()) result->first_error = st.ToString();
+    return true;
   };
-  std::vector<std::thread> threads;
-  for (int j = 0; j < std::max(1, options.jobs); ++j) threads.emplace_back(job);
-  while (next.load() < count + threads.size()) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(kPollMs));
+  RunJobs(count, options.jobs, read, [&](size_t) {
     if (tick) tick();
-  }
-  for (std::thread& t : threads) t.join();
+    return false;
+  });
   return Status::Ok();
 }
 
@@ -330,63 +351,53 @@ Status Warmup(const WarmupPlan& plan, const WarmupOptions& options, WarmupProgre
 
   const std::vector<Range> ranges = RangesOf(plan);
   std::vector<std::atomic<bool>> touched(plan.files.size());
-  std::atomic<size_t> next{0};
-  std::atomic<bool> stop{false};
   std::mutex error_mu;
   Status fatal;  // guarded by error_mu: a daemon without warm-up stops every job
 
-  auto job = [&] {
-    for (;;) {
-      const size_t i = next.fetch_add(1);
-      if (i >= ranges.size() || stop.load()) return;
-      const Range& r = ranges[i];
-      const WarmupFile& file = plan.files[r.file];
-      touched[r.file].store(true);
-      Status st;
-      WarmRange reply{};
-      if (r.length > 0) {
-        OpenFile f(file.path);
-        st = f.fd() < 0 ? Status::FromErrno(errno, file.path)
-                        : CallDaemon(f.fd(), file.path, kWarmIoctl, r.offset, r.length, &reply);
-      }
-      if (st.ok()) {
-        progress->bytes_loaded.fetch_add(reply.loaded);
-      } else {
-        progress->errors.fetch_add(1);
-        std::lock_guard<std::mutex> lock(error_mu);
-        if (result->first_error.empty()) result->first_error = st.ToString();
-        if (st.code() == Status::Code::kNotSupported) {
-          fatal = st;
-          stop.store(true);
-        }
-      }
-      progress->bytes_done.fetch_add(r.length);
-      if (r.offset + r.length >= file.size) progress->files_done.fetch_add(1);
+  auto load = [&](size_t i) {
+    const Range& r = ranges[i];
+    const WarmupFile& file = plan.files[r.file];
+    touched[r.file].store(true);
+    Status st;
+    WarmRange reply{};
+    if (r.length > 0) {
+      OpenFile f(file.path);
+      st = f.fd() < 0 ? Status::FromErrno(errno, file.path)
+                      : CallDaemon(f.fd(), file.path, kWarmIoctl, r.offset, r.length, &reply);
     }
+    bool go_on = true;
+    if (st.ok()) {
+      progress->bytes_loaded.fetch_add(reply.loaded);
+    } else {
+      progress->errors.fetch_add(1);
+      std::lock_guard<std::mutex> lock(error_mu);
+      if (result->first_error.empty()) result->first_error = st.ToString();
+      if (st.code() == Status::Code::kNotSupported) {
+        fatal = st;
+        go_on = false;
+      }
+    }
+    progress->bytes_done.fetch_add(r.length);
+    if (r.offset + r.length >= file.size) progress->files_done.fetch_add(1);
+    return go_on;
   };
-  std::vector<std::thread> threads;
-  for (int j = 0; j < std::max(1, options.jobs); ++j) threads.emplace_back(job);
 
   uint64_t next_check = 0;
   // The files hold all the daemon's tiers can give them: what is left of them is their slack
   // (free frames, the compressed tier's last blob) and other files' pages.
   const uint64_t full_bytes = (stats.raw_budget_bytes + stats.compressed_budget_bytes) / 100 * 95;
-  while (next.load() < ranges.size() + threads.size() && !stop.load()) {
-    const uint64_t before = std::min(next.load(), ranges.size());
-    std::this_thread::sleep_for(std::chrono::milliseconds(kPollMs));
+  // True (stop) once the files hold enough, or a look at them failed (its status in s).
+  auto enough = [&](size_t taken) {
     if (tick) tick();
-    if (before >= ranges.size()) continue;  // the last ranges are loading: nothing to decide
+    if (taken >= ranges.size()) return false;  // the last ranges are loading: nothing to decide
     const uint64_t done = progress->bytes_done.load();
-    if (done < next_check) continue;
+    if (done < next_check) return false;
     // Ask what the files hold now.
     CachedBytes now;
     uint64_t errors = 0;
     std::string first;
     s = CheckCached(Handled(plan, touched), &now, &errors, &first);
-    if (!s.ok() || Enough(now, done, full_bytes, result)) {
-      stop.store(true);
-      break;
-    }
+    if (!s.ok() || Enough(now, done, full_bytes, result)) return true;
     // The next look after another 1/64 of the limit is walked, or, when looking takes long (large
     // or many files: each look asks for every page of the files handled), after nine times what
     // was walked meanwhile: looking then takes at most a tenth of the time, and of the daemon's
@@ -396,13 +407,13 @@ Status Warmup(const WarmupPlan& plan, const WarmupOptions& options, WarmupProgre
     const uint64_t walked = progress->bytes_done.load();
     next_check = walked + std::min(std::max(result->limit_bytes / 64, 9 * (walked - done)),
                                    result->memory_bytes / 8);
-  }
-  for (std::thread& t : threads) t.join();
+    return false;
+  };
+  const size_t taken = RunJobs(ranges.size(), options.jobs, load, enough);
   if (!fatal.ok()) return fatal;
   if (!s.ok()) return s;
   if (stats.kernel_raw_tier && !result->at_limit) {
-    s = FillKernelShare(plan, ranges, std::min(next.load(), ranges.size()), stats, options,
-                        progress, tick, result);
+    s = FillKernelShare(plan, touched, ranges, taken, stats, options, progress, tick, result);
     if (!s.ok()) return s;
   }
   if (tick) tick();
