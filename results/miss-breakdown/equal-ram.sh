@@ -4,7 +4,12 @@
 # scripts/lib.sh's ccfs_memory_for gives it), on the local disk; QD1 8 KiB psync reads, Pareto 0.2
 # (fio's pareto:0.2) over a 1 GiB file of random bytes; interleaved rounds.
 #
-#   results/miss-breakdown/equal-ram.sh OUT [M] [ROUNDS] [SECONDS] [CCFS_OPTIONS]
+#   results/miss-breakdown/equal-ram.sh OUT [M] [ROUNDS] [SECONDS] [CCFS_OPTIONS...]
+#
+# Each CCFS_OPTIONS (none: one run with no extra option) is one ccfs target per round, added to
+# raw_tier=kernel,compressed_percent=0. EQUAL_RAM_LAW sets fio's law (pareto:0.2 by default, or
+# random), EQUAL_RAM_SIZE the file (1G), EQUAL_RAM_MEMORY ccfs's memory. After the rounds the
+# null-FUSE round trip is measured once (bench/fuse_rtt, when built): a ccfs miss crosses it.
 #
 # Per run: fio's mean; the pages the cgroup took in per fio read (memory.stat pgpgin: every page
 # the kernel cached for a reader, read-ahead included, and the daemon's own pages); at the end the
@@ -14,7 +19,9 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 me=equal-ram
 . "$root/scripts/lib.sh"
-out=${1:?OUT}; m=${2:-128MiB}; rounds=${3:-2}; secs=${4:-20}; extra=${5:-}
+out=${1:?OUT}; m=${2:-128MiB}; rounds=${3:-2}; secs=${4:-20}; shift $(( $# < 4 ? $# : 4 ))
+configs=("$@"); [ ${#configs[@]} -gt 0 ] || configs=("")
+law=${EQUAL_RAM_LAW:-pareto:0.2}; size=${EQUAL_RAM_SIZE:-1G}
 equal_ram_checks "$m"
 ccfs_memory=${EQUAL_RAM_MEMORY:-$ccfs_memory}
 mkdir -p "$out"; out=$(cd "$out" && pwd)
@@ -30,37 +37,40 @@ cleanup() {
 }
 trap cleanup EXIT
 rm -rf "$work"; mkdir -p "$work/data" "$mnt"
-head -c 1G /dev/urandom >"$work/data/f"
+head -c "$size" /dev/urandom >"$work/data/f"
 : >"$out/equal-ram.jsonl"
+miss_ns() { python3 -c "import json, sys; m = json.load(open(sys.argv[1] + '/.ccfs/stats.json'))['latency']['miss']; print(m['count'], m['sum_ns'])" "$1"; }
 stat_of() { awk -v k="$1" '$1 == k {print $2}' "$cg/memory.stat"; }
 run() {  # TAG FILE
-  local tag=$1 file=$2 in0 in1 r0="0 0" r1="0 0" rss=0
+  local tag=$1 file=$2 in0 in1 r0="0 0" r1="0 0" l0="0 0" l1="0 0" rss=0
   in_cgroup "$cg" fio --name=w --filename="$file" --rw=randread --bs=8k --ioengine=psync \
-    --random_distribution=pareto:0.2 --norandommap --time_based --runtime=10 --invalidate=0 \
+    --random_distribution=$law --norandommap --time_based --runtime=10 --invalidate=0 \
     --output=/dev/null
   in0=$(stat_of pgpgin)
-  [ "$tag" = pagecache ] || r0=$(ccfs_reads_misses "$mnt")
+  [ "$tag" = pagecache ] || { r0=$(ccfs_reads_misses "$mnt"); l0=$(miss_ns "$mnt"); }
   in_cgroup "$cg" fio --name=r --filename="$file" --rw=randread --bs=8k --ioengine=psync \
-    --random_distribution=pareto:0.2 --norandommap --time_based --runtime="$secs" \
+    --random_distribution=$law --norandommap --time_based --runtime="$secs" \
     --invalidate=0 --output-format=json --output="$work/fio.json" >/dev/null
   in1=$(stat_of pgpgin)
-  [ "$tag" = pagecache ] || { r1=$(ccfs_reads_misses "$mnt"); rss=$(awk '/VmRSS/ {print $2}' "/proc/$daemon_pid/status"); }
-  python3 - "$work/fio.json" "$tag" "$rnd" "$in0" "$in1" "$(stat_of cache)" "$(stat_of rss)" \
-    "$rss" $r0 $r1 <<'PY' >>"$out/equal-ram.jsonl"
+  [ "$tag" = pagecache ] || { r1=$(ccfs_reads_misses "$mnt"); l1=$(miss_ns "$mnt"); rss=$(awk '/VmRSS/ {print $2}' "/proc/$daemon_pid/status"); }
+  python3 - "$work/fio.json" "$tag" "$rnd" "$law" "$size" "$in0" "$in1" "$(stat_of cache)" "$(stat_of rss)" \
+    "$rss" $r0 $r1 $l0 $l1 <<'PY' >>"$out/equal-ram.jsonl"
 import json, sys
-f, tag, rnd, in0, in1, cache, rss, drss, q0, m0, q1, m1 = sys.argv[1:]
+f, tag, rnd, law, size, in0, in1, cache, rss, drss, q0, m0, q1, m1, c0, s0, c1, s1 = sys.argv[1:]
 r = json.load(open(f))["jobs"][0]["read"]
 n = r["total_ios"]
-print(json.dumps({"target": tag, "round": int(rnd), "mean_us": r["clat_ns"]["mean"] / 1e3,
+print(json.dumps({"target": tag, "round": int(rnd), "law": law, "size": size, "mean_us": r["clat_ns"]["mean"] / 1e3,
                   "reads": n, "pgpgin_per_read": (int(in1) - int(in0)) / n,
                   "cg_cache_mib": int(cache) / 2**20, "cg_rss_mib": int(rss) / 2**20,
                   "daemon_rss_mib": int(drss) / 1024,
                   "requests_per_read": (int(q1) - int(q0)) / n,
-                  "misses_per_read": (int(m1) - int(m0)) / n}))
+                  "misses_per_read": (int(m1) - int(m0)) / n,
+                  "daemon_miss_us": (int(s1) - int(s0)) / 1e3 / max(1, int(c1) - int(c0))}))
 PY
 }
 for rnd in $(seq "$rounds"); do
-  for tag in pagecache kernel; do
+  for i in -1 $(seq 0 $(( ${#configs[@]} - 1 ))); do
+    if [ "$i" -lt 0 ]; then tag=pagecache; else extra=${configs[$i]}; tag="kernel${extra:+,$extra}"; fi
     log "round $rnd: $tag"
     cgroup_make "$cg" "$memory_bytes"
     sync; echo 3 >/proc/sys/vm/drop_caches
@@ -72,7 +82,7 @@ for rnd in $(seq "$rounds"); do
       daemon_pid=$!
       for _ in $(seq 200); do grep -q " $mnt fuse" /proc/mounts && break; sleep 0.05; done
       grep -q " $mnt fuse" /proc/mounts || die "mount failed: $(tail -3 "$work/daemon.log")"
-      run kernel "$mnt/f"
+      run "$tag" "$mnt/f"
       fusermount3 -u "$mnt"; wait "$daemon_pid"; daemon_pid=""
     fi
     cgroup_remove "$cg"
@@ -86,9 +96,13 @@ for l in open(sys.argv[1]):
 def rng(v, f="%.1f"):
     a, b = f % min(v), f % max(v)
     return a if a == b else a + "-" + b
-keys = ["mean_us", "pgpgin_per_read", "cg_cache_mib", "cg_rss_mib", "daemon_rss_mib", "requests_per_read", "misses_per_read"]
+keys = ["mean_us", "pgpgin_per_read", "cg_cache_mib", "cg_rss_mib", "daemon_rss_mib", "requests_per_read", "misses_per_read", "daemon_miss_us"]
 print("| target | " + " | ".join(keys) + " |")
 print("|---|" + "---|" * len(keys))
 for t, v in by.items():
-    print(f"| {t} | " + " | ".join(rng([d[k] for d in v], "%.2f" if "per_read" in k else "%.1f") for k in keys) + " |")
+    print(f"| {t} | " + " | ".join(rng([d.get(k, 0) for d in v], "%.2f" if "per_read" in k else "%.1f") for k in keys) + " |")
 PY
+if [ -x "$root/build/fuse_rtt" ]; then
+  log "the null-FUSE round trip now"
+  "$root/build/fuse_rtt" --dir /var/tmp --ops 20000 2>/dev/null | tee "$out/fuse-rtt.txt"
+fi
