@@ -49,15 +49,7 @@ one() {
   local reads
   reads=$(python3 -c "import json; print(json.load(open('$mnt/.ccfs/stats.json'))['reads'] - $r0)")
   "$new" umount "$mnt"
-  python3 - "$dir/lat_clat.1.log" "$round" "$what" "$warm_s" "$kernel" "$comp" "$reads" <<'PY'
-import sys
-path, rnd, what, warm_s, kernel, comp, reads = sys.argv[1:]
-rows = [l.split(',') for l in open(path)]
-def mean(a, b):
-    v = [int(r[1]) / 1e3 for r in rows if a * 1000 <= int(r[0]) < b * 1000]
-    return sum(v) / len(v) if v else float('nan')
-print(f"{rnd} {what} {float(warm_s):.1f} {kernel} {comp} {mean(0, 5):.1f} {mean(5, 10):.1f} {mean(10, 31):.1f} {reads}")
-PY
+  echo "$round $what $(printf %.1f "$warm_s") $kernel $comp $("$repo/results/warmup-restart/lat_means.py" "$dir/lat_clat.1.log") $reads"
 }
 echo "# load: $(cat /proc/loadavg)"
 echo "round what warmup_s kernel_MiB compressed_MiB mean_us_0-5s mean_us_5-10s mean_us_10-30s daemon_reads"

@@ -324,10 +324,11 @@ Status FillKernelShare(const WarmupPlan& plan, const std::vector<std::atomic<boo
     OpenFile f(file.path);
     Status st = f.fd() < 0 ? Status::FromErrno(errno, file.path)
                            : ReadThrough(f.fd(), file.path, r.offset, r.length);
-    if (st.ok()) return true;
-    progress->errors.fetch_add(1);
-    std::lock_guard<std::mutex> lock(error_mu);
-    if (result->first_error.empty()) result->first_error = st.ToString();
+    if (!st.ok()) {
+      progress->errors.fetch_add(1);
+      std::lock_guard<std::mutex> lock(error_mu);
+      if (result->first_error.empty()) result->first_error = st.ToString();
+    }
     return true;
   };
   RunJobs(count, options.jobs, read, [&](size_t) {
