@@ -39,6 +39,8 @@ trap cleanup EXIT
 rm -rf "$work"; mkdir -p "$work/data" "$mnt"
 head -c "$size" /dev/urandom >"$work/data/f"
 : >"$out/equal-ram.jsonl"
+# The daemon's pid, from its stats.json: $daemon_pid is the shell that in_cgroup runs it from.
+daemon_of() { python3 -c "import json, sys; print(json.load(open(sys.argv[1] + '/.ccfs/stats.json'))['daemon']['pid'])" "$1"; }
 miss_ns() { python3 -c "import json, sys; m = json.load(open(sys.argv[1] + '/.ccfs/stats.json'))['latency']['miss']; print(m['count'], m['sum_ns'])" "$1"; }
 stat_of() { awk -v k="$1" '$1 == k {print $2}' "$cg/memory.stat"; }
 run() {  # TAG FILE
@@ -52,7 +54,7 @@ run() {  # TAG FILE
     --random_distribution=$law --norandommap --time_based --runtime="$secs" \
     --invalidate=0 --output-format=json --output="$work/fio.json" >/dev/null
   in1=$(stat_of pgpgin)
-  [ "$tag" = pagecache ] || { r1=$(ccfs_reads_misses "$mnt"); l1=$(miss_ns "$mnt"); rss=$(awk '/VmRSS/ {print $2}' "/proc/$daemon_pid/status"); }
+  [ "$tag" = pagecache ] || { r1=$(ccfs_reads_misses "$mnt"); l1=$(miss_ns "$mnt"); rss=$(awk '/VmRSS/ {print $2}' "/proc/$(daemon_of "$mnt")/status"); }
   python3 - "$work/fio.json" "$tag" "$rnd" "$law" "$size" "$in0" "$in1" "$(stat_of cache)" "$(stat_of rss)" \
     "$rss" $r0 $r1 $l0 $l1 <<'PY' >>"$out/equal-ram.jsonl"
 import json, sys
@@ -100,7 +102,7 @@ keys = ["mean_us", "pgpgin_per_read", "cg_cache_mib", "cg_rss_mib", "daemon_rss_
 print("| target | " + " | ".join(keys) + " |")
 print("|---|" + "---|" * len(keys))
 for t, v in by.items():
-    print(f"| {t} | " + " | ".join(rng([d.get(k, 0) for d in v], "%.2f" if "per_read" in k else "%.1f") for k in keys) + " |")
+    print(f"| {t} | " + " | ".join(rng([d[k] for d in v], "%.2f" if "per_read" in k else "%.1f") for k in keys) + " |")
 PY
 if [ -x "$root/build/fuse_rtt" ]; then
   log "the null-FUSE round trip now"

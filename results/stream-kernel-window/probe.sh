@@ -9,6 +9,8 @@
 # Prints one line per run: MiB/s, the daemon's backing reads and its CPU seconds (utime + stime).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
+me=probe
+. "$root/scripts/lib.sh"
 rounds=${1:-2}
 ccfs=${CCFS_BIN:-$root/build/ccfs}
 w=/var/tmp/ccfs-stream-kernel-window; mnt=$w/mnt; cg=/sys/fs/cgroup/memory/ccfs-stream-kernel-window
@@ -17,38 +19,36 @@ cleanup() {
   set +e
   grep -q " $mnt fuse" /proc/mounts && fusermount3 -u "$mnt"
   [ -n "$dp" ] && wait "$dp"
-  [ -d "$cg" ] && rmdir "$cg"
+  cgroup_remove "$cg"
   rm -rf "$w"
 }
 trap cleanup EXIT
-mkdir -p "$w/data" "$mnt" "$cg"
+mkdir -p "$w/data" "$mnt"
 "$ccfs" mkdata --size 1GiB --mix text=100 "$w/gen" >/dev/null
 find "$w/gen" -type f | sort | xargs cat | head -c 1G >"$w/data/big"
 rm -rf "$w/gen"
-echo $((256 << 20)) >"$cg/memory.limit_in_bytes"
-in_cg() { bash -c 'echo $$ > "$0/cgroup.procs"; exec "$@"' "$cg" "$@"; }
+cgroup_make "$cg" $((256 << 20))
 mibs() { echo "1024 / ($2 - $1)" | bc -l | cut -c1-6; }
 ccfs_run() {  # OPTIONS WINDOW_KB|-
   sync; echo 3 >/proc/sys/vm/drop_caches
-  # bash execs into the daemon, so $! is the daemon's pid (its CPU times are read below).
-  bash -c 'echo $$ > "$0/cgroup.procs"; exec "$@"' "$cg" \
-    "$ccfs" mount -f -o "memory=185MiB,raw_tier=kernel$1" "$w/data" "$mnt" 2>>"$w/daemon.log" &
+  in_cgroup "$cg" "$ccfs" mount -f -o "memory=185MiB,raw_tier=kernel$1" "$w/data" "$mnt" \
+    2>>"$w/daemon.log" &
   dp=$!
   for _ in $(seq 100); do grep -q " $mnt fuse" /proc/mounts && break; sleep 0.05; done
   local bdi; bdi=/sys/class/bdi/$(mountpoint -d "$mnt")/read_ahead_kb
   local set_by=ccfs; [ "$2" = - ] || { echo "$2" >"$bdi"; set_by=hand; }
   local window; window=$(cat "$bdi")
-  local t0 t1; t0=$(date +%s.%N); in_cg cat "$mnt/big" >/dev/null; t1=$(date +%s.%N)
-  local reads cpu
-  reads=$(python3 -c "import json, sys; print(json.load(open(sys.argv[1]))['backing_reads'])" "$mnt/.ccfs/stats.json")
-  cpu=$(awk '{print ($14 + $15) / 100}' "/proc/$dp/stat")
+  local t0 t1; t0=$(date +%s.%N); in_cgroup "$cg" cat "$mnt/big" >/dev/null; t1=$(date +%s.%N)
+  local reads pid cpu  # the daemon's pid from its stats.json: $dp is the shell in_cgroup runs it from
+  read -r reads pid < <(python3 -c "import json, sys; d = json.load(open(sys.argv[1])); print(d['backing_reads'], d['daemon']['pid'])" "$mnt/.ccfs/stats.json")
+  cpu=$(awk '{print ($14 + $15) / 100}' "/proc/$pid/stat")
   fusermount3 -u "$mnt"; wait "$dp"; dp=""
   echo "ccfs kernel${1:+ ${1#,}}, window ${window} KiB ($set_by): $(mibs "$t0" "$t1") MiB/s, backing reads $reads, daemon CPU ${cpu} s"
 }
 for r in $(seq "$rounds"); do
   echo "# round $r, load $(cut -d' ' -f1-3 /proc/loadavg)"
   sync; echo 3 >/proc/sys/vm/drop_caches
-  t0=$(date +%s.%N); in_cg cat "$w/data/big" >/dev/null; t1=$(date +%s.%N)
+  t0=$(date +%s.%N); in_cgroup "$cg" cat "$w/data/big" >/dev/null; t1=$(date +%s.%N)
   echo "page cache: $(mibs "$t0" "$t1") MiB/s"
   ccfs_run ",compressed_percent=0" -
   ccfs_run ",compressed_percent=0" 2048
