@@ -77,6 +77,18 @@ class PosixBackingFile final : public BackingFile {
       : fd_(fd), open_buffered_(std::move(open_buffered)), name_(std::move(name)),
         options_(options), use_direct_(true), fd_is_direct_(true) {}
 
+  // "fd N (path)" for a file made from a descriptor, resolved now: fd_ stays open while the file
+  // lives, so /proc names the file it reads (where it is now, if it was renamed).
+  std::string Name() const {
+    if (!name_.empty()) return name_;
+    std::string name = "fd " + std::to_string(fd_);
+    char target[4096];
+    const std::string proc = "/proc/self/fd/" + std::to_string(fd_);
+    const ssize_t n = readlink(proc.c_str(), target, sizeof(target) - 1);
+    if (n > 0) name += " (" + std::string(target, static_cast<size_t>(n)) + ")";
+    return name;
+  }
+
   ~PosixBackingFile() override {
     if (direct_fd_ >= 0 && direct_fd_ != fd_) close(direct_fd_);
     if (buffered_fd_ >= 0) close(buffered_fd_);
@@ -90,7 +102,7 @@ class PosixBackingFile final : public BackingFile {
                    bufs.size() <= kMaxReadBuffers;
     for (char* b : bufs) aligned = aligned && IsAligned(reinterpret_cast<uintptr_t>(b));
     if (!aligned) {
-      return Status::InvalidArgument(name_ + ": read of " + std::to_string(bufs.size()) +
+      return Status::InvalidArgument(Name() + ": read of " + std::to_string(bufs.size()) +
                                      " pages of " + std::to_string(len) + " bytes at offset " +
                                      std::to_string(offset) + " is not aligned to " +
                                      std::to_string(kIoAlignment));
@@ -115,7 +127,7 @@ class PosixBackingFile final : public BackingFile {
       if (direct && DirectFd() < 0) continue;  // refused: use_direct_ is false now
       const int fd = direct ? direct_fd_ : BufferedFd();
       if (fd < 0) {
-        return DataError(errno, name_ + ": opening it again for a buffered read at offset " +
+        return DataError(errno, Name() + ": opening it again for a buffered read at offset " +
                                     std::to_string(offset + done));
       }
       const size_t asked = total - done;
@@ -128,7 +140,7 @@ class PosixBackingFile final : public BackingFile {
           use_direct_.store(false, std::memory_order_relaxed);
           continue;
         }
-        return DataError(err, name_ + ": read of " + std::to_string(total) +
+        return DataError(err, Name() + ": read of " + std::to_string(total) +
                                   " bytes at offset " + std::to_string(offset));
       }
       if (n == 0) {
@@ -161,12 +173,12 @@ class PosixBackingFile final : public BackingFile {
       ssize_t n = pwrite(fd_, in + done, len - done, static_cast<off_t>(offset + done));
       if (n < 0) {
         if (errno == EINTR) continue;
-        return DataError(errno, name_ + ": write of " + std::to_string(len) +
+        return DataError(errno, Name() + ": write of " + std::to_string(len) +
                                     " bytes at offset " + std::to_string(offset));
       }
       if (n == 0) {
         // pwrite returning 0 for a non-empty buffer means the device will not take more.
-        return Status::IOError(ENOSPC, name_ + ": write made no progress at offset " +
+        return Status::IOError(ENOSPC, Name() + ": write made no progress at offset " +
                                            std::to_string(offset + done));
       }
       done += static_cast<size_t>(n);
@@ -183,14 +195,14 @@ class PosixBackingFile final : public BackingFile {
 
   Status Size(uint64_t* size) override {
     struct stat st;
-    if (fstat(fd_, &st) != 0) return Status::FromErrno(errno, name_ + ": fstat");
+    if (fstat(fd_, &st) != 0) return Status::FromErrno(errno, Name() + ": fstat");
     *size = static_cast<uint64_t>(st.st_size);
     return Status::Ok();
   }
 
   Status Sync(bool datasync) override {
     int rc = datasync ? fdatasync(fd_) : fsync(fd_);
-    if (rc != 0) return Status::FromErrno(errno, name_ + (datasync ? ": fdatasync" : ": fsync"));
+    if (rc != 0) return Status::FromErrno(errno, Name() + (datasync ? ": fdatasync" : ": fsync"));
     return Status::Ok();
   }
 
@@ -210,7 +222,7 @@ class PosixBackingFile final : public BackingFile {
                            kWaitWriteWait);
     } while (rc != 0 && errno == EINTR);
     if (rc != 0) {
-      return Status::FromErrno(errno, name_ + ": write-back of " + std::to_string(len) +
+      return Status::FromErrno(errno, Name() + ": write-back of " + std::to_string(len) +
                                           " bytes at offset " + std::to_string(offset));
     }
     posix_fadvise(fd_, static_cast<off_t>(offset), static_cast<off_t>(len), POSIX_FADV_DONTNEED);
@@ -242,7 +254,10 @@ class PosixBackingFile final : public BackingFile {
   int direct_fd_ = -1;  // written once under direct_once_, read after it
   std::mutex buffered_mu_;
   int buffered_fd_ = -1;  // guarded by buffered_mu_; opened once, closed with the file
-  const std::string name_;  // the path (or "fd N (path)") that messages name
+  // The path that messages name; empty for a file made from a descriptor (NewPosixBackingFile),
+  // which Name() describes when a message needs it: resolving the descriptor's path is a
+  // readlink of /proc, which every open would otherwise pay for an error it almost never has.
+  const std::string name_;
   const BackingFileOptions options_;
   // Cleared, once, when the first direct read fails with EINVAL. Relaxed: both descriptors stay
   // open for the life of the file, so a thread that still sees the old value only does one more
@@ -304,16 +319,11 @@ std::unique_ptr<BackingStore> NewPosixBackingStore(const std::string& root) {
 Status NewPosixBackingFile(int fd, std::unique_ptr<BackingFile>* file,
                            const BackingFileOptions& options) {
   std::string proc = "/proc/self/fd/" + std::to_string(fd);
-  std::string name = "fd " + std::to_string(fd);
-  char target[4096];
-  ssize_t n = readlink(proc.c_str(), target, sizeof(target) - 1);
-  if (n > 0) name += " (" + std::string(target, static_cast<size_t>(n)) + ")";
-
   int flags = fcntl(fd, F_GETFL);
   if (flags < 0) {
     int err = errno;
     close(fd);  // ownership was taken: do not leak it even on failure
-    return Status::FromErrno(err, name + ": fcntl(F_GETFL)");
+    return Status::FromErrno(err, "fd " + std::to_string(fd) + ": fcntl(F_GETFL)");
   }
   // Reopening through /proc re-checks permissions against the inode: a write-only descriptor on
   // a file the caller may not read would be refused (or, for root, granted reads the caller was
@@ -324,7 +334,7 @@ Status NewPosixBackingFile(int fd, std::unique_ptr<BackingFile>* file,
       return OpenForReading(proc, noatime);
     };
     file->reset(new PosixBackingFile(PosixBackingFile::DirectDescriptor{}, fd,
-                                     std::move(open_buffered), name, options));
+                                     std::move(open_buffered), std::string(), options));
     return Status::Ok();
   }
   std::function<int()> open_direct;
@@ -333,7 +343,7 @@ Status NewPosixBackingFile(int fd, std::unique_ptr<BackingFile>* file,
       return OpenForReading(proc, O_DIRECT | noatime);
     };
   }
-  file->reset(new PosixBackingFile(fd, std::move(open_direct), name, options));
+  file->reset(new PosixBackingFile(fd, std::move(open_direct), std::string(), options));
   return Status::Ok();
 }
 
