@@ -376,7 +376,10 @@ class Daemon {
     pollfd fds[2] = {{signal_pipe_fd_, POLLIN, 0}, {loop_->done_fd(), POLLIN, 0}};
     while (true) {
       if (poll(fds, 2, -1) < 0) {
-        if (errno == EINTR) continue;
+        // 512-516 are the kernel's restart codes (ERESTARTSYS .. ERESTART_RESTARTBLOCK): a
+        // debugger that attaches and runs code in the process can let one reach user space. Like
+        // EINTR they mean "not done, call again", not that the mount is gone.
+        if (errno == EINTR || (errno >= 512 && errno <= 516)) continue;
         LogError(fmt::format("poll: {}", strerror(errno)));
         return 1;
       }

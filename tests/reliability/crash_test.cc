@@ -107,7 +107,9 @@ TEST(CrashTest, KillDashNineDuringWritesLosesNoAcknowledgedWrite) {
     EXPECT_EQ(again.exit_code, 0) << again.output;
     EXPECT_NE(again.output.find("cleared a dead ccfs mount"), std::string::npos) << again.output;
     EXPECT_LT(took, 5.0);
-    if (IsMounted(ds.mnt())) EXPECT_EQ(RunCcfs({"umount", ds.mnt()}, 20).exit_code, 0);
+    if (IsMounted(ds.mnt())) {
+      EXPECT_EQ(RunCcfs({"umount", ds.mnt()}, 20).exit_code, 0);
+    }
 
     EXPECT_EQ(ds.Unmount(), 128 + SIGKILL);  // reaps the killed daemon
     ASSERT_FALSE(IsMounted(ds.mnt()));

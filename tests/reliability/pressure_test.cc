@@ -18,12 +18,14 @@
 namespace ccfs::testing {
 namespace {
 
-// The daemon's resident memory beyond the cache budget that this suite accepts: the binary and
-// its libraries, libfuse's request buffers (128 KiB+ per request thread), compression scratch,
-// index entries (~100 bytes per cached page), allocator slack. Measured at 9-11 MiB on the
-// development machine (printed by these tests). Sanitizer builds (shadow memory, quarantine, no
+// The daemon's anonymous memory beyond the cache budget that this suite accepts: index entries
+// (~100 bytes per cached page), libfuse's and the transport's request buffers, compression
+// scratch, the allocator's metadata and slack. Measured at 10-14 MiB over a 32 MiB budget on the
+// development machine, either transport (printed by these tests). The file pages of the binary and
+// its libraries (~11 MiB of VmRSS, 3 MiB of it libcrypto, which cpp-httplib links) are printed but
+// not bounded: they are shared and do not grow. Sanitizer builds (shadow memory, quarantine, no
 // jemalloc) only print the figures.
-constexpr uint64_t kStatedOverhead = 24ull << 20;
+constexpr uint64_t kStatedOverhead = 20ull << 20;
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 constexpr bool kCheckRss = false;
 #else
@@ -33,8 +35,17 @@ constexpr bool kCheckRss = true;
 class PressureTest : public MountTest {
  protected:
   // Runs `threads` readers over the files for `seconds`, checking every byte; returns reads done.
+  // The daemon's largest resident set and anonymous part seen so far.
+  struct RssPeak {
+    std::atomic<uint64_t> total{0}, anon{0};
+    void Sample(pid_t pid) {
+      total.store(std::max(total.load(), RssBytes(pid)));
+      anon.store(std::max(anon.load(), AnonRssBytes(pid)));
+    }
+  };
+
   uint64_t ReadLoad(const std::vector<std::string>& files, const std::vector<std::string>& contents,
-                    int threads, double seconds, std::atomic<uint64_t>* max_rss) {
+                    int threads, double seconds, RssPeak* peak) {
     std::atomic<uint64_t> reads{0}, wrong{0};
     std::atomic<bool> stop{false};
     std::vector<std::thread> pool;
@@ -60,7 +71,7 @@ class PressureTest : public MountTest {
     auto last_progress = start;
     while (std::chrono::steady_clock::now() - start < std::chrono::duration<double>(seconds)) {
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
-      max_rss->store(std::max(max_rss->load(), RssBytes(ds_.pid())));
+      peak->Sample(ds_.pid());
       if (reads.load() != last) {
         last = reads.load();
         last_progress = std::chrono::steady_clock::now();
@@ -91,21 +102,23 @@ TEST_F(PressureTest, TinyBudgetStillServesEveryReadAndCountsStalls) {
   // 1 MiB: 64 raw frames of 8 KiB (the minimum raw share is 16 pages) for 6 request threads'
   // worth of 100 KB reads: a few pages per thread.
   MountOrDie({"-o", "memory=1MiB,compressed_percent=50,request_threads=4,compress_threads=1"});
-  uint64_t idle = RssBytes(ds_.pid());
-  std::atomic<uint64_t> max_rss{idle};
-  uint64_t reads = ReadLoad(files, contents, 6, 6 * ReliabilityScale(), &max_rss);
+  const uint64_t idle = RssBytes(ds_.pid()), idle_anon = AnonRssBytes(ds_.pid());
+  RssPeak peak;
+  peak.Sample(ds_.pid());
+  uint64_t reads = ReadLoad(files, contents, 6, 6 * ReliabilityScale(), &peak);
   nlohmann::json st = ds_.Stats();
   ASSERT_FALSE(st.is_null());
   printf("[pressure] budget 1 MiB, 24 MiB data, 6 reader threads, 4 request threads: %llu reads; "
-         "stats: stalls=%s stall_ns=%s misses=%s; daemon RSS idle %.1f MiB, max %.1f MiB, "
-         "stated bound budget + %.0f MiB\n",
+         "stats: stalls=%s stall_ns=%s misses=%s; daemon RSS idle %.1f MiB (anonymous %.1f), "
+         "max %.1f MiB (anonymous %.1f), stated bound of anonymous memory budget + %.0f MiB\n",
          (unsigned long long)reads, st.value("stalls", nlohmann::json()).dump().c_str(),
          st.value("stall_ns", nlohmann::json()).dump().c_str(),
          st.value("misses", nlohmann::json()).dump().c_str(), idle / 1048576.0,
-         max_rss.load() / 1048576.0, kStatedOverhead / 1048576.0);
+         idle_anon / 1048576.0, peak.total.load() / 1048576.0, peak.anon.load() / 1048576.0,
+         kStatedOverhead / 1048576.0);
   EXPECT_GT(reads, 100u);
   if (kCheckRss) {
-    EXPECT_LE(max_rss.load(), (1ull << 20) + kStatedOverhead);
+    EXPECT_LE(peak.anon.load(), (1ull << 20) + kStatedOverhead);
   }
 }
 
@@ -158,24 +171,26 @@ TEST_F(PressureTest, ResidentMemoryStaysWithinBudgetPlusOverhead) {
   }
   const uint64_t budget = 32ull << 20;
   MountOrDie({"-o", "memory=32MiB,compressed_percent=40"});
-  uint64_t idle = RssBytes(ds_.pid());
-  std::atomic<uint64_t> max_rss{idle};
+  const uint64_t idle = RssBytes(ds_.pid()), idle_anon = AnonRssBytes(ds_.pid());
+  RssPeak peak;
+  peak.Sample(ds_.pid());
   for (int pass = 0; pass < 2; ++pass) {
     for (size_t f = 0; f < files.size(); ++f) {
       EXPECT_TRUE(ReadWholeFile(files[f]) == contents[f]);
-      max_rss = std::max(max_rss.load(), RssBytes(ds_.pid()));
+      peak.Sample(ds_.pid());
     }
   }
-  ReadLoad(files, contents, 4, 4 * ReliabilityScale(), &max_rss);
+  ReadLoad(files, contents, 4, 4 * ReliabilityScale(), &peak);
   nlohmann::json st = ds_.Stats();
-  printf("[pressure] budget 32 MiB, 96 MiB data: daemon RSS idle %.1f MiB, max %.1f MiB "
-         "(overhead over budget %.1f MiB, stated bound %.0f MiB); raw_bytes=%s compressed_bytes=%s\n",
-         idle / 1048576.0, max_rss.load() / 1048576.0,
-         (static_cast<double>(max_rss.load()) - budget) / 1048576.0, kStatedOverhead / 1048576.0,
-         st.value("raw_bytes", nlohmann::json()).dump().c_str(),
+  printf("[pressure] budget 32 MiB, 96 MiB data: daemon RSS idle %.1f MiB (anonymous %.1f), max "
+         "%.1f MiB (anonymous %.1f: %.1f MiB over budget, stated bound %.0f MiB); raw_bytes=%s "
+         "compressed_bytes=%s\n",
+         idle / 1048576.0, idle_anon / 1048576.0, peak.total.load() / 1048576.0,
+         peak.anon.load() / 1048576.0, (static_cast<double>(peak.anon.load()) - budget) / 1048576.0,
+         kStatedOverhead / 1048576.0, st.value("raw_bytes", nlohmann::json()).dump().c_str(),
          st.value("compressed_bytes", nlohmann::json()).dump().c_str());
   if (kCheckRss) {
-    EXPECT_LE(max_rss.load(), budget + kStatedOverhead);
+    EXPECT_LE(peak.anon.load(), budget + kStatedOverhead);
   }
 }
 

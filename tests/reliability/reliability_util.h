@@ -58,6 +58,10 @@ inline void FillBlock(char* out, size_t size, uint32_t file, uint32_t block, uin
 // Resident set of a process in bytes (VmRSS), or 0.
 inline uint64_t RssBytes(pid_t pid) { return ProcStatusBytes(pid, "VmRSS:"); }
 
+// Its anonymous part (RssAnon): what the process allocated, without the file pages of its binary
+// and libraries, which are shared with other processes and do not grow with the cache.
+inline uint64_t AnonRssBytes(pid_t pid) { return ProcStatusBytes(pid, "RssAnon:"); }
+
 // Forks a child that runs `body` and _exits with its return value. The caller must Wait it.
 template <typename F>
 pid_t ForkChild(F body) {
