@@ -3,6 +3,10 @@
 # that costs PostgreSQL.
 #
 #   results/kernel-own-writes/probe.sh [ROUNDS]
+#   CCFS_BINS="before=/path/to/old/ccfs after=build/ccfs" results/kernel-own-writes/probe.sh [ROUNDS]
+#
+# CCFS_BINS names the ccfs builds to compare (LABEL=PATH, default "ccfs=build/ccfs"): each is a
+# target of its own in every round, beside the page cache.
 #
 # 1. One file of 64 MiB read whole through the mount (raw_tier = kernel, C = 0), then one byte of it
 #    written through the mount; fincore (an open and an fstat of the file, then mincore) prints the
@@ -13,7 +17,8 @@
 #    scripts/lib.sh's ccfs_memory_for gives), each in a memory cgroup of 128 MiB with postgres and
 #    pgbench; caches dropped before every run; ROUNDS interleaved rounds. First on the tables as
 #    pgbench -i left them, then again after 20 s of pgbench's read-write mix on the data directory
-#    directly (dead tuples whose hint bits the select-only run then writes back).
+#    directly (dead tuples whose hint bits the select-only run then writes back). Last, pgbench's
+#    read-write mix itself (TPC-B-like, 4 clients, 20 s) on each target in turn.
 # Per run: tps, the disk's reads during it (/proc/diskstats), and for ccfs its misses, the kernel's
 # pages the daemon told it to drop (kernel_evictions), the pages the kernel asked for again while
 # the daemon's ledger still held them (kernel_rerequests: pages the kernel dropped itself), the
@@ -23,7 +28,7 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 me=probe
 . "$root/scripts/lib.sh"
 rounds=${1:-2}
-ccfs=${CCFS_BIN:-$root/build/ccfs}
+read -r -a bins <<<"${CCFS_BINS:-ccfs=$root/build/ccfs}"
 pg=/usr/lib/postgresql/15/bin
 [ -x "$pg/pgbench" ] || { echo "probe: needs postgresql-15 (scripts/apps.sh installs it)" >&2; exit 1; }
 w=/var/tmp/ccfs-kernel-own-writes; mnt=$w/mnt; sock=$w/sock
@@ -44,14 +49,16 @@ mkdir -p "$w/data" "$mnt" "$sock"
 
 echo "== one byte written through the mount"
 head -c 64M /dev/urandom >"$w/data/f"
-"$ccfs" mount -o memory=256MiB,raw_tier=kernel,compressed_percent=0 "$w/data" "$mnt" 2>/dev/null
-cat "$mnt/f" >/dev/null
-echo "after a full read:   $(fincore -n -o RES "$mnt/f")"
-printf x | dd of="$mnt/f" bs=1 seek=100 conv=notrunc status=none
-echo "after a 1-byte write: $(fincore -n -o RES "$mnt/f")"
-cat "$mnt/f" >/dev/null
-echo "after a second read: $(fincore -n -o RES "$mnt/f")"
-ccfs_unmount "$mnt"
+for b in "${bins[@]}"; do
+  "${b#*=}" mount -o memory=256MiB,raw_tier=kernel,compressed_percent=0 "$w/data" "$mnt" 2>/dev/null
+  cat "$mnt/f" >/dev/null
+  echo "${b%%=*}: after a full read:   $(fincore -n -o RES "$mnt/f")"
+  printf x | dd of="$mnt/f" bs=1 seek=100 conv=notrunc status=none
+  echo "${b%%=*}: after a 1-byte write: $(fincore -n -o RES "$mnt/f")"
+  cat "$mnt/f" >/dev/null
+  echo "${b%%=*}: after a second read: $(fincore -n -o RES "$mnt/f")"
+  ccfs_unmount "$mnt"
+done
 rm -f "$w/data/f"
 
 echo "== pgbench -S, 128 MiB cgroups"
@@ -80,21 +87,21 @@ pg_up "$w/data/d"
 runuser -u postgres -- "$pg/pgbench" -h "$sock" -p 5498 -i -q -s 17 postgres >/dev/null 2>&1
 pg_down
 reads() { awk -v d="$disk" '$3 == d {print $4}' /proc/diskstats; }
-run() {  # TARGET PHASE ROUND
+run() {  # TARGET PHASE ROUND (TARGET: store, or a LABEL=PATH of CCFS_BINS)
   sync; echo 3 >/proc/sys/vm/drop_caches
   cgroup_make "$cg" $((128 << 20))
-  local dir=$w/data/d extra=""
-  if [ "$1" = ccfs ]; then
-    in_cgroup "$cg" "$ccfs" mount -o memory=76MiB,raw_tier=kernel,compressed_percent=0,allow_other=true \
+  local dir=$w/data/d extra="" label=${1%%=*}
+  if [ "$1" != store ]; then
+    in_cgroup "$cg" "${1#*=}" mount -o memory=76MiB,raw_tier=kernel,compressed_percent=0,allow_other=true \
       "$w/data" "$mnt" 2>/dev/null
     dir=$mnt/d
   fi
   local r0; r0=$(reads)
   pg_up "$dir" "$cg"
-  local tps; tps=$(bench -S "$cg")
+  local tps; tps=$(bench "$([ "$2" = rw ] || echo -S)" "$cg")
   pg_down
   local disk_reads=$(( $(reads) - r0 ))
-  if [ "$1" = ccfs ]; then
+  if [ "$1" != store ]; then
     extra=$(python3 -c "
 import json, sys
 s = json.load(open(sys.argv[1] + '/.ccfs/stats.json'))
@@ -104,16 +111,21 @@ print(f\"misses {s['misses']} kernel_evictions {s['kernel_evictions']} kernel_re
     ccfs_unmount "$mnt"
   fi
   cgroup_remove "$cg"
-  echo "$2 round $3 $1: $tps tps, disk reads $disk_reads${extra:+, $extra}"
+  echo "$2 round $3 $label: $tps tps, disk reads $disk_reads${extra:+, $extra}"
 }
-for phase in fresh written; do
+targets=(store "${bins[@]}")
+for phase in fresh written rw; do
   if [ "$phase" = written ]; then
     pg_up "$w/data/d"
     echo "read-write mix on the data directory directly: $(bench "") tps"
     pg_down
   fi
   for r in $(seq 1 "$rounds"); do
-    if [ $((r % 2)) = 1 ]; then run store "$phase" "$r"; run ccfs "$phase" "$r"
-    else run ccfs "$phase" "$r"; run store "$phase" "$r"; fi
+    # Odd rounds in the list's order, even rounds reversed.
+    order=("${targets[@]}")
+    if [ $((r % 2)) = 0 ]; then
+      order=(); for ((k = ${#targets[@]} - 1; k >= 0; k--)); do order+=("${targets[k]}"); done
+    fi
+    for t in "${order[@]}"; do run "$t" "$phase" "$r"; done
   done
 done

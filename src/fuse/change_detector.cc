@@ -42,6 +42,13 @@ void ChangeDetector::CheckBeforeRead(Inode* i, int fd) {
   UpdateLocked(i, now);
 }
 
+bool ChangeDetector::CheckOpenFile(Inode* i, int fd) {
+  MutexLock lock(&i->sig_mu);
+  FileSignature now;
+  if (!ReadSignature(fd, &now)) return false;
+  return UpdateLocked(i, now);
+}
+
 bool ChangeDetector::CheckAttributes(Inode* i, const struct stat& st) {
   if (!S_ISREG(st.st_mode)) return false;
   MutexLock lock(&i->sig_mu);

@@ -25,10 +25,11 @@
 // without asking; the detector tells it to drop what the daemon drops for a change it did not make
 // through the kernel (a change underneath, an append that landed elsewhere) through the `stale`
 // callback, called with the inode's sig_mu held (the callee takes only its own leaf lock). A
-// kernel that holds every page of a file sends no READ, so the attributes the daemon answers with
-// (GETATTR, LOOKUP: at most attr_timeout apart while the file is in use) are checked as well
-// (CheckAttributes), and the handler waits for the kernel to have dropped the pages before it
-// replies, so the read that asked for the attributes is not answered from them.
+// kernel that holds every page of a file sends no READ, so the file is checked as well at each
+// OPEN, when the daemon answers its attributes (GETATTR, LOOKUP: CheckAttributes; the handler
+// waits for the kernel to have dropped the pages before it replies, so the read that asked for the
+// attributes is not answered from them), and once per attr_timeout while it is open
+// (open_file_watch.h).
 //
 // Ownership: borrows the PageCache, which must outlive the detector; the signatures live in the
 // Inodes. Thread-safety: every method may run on any number of threads at once; each takes the
@@ -60,8 +61,16 @@ class ChangeDetector {
   ChangeDetector& operator=(const ChangeDetector&) = delete;
 
   // Before a read of `i` through `fd`: drops its cached pages if the file changed since the last
-  // record. A failing fstat changes nothing (the read itself will report the failure).
+  // record. A failing statx changes nothing (the read itself will report the failure).
   void CheckBeforeRead(Inode* i, int fd);
+
+  // As CheckBeforeRead, through `fd` (an open or an O_PATH descriptor of the file), but with the
+  // statx made under sig_mu, so that a write through the mount cannot land between the statx and
+  // the compare and be taken for a change underneath (which would drop every page): for the checks
+  // that run while other opens of the file may be writing (kernel mode's OPEN, the open-file
+  // watch, open_file_watch.h); a reader's check must not queue behind a store's statx. Returns
+  // true when the file had changed.
+  bool CheckOpenFile(Inode* i, int fd);
 
   // The attributes `st` of `i` were just read to answer the kernel (GETATTR, LOOKUP): drops the
   // cached pages, and tells the kernel to, if they show a change since the last record. Returns

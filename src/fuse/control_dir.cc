@@ -64,11 +64,12 @@ std::string WithoutControlBytes(const std::string& message) {
 
 }  // namespace
 
-ControlDir::ControlDir(PageCache* cache, KernelCache* kernel, const ThreadCpuGroup* request_cpu,
-                       const std::string& dataset, const std::string& mountpoint,
-                       double attr_timeout, Pins* pins)
+ControlDir::ControlDir(PageCache* cache, KernelCache* kernel, const OpenFileWatch* watch,
+                       const ThreadCpuGroup* request_cpu, const std::string& dataset,
+                       const std::string& mountpoint, double attr_timeout, Pins* pins)
     : cache_(cache),
       kernel_(kernel),
+      watch_(watch),
       pins_(pins),
       request_cpu_(request_cpu),
       dataset_(dataset),
@@ -381,6 +382,12 @@ CacheStats ControlDir::Stats() const {
     s.kernel_rerequests = k.rerequests;
     s.kernel_evictions = k.evicted_pages;
     s.kernel_retrieved = k.retrieved_pages;
+  }
+  if (watch_ != nullptr) {
+    OpenFileWatch::Counts w = watch_->counts();
+    s.kernel_watch_checks = w.checks;
+    s.kernel_watch_changes = w.changes;
+    s.kernel_watch_longest_pass_us = w.longest_pass_us;
   }
   s.cpu_request_threads_ns = request_cpu_->TotalNs();
   return s;

@@ -71,6 +71,7 @@
 #include "fuse/fuse_api.h"
 #include "fuse/inode_table.h"
 #include "fuse/kernel_cache.h"
+#include "fuse/open_file_watch.h"
 #include "fuse/open_handles.h"
 #include "fuse/pins.h"
 #include "util/thread_cpu.h"
@@ -83,10 +84,11 @@ class ControlDir {
   // and whose budget follows compressed_percent, and `request_cpu`, the request threads' CPU
   // time (cpu_request_threads_ns). `dataset` and `mountpoint` are only reported in stats.json;
   // attributes of the virtual nodes are given with `attr_timeout`.
-  // `pins` (borrowed) checks and takes every change of `pin` and `pin_percent`.
-  ControlDir(PageCache* cache, KernelCache* kernel, const ThreadCpuGroup* request_cpu,
-             const std::string& dataset, const std::string& mountpoint, double attr_timeout,
-             Pins* pins);
+  // `pins` (borrowed) checks and takes every change of `pin` and `pin_percent`. `watch` (borrowed,
+  // nullptr in daemon mode): the open-file watch, whose counts join the figures.
+  ControlDir(PageCache* cache, KernelCache* kernel, const OpenFileWatch* watch,
+             const ThreadCpuGroup* request_cpu, const std::string& dataset,
+             const std::string& mountpoint, double attr_timeout, Pins* pins);
   ControlDir(const ControlDir&) = delete;
   ControlDir& operator=(const ControlDir&) = delete;
 
@@ -168,6 +170,7 @@ class ControlDir {
 
   PageCache* const cache_;
   KernelCache* const kernel_;
+  const OpenFileWatch* const watch_;
   Pins* const pins_;
   const ThreadCpuGroup* const request_cpu_;
   const std::string dataset_;

@@ -196,9 +196,18 @@ void Open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   }
   if (fd < 0) return (void)ReplyErr(req, errno);
   if (OpenTruncMustClearSetId(flags, fuse_req_ctx(req)->uid)) ClearSetId(fd, req);
-  if (flags & O_TRUNC) fs->changes.TruncatedByOpen(i, fd);
+  // Kernel mode: a file changed underneath since the last check is opened without keep_cache, so
+  // the kernel drops its pages of it before the open returns (close-to-open: a reader that opens
+  // after a change sees it, whatever the kernel holds; open_file_watch.h).
+  bool changed = false;
+  if (flags & O_TRUNC) {
+    fs->changes.TruncatedByOpen(i, fd);
+  } else if (fs->kernel != nullptr) {
+    changed = fs->changes.CheckOpenFile(i, fd);
+  }
   int err = AttachHandle(fs, i, fd, fi);
   if (err != 0) return (void)ReplyErr(req, err);
+  if (changed) fi->keep_cache = 0;
   if (fuse_reply_open(req, fi) == -ENOENT) DetachHandle(fs, fi);  // the caller was interrupted
 }
 

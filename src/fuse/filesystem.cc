@@ -64,10 +64,16 @@ FsContext::FsContext(const Filesystem::Config& config_in, PageCache* cache_in)
                                           : [this](Inode* i, uint64_t offset) {
                                               kernel->InvalidateFrom(inodes.InoOf(i), offset);
                                             }),
+      watch(kernel == nullptr
+                ? nullptr
+                : std::make_unique<OpenFileWatch>(
+                      &inodes, &changes,
+                      std::chrono::microseconds(
+                          static_cast<int64_t>(config_in.attr_timeout * 1e6)))),
       requests(OpNames()),
       pins(config_in.dataset, cache_in),
-      control(cache_in, kernel.get(), &request_cpu, config_in.dataset, config_in.mountpoint,
-              config_in.attr_timeout, &pins),
+      control(cache_in, kernel.get(), watch.get(), &request_cpu, config_in.dataset,
+              config_in.mountpoint, config_in.attr_timeout, &pins),
       misses(config_in.misses_in_flight > 0
                  ? std::make_unique<MissPool>(config_in.misses_in_flight, &request_cpu)
                  : nullptr) {}
@@ -111,17 +117,16 @@ void Init(void* userdata, fuse_conn_info* conn) {
   // daemon mode (direct_io), in kernel mode (keep_cache) ...
   conn->want &= ~(FUSE_CAP_WRITEBACK_CACHE | FUSE_CAP_SPLICE_READ | FUSE_CAP_SPLICE_WRITE |
                   FUSE_CAP_SPLICE_MOVE);
-  // ... where the kernel must drop its pages of a file whose mtime or size it finds changed when
-  // it refreshes the attributes (at most attr_timeout old): the bound on staleness for a change
-  // made underneath (fuse/kernel_cache.h). Readahead stays the kernel's: a random read asks for
-  // just its own pages in one request, a sequential reader gets its pages ahead (below).
+  // ... where the daemon finds a change made underneath itself and tells the kernel to drop the
+  // file's pages: at OPEN, when it answers attributes, and every attr_timeout for open files
+  // (open_file_watch.h). Not the kernel's auto_inval_data, which drops every page of a file at
+  // its next attribute refresh after a WRITE through the mount (its cached mtime is not updated
+  // by the write): the file's own writer would lose its cache with each write. A size the kernel
+  // finds changed still drops the file's pages (explicit_inval_data off). Readahead stays the
+  // kernel's: a random read asks for just its own pages in one request, a sequential reader gets
+  // its pages ahead (below).
   if (static_cast<FsContext*>(userdata)->kernel != nullptr) {
-    if (!(conn->capable & FUSE_CAP_AUTO_INVAL_DATA)) {
-      LogWarning("the kernel does not offer auto_inval_data: with raw_tier = kernel, a file changed "
-                 "in DATASET may be served stale until the daemon sees the change");
-    }
-    conn->want |= conn->capable & FUSE_CAP_AUTO_INVAL_DATA;
-    conn->want &= ~FUSE_CAP_EXPLICIT_INVAL_DATA;
+    conn->want &= ~(FUSE_CAP_AUTO_INVAL_DATA | FUSE_CAP_EXPLICIT_INVAL_DATA);
   }
   // O_TRUNC arrives with open() instead of as a separate SETATTR.
   if (conn->capable & FUSE_CAP_ATOMIC_O_TRUNC) conn->want |= FUSE_CAP_ATOMIC_O_TRUNC;
@@ -246,8 +251,10 @@ std::vector<RequestStats::Kind> Filesystem::Requests() const {
 
 void Filesystem::StartKernelCache(fuse_session* se) {
   if (context_->kernel != nullptr) context_->kernel->Start(se);
+  if (context_->watch != nullptr) context_->watch->Start();
 }
 void Filesystem::StopKernelCache() {
+  if (context_->watch != nullptr) context_->watch->Stop();  // it queues invalidations
   if (context_->kernel != nullptr) context_->kernel->Stop();
 }
 void Filesystem::StartPersistence() {

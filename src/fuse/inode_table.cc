@@ -504,7 +504,7 @@ void InodeTable::LinkRemoved(Inode* parent, const std::string& name, const struc
 void InodeTable::HandleOpened(Inode* i, int fd) {
   if (i->kind != NodeKind::kReal) return;
   MutexLock lock(&mu_);
-  ++i->open_handles;
+  if (i->open_handles++ == 0) open_.insert(i);
   LruRemoveLocked(i);  // kept while open: getattr and the change detector of an open file use it
   if (i->fd < 0 && i != &root_) {
     // Opened by a handler whose borrowed descriptor was let go meanwhile (a removal raced it).
@@ -521,10 +521,22 @@ void InodeTable::HandleClosed(Inode* i) {
   std::vector<int> to_close;
   {
     MutexLock lock(&mu_);
-    --i->open_handles;
+    if (--i->open_handles == 0) open_.erase(i);
     SettleLocked(i, &to_close);
   }
   CloseAll(to_close);
+}
+
+std::vector<std::pair<Inode*, InodeFd>> InodeTable::BorrowOpenFiles() {
+  std::vector<std::pair<Inode*, InodeFd>> out;
+  MutexLock lock(&mu_);
+  out.reserve(open_.size());
+  for (Inode* i : open_) {
+    if (i->fd < 0) continue;  // HandleOpened could not keep a descriptor: nothing to lend
+    ++i->borrowed;
+    out.emplace_back(i, InodeFd(this, i, i->fd));
+  }
+  return out;
 }
 
 bool InodeTable::Shed(int err) {

@@ -75,6 +75,7 @@
 #include <memory>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -221,6 +222,9 @@ class InodeTable {
   // A FileHandle of `i` was opened (its descriptor `fd`), or closed.
   void HandleOpened(Inode* i, int fd);
   void HandleClosed(Inode* i);
+  // The real files open now (a FileHandle on them), each with its descriptor lent: the Inode lives
+  // at least as long as its InodeFd. One pass under the mutex over the open files alone.
+  std::vector<std::pair<Inode*, InodeFd>> BorrowOpenFiles();
 
   // Closes every cached descriptor not in use (after an open failed with EMFILE/ENFILE), counts
   // the failure `err` and logs the count once per interval. Returns true if any was closed.
@@ -313,6 +317,7 @@ class InodeTable {
   bool keep_paths_ GUARDED_BY(mu_) = false;
   std::unordered_map<uint64_t, std::string> saved_paths_ GUARDED_BY(mu_);
   std::list<Inode*> lru_ GUARDED_BY(mu_);  // idle cached descriptors, newest first
+  std::unordered_set<Inode*> open_ GUARDED_BY(mu_);  // Inodes with open_handles > 0
   size_t fds_ GUARDED_BY(mu_) = 0;         // descriptors the Inodes hold (idle or in use)
   // Opens refused for want of descriptors since the last log line, and when that was.
   uint64_t shortages_ GUARDED_BY(mu_) = 0;

@@ -20,9 +20,9 @@
 // asks for again while the ledger still holds it was dropped by the kernel itself; those are
 // counted (rerequests).
 //
-// The daemon also tells the kernel to drop its pages of a file that changed underneath (the
-// change detector found a new signature on a read that reached the daemon), beyond what the
-// kernel's own check does when it refreshes attributes (auto_inval_data, every attr_timeout).
+// The daemon also tells the kernel to drop its pages of a file that changed underneath: the change
+// detector found a new signature at an open, an attribute reply, a read that reached the daemon,
+// or the open-file watch's check of each open file every attr_timeout (open_file_watch.h).
 //
 // Invalidations run on a thread of their own, never on a request thread: the kernel locks a page
 // while a READ fills it, and invalidating that page from the thread that must reply would deadlock.

@@ -38,6 +38,7 @@
 #include "fuse/inode_table.h"
 #include "fuse/kernel_cache.h"
 #include "fuse/miss_pool.h"
+#include "fuse/open_file_watch.h"
 #include "fuse/open_handles.h"
 #include "fuse/persister.h"
 #include "fuse/pins.h"
@@ -61,6 +62,9 @@ struct FsContext {
   // mode. Before `changes`, which tells it about stale pages.
   std::unique_ptr<KernelCache> kernel;
   ChangeDetector changes;
+  // raw_tier = kernel: checks the open files for changes underneath (open_file_watch.h); nullptr
+  // in daemon mode. Started and stopped with the kernel ledger; before `control`, which reads it.
+  std::unique_ptr<OpenFileWatch> watch;
   // The request threads (RequestLoop, UringTransport) join it; before `control`, which reads it.
   ThreadCpuGroup request_cpu;
   // Every request, by op, timed around its handler (filesystem.cc, Timed).

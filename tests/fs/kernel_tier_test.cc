@@ -162,9 +162,9 @@ TEST_F(KernelTierMountTest, PagesTheKernelDropsAreDemotedAndReadBackRight) {
   }
 }
 
-// The staleness bound: a file rewritten in place underneath, through a descriptor opened before,
-// reads the new bytes once attr_timeout has passed (the kernel refreshes the attributes, sees the
-// new mtime and drops its pages).
+// The staleness bound: a file rewritten in place underneath, through a descriptor opened before
+// and neither stat'ed nor opened again, reads the new bytes once attr_timeout has passed (the
+// daemon's open-file watch finds the change and has the kernel drop its pages).
 TEST_F(KernelTierMountTest, AChangeUnderneathIsSeenWithinAttrTimeout) {
   ASSERT_NO_FATAL_FAILURE(MountKernel("memory=8MiB,compressed_percent=50,attr_timeout=0.2"));
   const std::string v1 = CompressibleBytes(200000, 3);
@@ -183,6 +183,45 @@ TEST_F(KernelTierMountTest, AChangeUnderneathIsSeenWithinAttrTimeout) {
   ASSERT_EQ(pread(fd, got.data(), got.size(), 0), static_cast<ssize_t>(got.size()));
   EXPECT_TRUE(got == v2) << "stale bytes past attr_timeout";
   close(fd);
+  nlohmann::json st = ds_.Stats();
+  EXPECT_GE(st["kernel_watch_changes"].get<uint64_t>(), 1u);
+  EXPECT_GE(st["kernel_watch_checks"].get<uint64_t>(), 1u);
+}
+
+// A write through the mount is the daemon's own change: the kernel keeps its pages of the file
+// (the written ones hold the new bytes), whatever refreshes its attributes afterwards. A kernel
+// left to drop a file's pages on a new mtime (auto_inval_data) drops them all at the first fstat
+// after any write, and a database that writes and reads its files loses its cache at each write.
+TEST_F(KernelTierMountTest, AWriteThroughTheMountKeepsTheKernelsPagesOfTheFile) {
+  ASSERT_NO_FATAL_FAILURE(MountKernel("memory=16MiB,compressed_percent=0,attr_timeout=0.2"));
+  const std::string base = RandomBytes(2 << 20, 11);
+  WriteWholeFile(ds_.DataPath("f"), base);
+  int fd = open(ds_.MntPath("f").c_str(), O_RDWR);
+  ASSERT_GE(fd, 0);
+  std::string got(base.size(), '\0');
+  ASSERT_EQ(pread(fd, got.data(), got.size(), 0), static_cast<ssize_t>(got.size()));
+  const uint64_t before = ResidentBytes(ds_.MntPath("f"));
+  ASSERT_GE(before, base.size() * 9 / 10) << "the kernel did not keep the file after a read";
+  std::string want = base;
+  for (int k = 0; k < 3; ++k) {
+    ASSERT_EQ(pwrite(fd, "x", 1, 100 + k * 300000), 1);
+    want[100 + k * 300000] = 'x';
+    struct stat st;
+    ASSERT_EQ(fstat(fd, &st), 0);  // refreshes the attributes: the mtime is new
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));  // past attr_timeout and a watch pass
+    ASSERT_EQ(fstat(fd, &st), 0);
+  }
+  const uint64_t after = ResidentBytes(ds_.MntPath("f"));
+  EXPECT_GE(after, base.size() * 9 / 10) << "writes through the mount dropped the kernel's pages ("
+                                         << before << " bytes held before, " << after << " after)";
+  const uint64_t reads = DaemonReads();
+  ASSERT_EQ(pread(fd, got.data(), got.size(), 0), static_cast<ssize_t>(got.size()));
+  EXPECT_TRUE(got == want);
+  EXPECT_LE(DaemonReads() - reads, 4u) << "the read after the writes went to the daemon";
+  close(fd);
+  EXPECT_TRUE(ReadAll(ds_.DataPath("f")) == want);
+  EXPECT_EQ(ds_.Stats()["kernel_watch_changes"].get<uint64_t>(), 0u)
+      << "a write through the mount was taken for a change underneath";
 }
 
 TEST_F(KernelTierMountTest, WritesThroughTheMountReadBackFromEitherSide) {
