@@ -172,12 +172,13 @@ class LatencyHistogram {
     "raw_tier = kernel: pages the daemon told the kernel to drop to hold its budget")              \
   X(kernel_retrieved, Event,                                                                       \
     "kernel_demote: pages fetched back from the kernel before it was told to drop them")          \
+  X(kernel_watch_passes, Event,                                                                    \
+    "raw_tier = kernel: passes over the open files looking for changes underneath")               \
   X(kernel_watch_checks, Event,                                                                    \
     "raw_tier = kernel: checks of open files for a change underneath (each once per attr_timeout)") \
   X(kernel_watch_changes, Event,                                                                   \
     "raw_tier = kernel: open files those checks found changed underneath (their pages dropped)")   \
-  X(kernel_watch_longest_pass_us, Level,                                                           \
-    "raw_tier = kernel: the longest pass over the open files, in microseconds")                    \
+  X(kernel_watch_ns, Event, "raw_tier = kernel: time spent in those passes")                      \
   X(demotions, Event, "kernel_demote: pages from the kernel kept in the compressed tier")         \
   X(demote_drops, Event,                                                                           \
     "kernel_demote: pages from the kernel not kept (changed, cached, incompressible, pool busy)") \

@@ -385,9 +385,10 @@ CacheStats ControlDir::Stats() const {
   }
   if (watch_ != nullptr) {
     OpenFileWatch::Counts w = watch_->counts();
+    s.kernel_watch_passes = w.passes;
     s.kernel_watch_checks = w.checks;
     s.kernel_watch_changes = w.changes;
-    s.kernel_watch_longest_pass_us = w.longest_pass_us;
+    s.kernel_watch_ns = w.ns;
   }
   s.cpu_request_threads_ns = request_cpu_->TotalNs();
   return s;

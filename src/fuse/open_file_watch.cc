@@ -63,15 +63,15 @@ void OpenFileWatch::Pass() {
     if (changes_->CheckOpenFile(inode, fd.get())) ++changes;
   }
   open.clear();  // gives the descriptors back before the counts are published
-  const uint64_t us = static_cast<uint64_t>(
-      std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() -
-                                                            start)
+  const uint64_t ns = static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() -
+                                                           start)
           .count());
   MutexLock lock(&mu_);
   ++counts_.passes;
   counts_.checks += checks;
   counts_.changes += changes;
-  counts_.longest_pass_us = std::max(counts_.longest_pass_us, us);
+  counts_.ns += ns;
 }
 
 }  // namespace ccfs

@@ -19,8 +19,8 @@
 //
 // Cost: one statx per open file per period (a store's client answers from its attribute cache,
 // at most its own timeout old). A pass that takes longer than the period delays the next one; the
-// longest pass is reported (stats.json kernel_watch_longest_pass_us, beside kernel_watch_checks
-// and kernel_watch_changes).
+// time spent is reported (stats.json kernel_watch_ns over kernel_watch_passes: the mean pass,
+// beside kernel_watch_checks and kernel_watch_changes).
 //
 // Thread-safety: Start and Stop from one thread; Counts from any. Ownership: borrows the table
 // and the detector, which must outlive Stop.
@@ -43,7 +43,7 @@ class OpenFileWatch {
     uint64_t passes = 0;         // passes over the open files
     uint64_t checks = 0;         // files checked, in all passes
     uint64_t changes = 0;        // files found changed underneath
-    uint64_t longest_pass_us = 0;
+    uint64_t ns = 0;             // time spent in passes
   };
 
   // `period`: the mount's attr_timeout, at least kMinPeriod.

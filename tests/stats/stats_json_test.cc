@@ -88,14 +88,13 @@ TEST(StatsJsonTest, TopLevelKeysAndTheirOrderAreStable) {
       "promotions", "wasted_compressions", "stalls", "stall_ns", "compress_ns", "decompress_ns",
       "cpu_request_threads_ns", "cpu_raw_hit_ns", "cpu_decompress_ns", "cpu_miss_ns",
       "cpu_compress_ns", "cpu_evictor_ns",
-      "kernel_rerequests", "kernel_evictions", "kernel_retrieved", "kernel_watch_checks",
-      "kernel_watch_changes", "demotions", "demote_drops",
+      "kernel_rerequests", "kernel_evictions", "kernel_retrieved", "kernel_watch_passes",
+      "kernel_watch_checks", "kernel_watch_changes", "kernel_watch_ns", "demotions", "demote_drops",
       "mrc_samples", "mrc_drops", "split_changes",
       "raw_budget_bytes",
       "compressed_budget_bytes", "raw_pages", "free_frames", "compressed_pages",
       "compressed_logical_bytes", "pinned_pages", "pinned_bytes",
-      "kernel_budget_bytes", "kernel_held_bytes", "kernel_watch_longest_pass_us", "compressor",
-      "compression_level",
+      "kernel_budget_bytes", "kernel_held_bytes", "compressor", "compression_level",
       "page_size", "compressed_percent_auto", "compressor_auto", "split_estimate", "cpu_us",
       "latency"};
   EXPECT_EQ(keys, expected);
