@@ -217,7 +217,12 @@ TEST_F(KernelTierMountTest, AWriteThroughTheMountKeepsTheKernelsPagesOfTheFile) 
   const uint64_t reads = DaemonReads();
   ASSERT_EQ(pread(fd, got.data(), got.size(), 0), static_cast<ssize_t>(got.size()));
   EXPECT_TRUE(got == want);
-  EXPECT_LE(DaemonReads() - reads, 4u) << "the read after the writes went to the daemon";
+  // At most an eighth of the file's pages: a kernel that drops the file at a refresh asks for
+  // all 256 again. The kernel may still ask again for a few pages after the writes (5-12 page
+  // reads in about one run in ten on a loaded machine), a miss each, not the file.
+  EXPECT_LE(DaemonReads() - reads, base.size() / 8192 / 8)
+      << "the read after the writes went to the daemon (" << before << " bytes held before, "
+      << after << " after)";
   close(fd);
   EXPECT_TRUE(ReadAll(ds_.DataPath("f")) == want);
   EXPECT_EQ(ds_.Stats()["kernel_watch_changes"].get<uint64_t>(), 0u)
