@@ -234,8 +234,7 @@ TEST_F(AdmissionEngineTest, WhenThePoolFallsBehindMissesDropVictimsInsteadOfWait
   o.compression_level = 22;
   // Every victim is offered to the pool: with the admission filter, most pages of a one-pass
   // stream are turned away before they reach it (admission_drops), and the few left could be
-  // compressed in time on a slow run (a TSan run on a loaded machine compressed 250 and dropped
-  // 100 of 350); probation likewise sends pages read once out uncompressed.
+  // compressed in time on a slow run; probation likewise sends pages read once out uncompressed.
   o.admission_filter = false;
   o.probation = false;
   std::unique_ptr<PageCache> cache;
