@@ -5,11 +5,13 @@
 #   scripts/stream_bench.sh [--stores "local sshfs gluster delay:100"] [--file-size SIZE]
 #                           [--memory SIZE] [--rounds R] [--configs "daemon:1MiB kernel:0 ..."]
 #                           [--phases "dd cat fio par4 pareto uniform rand8 epochs"]
-#                           [--scan-data text|hex] [--out DIR]
+#                           [--scan-data text|hex] [--file-data hex|mix] [--out DIR]
 #
 # Per store, a file `big` of --file-size (default 1GiB) and four files p0..p3 of a quarter of it,
-# text-like (hex words: 2x per 8 KiB page with zstd level 1, and lz4 keeps almost nothing of it,
-# results/epochs-unit-of-compression), written once. delay:R is bench/delay_fs over a local source
+# written once. --file-data hex (default): text-like hex words, 2x per 8 KiB page with zstd level
+# 1, and lz4 keeps almost nothing of it (results/epochs-unit-of-compression); mix: the files of
+# `ccfs mkdata`'s default mix (text, binaries, database pages, random, zeros; seed 1) one after
+# another, each p the matching quarter of big, so that both codecs meet the data of the demo. delay:R is bench/delay_fs over a local source
 # with a 200 µs wait per read and a link of R MiB/s shared by every read (an EMULATED store, so
 # named in the results). Each store is mounted twice (stores.sh, two state directories): a mount
 # whose every read reaches the store (sshfs direct_io, GlusterFS direct-io-mode, delay_fs
@@ -64,6 +66,7 @@ rounds=2
 configs="daemon:1MiB daemon:0 kernel:1MiB"
 phases="dd cat fio par4"
 scan_data=text
+file_data=hex
 out="$root/results/stream-$(date +%Y%m%d-%H%M)"
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -74,12 +77,14 @@ while [ $# -gt 0 ]; do
     --configs) configs=$2; shift 2 ;;
     --phases) phases=$2; shift 2 ;;
     --scan-data) scan_data=$2; shift 2 ;;
+    --file-data) file_data=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
     *) echo "stream_bench: unknown argument '$1'" >&2; exit 2 ;;
   esac
 done
 equal_ram_checks "$memory"
 case $scan_data in text|hex) ;; *) die "--scan-data: '$scan_data' is not text or hex" ;; esac
+case $file_data in mix|hex) ;; *) die "--file-data: '$file_data' is not hex or mix" ;; esac
 command -v fio >/dev/null || die "fio not found (Debian fio)"
 size_bytes=$(to_bytes "$file_size")
 
@@ -90,6 +95,20 @@ mkdir -p "$out"
 # compresses on its own bytes only).
 make_files() {
   local d=$1 block=$work/block
+  if [ "$file_data" = mix ]; then
+    rm -rf "$work/mix"
+    "$ccfs" mkdata --size "$file_size" --seed 1 "$work/mix" >/dev/null
+    { find "$work/mix" -type f -print0 | sort -z | xargs -0 cat || true; } |
+      head -c "$size_bytes" >"$d/big"
+    rm -rf "$work/mix"
+    local i
+    for i in 0 1 2 3; do
+      dd if="$d/big" of="$d/p$i" bs=1M skip=$(( i * size_bytes / 4 >> 20 )) \
+        count=$(( size_bytes / 4 >> 20 )) status=none
+    done
+    echo mix >"$d/.big-kind"
+    return
+  fi
   [ -f "$block" ] || python3 - "$block" <<'PY'
 import random, sys
 rng = random.Random(1)
@@ -107,6 +126,7 @@ PY
     [ "$f" = big ] || k=$(( n / 4 ))
     for _ in $(seq "$k"); do cat "$block"; done >"$d/$f"
   done
+  echo hex >"$d/.big-kind"
 }
 
 # The scan/ directory of the epochs phase: twice --memory of 4 MiB files. text: mkdata's text
@@ -230,7 +250,8 @@ for store in $stores; do
       files=$dir ;;
     *) die "--stores: unknown store '$store' (local, sshfs, gluster, delay:MIB_PER_S)" ;;
   esac
-  if [ "$(stat -c %s "$files/big" 2>/dev/null || echo 0)" -ne "$size_bytes" ]; then
+  if [ "$(stat -c %s "$files/big" 2>/dev/null || echo 0)" -ne "$size_bytes" ] ||
+     [ "$(cat "$files/.big-kind" 2>/dev/null || echo hex)" != "$file_data" ]; then
     log "$store: writing the files"
     make_files "$files"
   fi
