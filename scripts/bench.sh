@@ -194,7 +194,7 @@ PY
 best_pareto_lz4=${BENCH_BEST_LZ4:-40}
 best_pareto_zstd=${BENCH_BEST_ZSTD:-60}
 if step mount; then
-mount_ccfs "$data" "$memory" "compressed_percent=0,compressor=lz4"
+mount_ccfs "$data" "$memory" "raw_tier=daemon,compressed_percent=0,compressor=lz4"
 for dist in pareto uniform; do
   for codec in lz4 zstd; do
     "$ccfs" set "$mnt" "compressor=$codec" >/dev/null
@@ -243,7 +243,7 @@ if step pinned; then
 log "fuse_rtt pinned: null-FUSE floor vs ccfs raw hit, everything on CPU $pin_cpu"
 run taskset -c "$pin_cpu" "$build/fuse_rtt" --dir "$data_root" --file-mib 32 --ops 20000 --seconds 2 \
   --rounds 1 --null-loops single --ccfs-threads 1 >"$out/fuse_rtt-pinned.txt" || true
-mount_ccfs "$data" "$memory" "compressed_percent=0,compressor=lz4,pin_threads=true,request_threads=1"
+mount_ccfs "$data" "$memory" "raw_tier=daemon,compressed_percent=0,compressor=lz4,pin_threads=true,request_threads=1"
 : >"$out/headline-pinned.jsonl"
 for round in $(seq "${BENCH_ROUNDS:-3}"); do
   for cfg in "lz4:0" "lz4:$best_pareto_lz4" "zstd:$best_pareto_zstd"; do
@@ -485,7 +485,7 @@ if [ "${BENCH_SKIP_SCALE:-0}" != 1 ] && step scale; then
       d=${pair%%:*}; m=${pair##*:}
       for c in 0 "$best_pareto_lz4"; do
         log "scaling round $round: mount $d, memory $m, pareto, lz4, C=$c%"
-        mount_ccfs "$d" "$m" "compressed_percent=$c,compressor=lz4"
+        mount_ccfs "$d" "$m" "raw_tier=daemon,compressed_percent=$c,compressor=lz4"
         run "$ccfs" replay "$mnt" --dist pareto --ops "$ops" \
           --warmup $(( ${BENCH_WARMUP_FACTOR:-2} * $(pages_of "$d") )) --no-progress --json \
           >>"$out/scale.jsonl" 2>>"$out/bench.log" || true

@@ -23,14 +23,17 @@ tsan_mount_filter='*Mount*:DaemonTest.*:PosixTest.*:UnderneathTest.*:IntegrityTe
 # scripts/reliability.sh's longer runs: the reliability and POSIX suites.
 reliability_filter='PosixTest.*:IntegrityTest.*:CrashTest.*:UnderneathTest.*:PressureTest.*:PathsTest.*:BadInputTest.*'
 
-# The tests' environments.
+# The tests' environments. The mounts of every stage but kernel's run with raw_tier = daemon,
+# named (the default is kernel): the tests that count reads at the daemon were written for it,
+# and the kernel stage runs the mount tests in the default mode.
+daemon_env=(CCFS_TEST_RAW_TIER=daemon)
 kernel_env=(CCFS_TEST_RAW_TIER=kernel)
-uring_env=(CCFS_TEST_TRANSPORT=uring)
+uring_env=(CCFS_TEST_TRANSPORT=uring "${daemon_env[@]}")
 tsan_env=(TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$PWD/tests/tsan.supp")
 san_env=(ASAN_OPTIONS="detect_leaks=1:abort_on_error=1:detect_stack_use_after_return=0"
          LSAN_OPTIONS="suppressions=$PWD/tests/lsan.supp"
          UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1"
-         "${tsan_env[@]}")
+         "${tsan_env[@]}" "${daemon_env[@]}")
 
 # NAME        | BUILD      | TARGETS             | ENV        | FILTER            | HEADING
 stage_table=$(cat <<EOF
@@ -38,7 +41,7 @@ includes      | -          | -                   | -          | -               
 setup         | -          | -                   | -          | -                 | -
 docs          | -          | -                   | -          | -                 | docs: the README's Layout against the tree, references, versions
 build         | build      | all                 | -          | -                 | -
-unit          | build      | -                   | -          | -                 | unit and mount tests
+unit          | build      | -                   | daemon_env | -                 | unit and mount tests
 deb           | build      | -                   | -          | -                 | Debian package: cpack from build/, control fields, files, --version, man pages
 kernel        | build      | -                   | kernel_env | mount_filter      | mount, POSIX and coherence tests again with raw_tier = kernel (the kernel's page cache as the raw tier)
 uring         | build      | -                   | uring_env  | uring_filter      | mount, POSIX and reliability tests again on transport = uring (FUSE over io_uring)

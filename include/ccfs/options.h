@@ -11,6 +11,11 @@
 // Adding a key: a field here, one entry in the key table, its paragraph in conf/ccfs.toml and its
 // row in the README. Nothing else lists keys.
 //
+// Options{} is the engine alone (`ccfs replay`'s engine mode, `ccfs advise`, the engine's tests):
+// raw pages in its own raw tier, since no kernel page cache sits above an in-process engine. A
+// mount starts from MountDefaults() instead, the serving settings; the documented defaults
+// (conf/ccfs.toml, `man ccfs.toml`, `ccfs mount --help`) are those.
+//
 // Options is a plain value: copy freely; no internal synchronization.
 #ifndef CCFS_OPTIONS_H_
 #define CCFS_OPTIONS_H_
@@ -193,6 +198,13 @@ struct Options {
     return std::min<uint64_t>(readahead, cap) / 4096 * 4096;
   }
 };
+
+// What `ccfs mount` starts from before the config file and -o: Options{} with raw pages in the
+// kernel's page cache, where a hot read costs what it costs without ccfs (raw_tier = daemon makes
+// every read cross FUSE; it stays the measurement mode, named where a tool needs it), and half of
+// memory compressed with zstd at level 1, which keeps more pages per byte than lz4 on mixed data
+// and so turns more of the misses in front of a dear store into hits.
+Options MountDefaults();
 
 }  // namespace ccfs
 

@@ -278,20 +278,21 @@ A usage error: an unknown subcommand or option, a missing argument, a bad value,
 that do not go together. One line on standard error names the word, and a second points to
 \fB\-\-help\fR.
 .SH EXAMPLES
-Mount a dataset with 1 GiB of cache, 30% of it compressed, and watch it:
+Mount a dataset with 1 GiB of cache (half of it compressed with zstd, the default), and watch it:
 .PP
 .nf
 .RS
-ccfs mount \-o memory=1GiB,compressed_percent=30 /srv/dataset /srv/data
+ccfs mount \-o memory=1GiB /srv/dataset /srv/data
 ccfs stat /srv/data \-i 2
 .RE
 .fi
 .PP
-Give the compressed tier more room and switch to zstd without a remount, then unmount:
+Give the compressed tier more room and switch to lz4 (cheaper per page, fewer pages kept)
+without a remount, then unmount:
 .PP
 .nf
 .RS
-ccfs set /srv/data compressed_percent=40 compressor=zstd
+ccfs set /srv/data compressed_percent=70 compressor=lz4
 ccfs umount /srv/data
 .RE
 .fi
@@ -310,7 +311,7 @@ Mount it at boot: the line in \fI/etc/fstab\fR (or the unit
 .PP
 .nf
 .RS
-/srv/dataset /srv/data fuse.ccfs memory=1GiB,compressed_percent=30 0 0
+/srv/dataset /srv/data fuse.ccfs memory=1GiB 0 0
 .RE
 .fi
 .PP
@@ -430,7 +431,7 @@ std::string RangeText(const config::KeySpec& key) {
 }
 
 std::string KeyEntry(const config::KeySpec& key, const ConfDocs& docs) {
-  const Options defaults;
+  const Options defaults = MountDefaults();
   auto long_doc = docs.keys.find(std::string(key.name));
   std::string text = long_doc != docs.keys.end() && !long_doc->second.empty()
                          ? long_doc->second
@@ -461,7 +462,7 @@ std::string ConfigPage(const ConfDocs& docs) {
     for (const config::KeySpec& key : config::AllKeys()) {
       if (key.table == table) {
         out += Roff(key.name) + " = " +
-               Roff(config::FormatValue(key, Options(), config::ValueStyle::kToml)) + "\n";
+               Roff(config::FormatValue(key, MountDefaults(), config::ValueStyle::kToml)) + "\n";
       }
     }
   }

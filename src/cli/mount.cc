@@ -17,7 +17,7 @@ std::string KeysFooter() {
       "Keys, with their defaults (* = live: `ccfs set` changes it on a running mount); `man "
       "ccfs.toml` gives each one's meaning, range and unit:\n";
   std::string line = " ";
-  const Options defaults;
+  const Options defaults = MountDefaults();
   for (const config::KeySpec& key : config::AllKeys()) {
     std::string item = " " + std::string(key.name) + "=" +
                        config::FormatValue(key, defaults, config::ValueStyle::kDisplay) +

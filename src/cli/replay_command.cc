@@ -304,6 +304,14 @@ Status EngineAndTarget(const ReplayArgs& args, ReplayOptions* options) {
     }
     options->mode = ReplayMode::kEngine;
     options->target = args.engine_dir;
+    // No kernel page cache sits above an in-process engine: its raw pages are its own, whatever
+    // a config file written for a mount says.
+    if (options->engine.kernel_raw_tier()) {
+      fmt::print(stderr, "ccfs replay --engine: raw_tier = daemon (an in-process engine has no "
+                         "kernel page cache above it)\n");
+      options->engine.raw_tier = "daemon";
+      options->engine.kernel_demote = "off";
+    }
     if (options->cgroup_memory) {  // the engine's memory, not a cgroup's
       s = ApplyKeyValue("memory", args.memory, "--memory", &options->engine);
       options->cgroup_memory = 0;

@@ -267,6 +267,15 @@ static Status CheckRule(const Options& o, const KeySpec& key) {
 
 }  // namespace config
 
+Options MountDefaults() {
+  Options o;
+  o.raw_tier = "kernel";
+  o.compressor = CodecKind::kZstd;
+  o.compression_level = 1;
+  o.compressed_percent = 50;
+  return o;
+}
+
 Status Options::Validate() const {
   for (const config::KeySpec& key : config::AllKeys()) {
     Status s = config::CheckKey(*this, key);

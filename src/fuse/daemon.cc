@@ -69,7 +69,7 @@ constexpr int kHandledSignals[] = {SIGTERM, SIGINT, SIGHUP, SIGUSR1};
 
 // Both config entry points validate what they return (config.h), so the result needs no check.
 Status LoadOptions(const DaemonArgs& args, Options* options, std::vector<std::string>* passthrough) {
-  Options o;
+  Options o = MountDefaults();
   Status s = LoadConfigAndOptionLists(args.config_file, args.option_lists, &o, passthrough);
   if (s.ok()) *options = o;
   return s;

@@ -142,7 +142,7 @@ TEST(ManpageTest, ConfigPageHasEveryKeyWithItsTableDefaultLivenessAndParagraph) 
   ASSERT_NO_FATAL_FAILURE(GeneratedLintedAndRendered(page, &text));
   const std::map<std::string, std::string> paragraphs = ConfParagraphs();
 
-  const Options defaults;
+  const Options defaults = MountDefaults();
   for (const config::KeySpec& key : config::AllKeys()) {
     SCOPED_TRACE(std::string(key.name));
     const std::string head = std::string(key.name) + " = " +

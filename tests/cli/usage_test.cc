@@ -8,6 +8,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "ccfs/options.h"
 #include "cli/help_text.h"
 #include "testing/command.h"
 
@@ -90,7 +91,8 @@ TEST(UsageTest, MountHelpListsTheKeys) {
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_THAT(r.out, HasSubstr("man ccfs.toml"));
   EXPECT_THAT(r.out, HasSubstr("memory=256MiB"));
-  EXPECT_THAT(r.out, HasSubstr("compressed_percent=25*"));
+  EXPECT_THAT(r.out, HasSubstr("compressed_percent=" +
+                              std::to_string(MountDefaults().compressed_percent) + "*"));
   EXPECT_THAT(r.out, HasSubstr("page_size=8KiB"));
 }
 

@@ -62,7 +62,7 @@ TEST(ConfigExampleTest, ShippedConfSetsEveryKeyToItsDefault) {
   Options o = AllNonDefault();
   Status s = LoadConfigFile(std::string(CCFS_SOURCE_DIR) + "/conf/ccfs.toml", &o);
   ASSERT_TRUE(s.ok()) << s.ToString();
-  EXPECT_EQ(o, Options{});
+  EXPECT_EQ(o, MountDefaults());
 }
 
 // --- values ------------------------------------------------------------------------------------

@@ -203,7 +203,8 @@ TEST_F(ReadaheadMountTest, KernelModeTheKernelsWindowIsTheKeyWithinItsShareAtMou
   if (geteuid() != 0) GTEST_SKIP() << "the bdi's window is set through sysfs: needs root";
   const std::string expected = CompressibleBytes(8 << 20, 7);
   WriteWholeFile(ds_.DataPath("seq"), expected);
-  ASSERT_NO_FATAL_FAILURE(MountOrDie({"-o", "memory=64MiB,readahead=64KiB,raw_tier=kernel"}));
+  ASSERT_NO_FATAL_FAILURE(
+      MountOrDie({"-o", "memory=64MiB,readahead=64KiB,raw_tier=kernel,compressed_percent=25"}));
   // The daemon sets the window once INIT is answered, right after the mount.
   for (int i = 0; i < 100 && BdiReadaheadKiB() != 64; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));

@@ -260,7 +260,7 @@ class SystemdMountTest : public ::testing::Test {
     EXPECT_EQ(run_.out("read"), "served through mount -t fuse.ccfs");
 
     // The unit's options are the daemon's settings.
-    Options expected;
+    Options expected = MountDefaults();
     std::vector<std::string> passthrough;
     ASSERT_TRUE(ApplyOptionList(unit_.options, "", &expected, &passthrough).ok());
     nlohmann::json stats = nlohmann::json::parse(run_.out("stats.json"), nullptr, false);

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "ccfs/options.h"
 #include "fs/metrics_test_util.h"
 #include "reliability/reliability_util.h"
 #include "testing/mount_fixture.h"
@@ -63,7 +64,7 @@ TEST_F(BadInputTest, ConfigFiles) {
   ExpectMountRefused({"--config", ds_.root()}, ds_.root());
   // An empty file is documented as "changes nothing": it mounts with the defaults.
   MountOrDie({"--config", Conf("empty.toml", "")});
-  EXPECT_EQ(ds_.Stats()["compressed_percent"].get<int>(), 25);
+  EXPECT_EQ(ds_.Stats()["compressed_percent"].get<int>(), MountDefaults().compressed_percent);
 }
 
 // The metrics key: an address that is not one, or one the daemon cannot listen on, refuses the

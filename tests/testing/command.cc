@@ -15,6 +15,8 @@
 
 #include <gtest/gtest.h>
 
+#include "ccfs/options.h"
+
 namespace ccfs::testing {
 
 namespace {
@@ -70,7 +72,8 @@ void AwaitChangeUnderneath(double attr_timeout_s) {
 
 bool TestRawTierIsKernel() {
   const char* value = getenv("CCFS_TEST_RAW_TIER");
-  return value != nullptr && std::string(value) == "kernel";
+  if (value == nullptr || *value == '\0') return MountDefaults().kernel_raw_tier();
+  return std::string(value) == "kernel";
 }
 
 pid_t Spawn(const std::vector<std::string>& argv, int out_fd, int err_fd) {

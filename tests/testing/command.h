@@ -38,8 +38,9 @@ CommandResult RunCcfs(const std::vector<std::string>& args, double timeout_s = 3
 // still wins. RunCcfs, CcfsProcess and MountedDataset apply it; `args` are ccfs's arguments
 // (without the binary). Both unset: `args` unchanged.
 std::vector<std::string> WithTestMode(const std::vector<std::string>& args);
-// Whether mounts run with raw_tier = kernel (CCFS_TEST_RAW_TIER=kernel): the kernel answers
-// repeated reads itself, so a test that counts the daemon's reads must expect fewer.
+// Whether mounts run with raw_tier = kernel (CCFS_TEST_RAW_TIER=kernel, or unset and kernel the
+// default): the kernel answers repeated reads itself, so a test that counts the daemon's reads
+// must expect fewer.
 bool TestRawTierIsKernel();
 // After a change made directly in DATASET: with raw_tier = kernel, waits out the staleness bound
 // (the mount's attr_timeout, `attr_timeout_s`, plus 0.1 s) after which the kernel has dropped its
