@@ -81,6 +81,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -241,9 +242,30 @@ class PageCache {
   // The estimated hit ratio at sizes from 1/64 to 4 times the cache's memory in pages (memory /
   // page_size; four points per doubling), over the page reads served so far, older reads weighing
   // less (their weight halves every 64 x memory / page_size reads). Estimated from a sample of the
-  // reads: an estimate of LRU, not of this cache's own policy, and under raw_tier = kernel of the
-  // kernel's misses only. Takes the curve's lock for a moment, never a reader's path.
+  // reads: an estimate of LRU, not of this cache's own policy. Under raw_tier = kernel the curve
+  // covers every read only of the pages kept out of the kernel (KeepsFromKernel). Takes the curve's
+  // lock for a moment, never a reader's path.
   std::vector<CurvePoint> HitRatioCurve() const;
+
+  // raw_tier = kernel with compressed_percent or compressor = auto: the pages the curve samples
+  // (about one in MissRatioCurve::Config::kKernelRate) must not stay in the kernel's page cache,
+  // so that every read of them reaches the engine and the curve sees the readers' whole reuse,
+  // the kernel's hits included. The caller (the FUSE layer) has the kernel drop such a page soon
+  // after serving it. False in any other mode. Lock-free: on the reply path.
+  bool KeepsFromKernel(uint64_t file_id, uint64_t page_no) const;
+
+  // What the split tuner needs from the layer that put the kernel's page cache above the engine
+  // (raw_tier = kernel), to predict and apply splits there:
+  struct KernelSide {
+    // The mean µs of one FUSE round trip to the daemon, measured now (<= 0: not measured). The
+    // tuner calls it without any lock of its own, once per decision.
+    std::function<double()> trip_us;
+    // The tuner changed compressed_percent: the kernel's share follows it.
+    std::function<void()> split_applied;
+  };
+  // Attaches `side` (an empty KernelSide detaches it). After this returns, no call into the side
+  // attached before is running or will start.
+  void AttachKernelSide(KernelSide side);
 
   // Waits until no eviction or compression is in flight (for tests and benchmarks).
   void Quiesce();

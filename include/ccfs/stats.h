@@ -170,6 +170,8 @@ class LatencyHistogram {
     "raw_tier = kernel: pages the kernel asked for again after it dropped them itself")            \
   X(kernel_evictions, Event,                                                                       \
     "raw_tier = kernel: pages the daemon told the kernel to drop to hold its budget")              \
+  X(kernel_kept_out, Event,                                                                        \
+    "raw_tier = kernel under auto: pages served, then dropped from the kernel (the curve's sample)") \
   X(kernel_retrieved, Event,                                                                       \
     "kernel_demote: pages fetched back from the kernel before it was told to drop them")          \
   X(kernel_watch_passes, Event,                                                                    \
@@ -218,6 +220,9 @@ struct CacheStats {
   int recommended_percent = -1;
   int recommended_codec = 0;
   double predicted_us_per_buffer = 0;
+  // raw_tier = kernel under auto: the FUSE round trip the prediction took, measured (0 in daemon
+  // mode, where the trip is the same at every split and the prediction leaves it out).
+  double predicted_trip_us = 0;
 
   // Latency per path, measured inside the engine around each page.
   HistogramSnapshot raw_hit_latency;

@@ -8,7 +8,12 @@
 #
 # Each CCFS_OPTIONS (none: one run with no extra option) is one ccfs target per round, added to
 # raw_tier=kernel,compressed_percent=0. EQUAL_RAM_LAW sets fio's law (pareto:0.2 by default, or
-# random), EQUAL_RAM_SIZE the file (1G), EQUAL_RAM_MEMORY ccfs's memory. After the rounds the
+# random), EQUAL_RAM_SIZE the file (1G), EQUAL_RAM_MEMORY ccfs's memory, EQUAL_RAM_DATA the file's
+# bytes (random, or mix: `ccfs mkdata`'s default mix, seed 1), EQUAL_RAM_WARM the seconds of fio
+# before the measured run (10; time for `auto` to choose), EQUAL_RAM_STORE where the file is: local
+# (the disk) or sshfs (scripts/stores.sh: ccfs over the default mount, every read reaching the
+# server; the page cache over a second mount of the same source with --page-cache). After the
+# rounds the
 # null-FUSE round trip is measured once (bench/fuse_rtt, when built): a ccfs miss crosses it.
 #
 # Per run: fio's mean; the pages the cgroup took in per fio read (memory.stat pgpgin: every page
@@ -19,9 +24,11 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 me=equal-ram
 . "$root/scripts/lib.sh"
+up_stores=()
 out=${1:?OUT}; m=${2:-128MiB}; rounds=${3:-2}; secs=${4:-20}; shift $(( $# < 4 ? $# : 4 ))
 configs=("$@"); [ ${#configs[@]} -gt 0 ] || configs=("")
 law=${EQUAL_RAM_LAW:-pareto:0.2}; size=${EQUAL_RAM_SIZE:-1G}
+data=${EQUAL_RAM_DATA:-random}; warm=${EQUAL_RAM_WARM:-10}; store=${EQUAL_RAM_STORE:-local}
 equal_ram_checks "$m"
 ccfs_memory=${EQUAL_RAM_MEMORY:-$ccfs_memory}
 mkdir -p "$out"; out=$(cd "$out" && pwd)
@@ -33,20 +40,39 @@ cleanup() {
   grep -q " $mnt fuse" /proc/mounts && { fusermount3 -u "$mnt" || fusermount3 -uz "$mnt"; }
   [ -n "${daemon_pid:-}" ] && wait "$daemon_pid"
   cgroup_remove "$cg"
+  stores_down
   rm -rf "$work"
 }
 trap cleanup EXIT
 rm -rf "$work"; mkdir -p "$work/data" "$mnt"
-head -c "$size" /dev/urandom >"$work/data/f"
+case $data in
+  random) head -c "$size" /dev/urandom >"$work/data/f" ;;
+  mix) "$ccfs" mkdata --size "$size" --seed 1 "$work/mix" >/dev/null
+       find "$work/mix" -type f | sort | xargs cat | head -c "$(to_bytes "$size")" >"$work/data/f"
+       rm -rf "$work/mix" ;;
+  *) die "EQUAL_RAM_DATA: random or mix, not '$data'" ;;
+esac
+# What ccfs mounts, and the file the page cache's reader reads.
+dataset=$work/data; pc_file=$work/data/f
+case $store in
+  local) ;;
+  sshfs)
+    store_up "$work/state" sshfs "$work/store" --source "$work/data"
+    store_up "$work/state-pc" sshfs "$work/store-pc" --source "$work/data" --page-cache
+    dataset=$work/store; pc_file=$work/store-pc/f ;;
+  *) die "EQUAL_RAM_STORE: local or sshfs, not '$store'" ;;
+esac
 : >"$out/equal-ram.jsonl"
 # The daemon's pid, from its stats.json: $daemon_pid is the shell that in_cgroup runs it from.
 daemon_of() { python3 -c "import json, sys; print(json.load(open(sys.argv[1] + '/.ccfs/stats.json'))['daemon']['pid'])" "$1"; }
 miss_ns() { python3 -c "import json, sys; m = json.load(open(sys.argv[1] + '/.ccfs/stats.json'))['latency']['miss']; print(m['count'], m['sum_ns'])" "$1"; }
 stat_of() { awk -v k="$1" '$1 == k {print $2}' "$cg/memory.stat"; }
+# The split and codec in force, how often auto changed them, and the trip its prediction took.
+split_of() { python3 -c "import json, sys; s = json.load(open(sys.argv[1] + '/.ccfs/stats.json')); print(s['compressed_percent'], s['compressor'], s['split_changes'], s['split_estimate'].get('trip_us', 0))" "$1"; }
 run() {  # TAG FILE
-  local tag=$1 file=$2 in0 in1 r0="0 0" r1="0 0" l0="0 0" l1="0 0" rss=0
+  local tag=$1 file=$2 in0 in1 r0="0 0" r1="0 0" l0="0 0" l1="0 0" rss=0 split="- - 0 0"
   in_cgroup "$cg" fio --name=w --filename="$file" --rw=randread --bs=8k --ioengine=psync \
-    --random_distribution=$law --norandommap --time_based --runtime=10 --invalidate=0 \
+    --random_distribution=$law --norandommap --time_based --runtime="$warm" --invalidate=0 \
     --output=/dev/null
   in0=$(stat_of pgpgin)
   [ "$tag" = pagecache ] || { r0=$(ccfs_reads_misses "$mnt"); l0=$(miss_ns "$mnt"); }
@@ -54,11 +80,11 @@ run() {  # TAG FILE
     --random_distribution=$law --norandommap --time_based --runtime="$secs" \
     --invalidate=0 --output-format=json --output="$work/fio.json" >/dev/null
   in1=$(stat_of pgpgin)
-  [ "$tag" = pagecache ] || { r1=$(ccfs_reads_misses "$mnt"); l1=$(miss_ns "$mnt"); rss=$(awk '/VmRSS/ {print $2}' "/proc/$(daemon_of "$mnt")/status"); }
+  [ "$tag" = pagecache ] || { r1=$(ccfs_reads_misses "$mnt"); l1=$(miss_ns "$mnt"); rss=$(awk '/VmRSS/ {print $2}' "/proc/$(daemon_of "$mnt")/status"); split=$(split_of "$mnt"); }
   python3 - "$work/fio.json" "$tag" "$rnd" "$law" "$size" "$in0" "$in1" "$(stat_of cache)" "$(stat_of rss)" \
-    "$rss" $r0 $r1 $l0 $l1 <<'PY' >>"$out/equal-ram.jsonl"
+    "$rss" $r0 $r1 $l0 $l1 $split "$data" "$store" <<'PY' >>"$out/equal-ram.jsonl"
 import json, sys
-f, tag, rnd, law, size, in0, in1, cache, rss, drss, q0, m0, q1, m1, c0, s0, c1, s1 = sys.argv[1:]
+f, tag, rnd, law, size, in0, in1, cache, rss, drss, q0, m0, q1, m1, c0, s0, c1, s1, pct, codec, changes, trip, data, store = sys.argv[1:]
 r = json.load(open(f))["jobs"][0]["read"]
 n = r["total_ios"]
 print(json.dumps({"target": tag, "round": int(rnd), "law": law, "size": size, "mean_us": r["clat_ns"]["mean"] / 1e3,
@@ -67,7 +93,8 @@ print(json.dumps({"target": tag, "round": int(rnd), "law": law, "size": size, "m
                   "daemon_rss_mib": int(drss) / 1024,
                   "requests_per_read": (int(q1) - int(q0)) / n,
                   "misses_per_read": (int(m1) - int(m0)) / n,
-                  "daemon_miss_us": (int(s1) - int(s0)) / 1e3 / max(1, int(c1) - int(c0))}))
+                  "daemon_miss_us": (int(s1) - int(s0)) / 1e3 / max(1, int(c1) - int(c0)),
+                  "data": data, "store": store, "final_percent": pct, "final_codec": codec, "split_changes": int(changes), "trip_us": float(trip)}))
 PY
 }
 for rnd in $(seq "$rounds"); do
@@ -77,10 +104,10 @@ for rnd in $(seq "$rounds"); do
     cgroup_make "$cg" "$memory_bytes"
     sync; echo 3 >/proc/sys/vm/drop_caches
     if [ "$tag" = pagecache ]; then
-      run pagecache "$work/data/f"
+      run pagecache "$pc_file"
     else
       in_cgroup "$cg" "$ccfs" mount -f -o "memory=$ccfs_memory,raw_tier=kernel,compressed_percent=0${extra:+,$extra}" \
-        "$work/data" "$mnt" 2>>"$work/daemon.log" &
+        "$dataset" "$mnt" 2>>"$work/daemon.log" &
       daemon_pid=$!
       for _ in $(seq 200); do grep -q " $mnt fuse" /proc/mounts && break; sleep 0.05; done
       grep -q " $mnt fuse" /proc/mounts || die "mount failed: $(tail -3 "$work/daemon.log")"
@@ -99,10 +126,11 @@ def rng(v, f="%.1f"):
     a, b = f % min(v), f % max(v)
     return a if a == b else a + "-" + b
 keys = ["mean_us", "pgpgin_per_read", "cg_cache_mib", "cg_rss_mib", "daemon_rss_mib", "requests_per_read", "misses_per_read", "daemon_miss_us"]
-print("| target | " + " | ".join(keys) + " |")
-print("|---|" + "---|" * len(keys))
+print("| target | " + " | ".join(keys) + " | split at the end, by round |")
+print("|---|" + "---|" * (len(keys) + 1))
 for t, v in by.items():
-    print(f"| {t} | " + " | ".join(rng([d[k] for d in v], "%.2f" if "per_read" in k else "%.1f") for k in keys) + " |")
+    ends = ", ".join(str(d.get("final_percent", "-")) for d in v)
+    print(f"| {t} | " + " | ".join(rng([d[k] for d in v], "%.2f" if "per_read" in k else "%.1f") for k in keys) + f" | {ends} |")
 PY
 if [ -x "$root/build/fuse_rtt" ]; then
   log "the null-FUSE round trip now"

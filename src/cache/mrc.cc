@@ -47,6 +47,7 @@ class MissRatioCurve::Stack {
 
   uint32_t threshold() const { return threshold_; }
   uint32_t keys() const { return keys_; }
+  uint64_t reuses() const { return reuses_; }
 
   // One sampled read. Returns false when the page is no longer sampled (the rate fell after the
   // sample was queued).
@@ -56,6 +57,7 @@ class MissRatioCurve::Stack {
     const double weight = static_cast<double>(kFullThreshold) / threshold_;  // 1 / R
     Slot* slot = Find(hash);
     if (slot != nullptr) {
+      ++reuses_;
       const uint64_t d = keys_ - OnesThrough(slot->time);
       const double scaled = static_cast<double>(d) * weight;
       bins_[BinOf(scaled >= 0x1p62 ? (1ull << 62) : static_cast<uint64_t>(scaled))] += weight;
@@ -235,6 +237,7 @@ class MissRatioCurve::Stack {
   uint32_t threshold_;
   const uint64_t half_life_;
   const bool by_samples_;
+  uint64_t reuses_ = 0;  // Access calls that found their page tracked
   uint32_t keys_ = 0;
 
   std::vector<Slot> table_;
@@ -270,6 +273,13 @@ MissRatioCurve::Config MissRatioCurve::Config::ForCache(uint64_t cache_pages) {
   c.max_keys = 8192;
   c.initial_rate = 0.5;
   c.half_life_reads = 64 * std::max<uint64_t>(cache_pages, 1);
+  return c;
+}
+
+MissRatioCurve::Config MissRatioCurve::Config::ForKernelTier(uint64_t cache_pages) {
+  Config c = ForCache(cache_pages);
+  c.initial_rate = std::min(c.initial_rate, kKernelRate);
+  c.normalize_by_samples = true;
   return c;
 }
 
@@ -331,6 +341,7 @@ void MissRatioCurve::DrainLocked(int max) const {
   // store would take its cache line away from all of them.
   const uint64_t samples = samples_.load(std::memory_order_relaxed) + processed;
   samples_.store(samples, std::memory_order_relaxed);
+  reuses_.store(stack_->reuses(), std::memory_order_relaxed);
   // Aging and the drop correction need the read count, a sum over every shard's cache line: once
   // per kAdvanceEvery samples (and at every query) is often enough.
   if ((samples - processed) / kAdvanceEvery != samples / kAdvanceEvery) {
@@ -369,6 +380,7 @@ MissRatioCurve::Counts MissRatioCurve::counts() const {
   Counts c;
   c.reads = TotalReads();
   c.samples = samples_.load(std::memory_order_relaxed);
+  c.reuses = reuses_.load(std::memory_order_relaxed);
   c.drops = drops_.load(std::memory_order_relaxed);
   c.rate = static_cast<double>(threshold_.load(std::memory_order_relaxed)) / kFullThreshold;
   c.keys = keys_.load(std::memory_order_relaxed);

@@ -52,7 +52,8 @@
 // 5. Limits. The curve is that of LRU over the reads recorded; writes and invalidations are not
 //    recorded (a page written and then read counts as a hit where the cache misses). What the
 //    recorder sees is what the caller records: under raw_tier = kernel the engine sees only the
-//    kernel's misses.
+//    kernel's misses, and every read only of the sampled pages it keeps out of the kernel
+//    (Config::ForKernelTier, Sampled).
 //
 // Thread-safety: Record may be called from any number of threads at once and never blocks.
 // HitRatios, ResetCounts and counts may be called from any thread at any time; HitRatios and
@@ -90,11 +91,19 @@ class MissRatioCurve {
     // sampled pages, at most one read in two sampled, counts halved every 64 cache sizes of
     // reads. See mrc.cc for the measurements behind each number.
     static Config ForCache(uint64_t cache_pages);
+    // raw_tier = kernel: the kernel answers its hits unseen, so the curve can see every read of a
+    // page only if the page is kept out of the kernel's cache (Sampled, page_cache.h
+    // KeepsFromKernel). Each sampled page then costs its readers a trip on every read, so the rate
+    // starts at kKernelRate; and since the engine counts only the reads that reach it, the curve
+    // is normalised by the sampled weight (normalize_by_samples) rather than by the read count.
+    static constexpr double kKernelRate = 1.0 / 128;
+    static Config ForKernelTier(uint64_t cache_pages);
   };
 
   struct Counts {
     uint64_t reads = 0;     // Record calls
     uint64_t samples = 0;   // sampled reads processed into the curve
+    uint64_t reuses = 0;    // of them, reads of a page sampled before: the reuse the curve has seen
     uint64_t drops = 0;     // sampled reads dropped because the ring was full
     double rate = 0;        // sampling rate now
     uint32_t keys = 0;      // sampled pages tracked now
@@ -114,6 +123,12 @@ class MissRatioCurve {
   void Record(uint64_t hash) {
     read_shards_[MyShard()].n.fetch_add(1, std::memory_order_relaxed);
     if (SampleValue(hash) < threshold_.load(std::memory_order_relaxed)) RecordSampled(hash);
+  }
+
+  // Whether reads of the page whose hash is `hash` are sampled now (the threshold only falls: a
+  // page sampled now may stop being sampled, never the other way). Never blocks.
+  bool Sampled(uint64_t hash) const {
+    return SampleValue(hash) < threshold_.load(std::memory_order_relaxed);
   }
 
   // Estimated hit ratio of an LRU cache of capacities[i] pages over the reads recorded (aged),
@@ -178,6 +193,7 @@ class MissRatioCurve {
   alignas(64) mutable uint64_t ring_head_ GUARDED_BY(mu_) = 0;
   const std::unique_ptr<Stack> stack_ PT_GUARDED_BY(mu_);
   mutable std::atomic<uint64_t> samples_{0};  // written under mu_, read without
+  mutable std::atomic<uint64_t> reuses_{0};   // written under mu_, read without
   mutable std::atomic<uint32_t> keys_{0};     // written under mu_, read without
 };
 

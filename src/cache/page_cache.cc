@@ -618,6 +618,10 @@ PageCache::Residency PageCache::ResidencyOf(uint64_t file_id, uint64_t first_pag
 }
 void PageCache::Pin(uint64_t file_id) { impl_->Pin(file_id); }
 void PageCache::UnpinAll() { impl_->UnpinAll(); }
+bool PageCache::KeepsFromKernel(uint64_t file_id, uint64_t page_no) const {
+  return impl_->KeepsFromKernel(file_id, page_no);
+}
+void PageCache::AttachKernelSide(KernelSide side) { impl_->AttachKernelSide(std::move(side)); }
 void PageCache::Quiesce() { impl_->Quiesce(); }
 Options PageCache::options() const { return impl_->options(); }
 

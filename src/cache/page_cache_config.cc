@@ -37,7 +37,9 @@ PageCache::Impl::Impl(const Options& o)
       probation_(o.probation),
       readahead_max_(o.readahead),
       frequency_(o.memory / o.page_size * 4, o.memory / o.page_size),
-      mrc_(MissRatioCurve::Config::ForCache(o.memory / o.page_size)) {
+      mrc_(o.kernel_raw_tier() ? MissRatioCurve::Config::ForKernelTier(o.memory / o.page_size)
+                               : MissRatioCurve::Config::ForCache(o.memory / o.page_size)) {
+  keep_from_kernel_.store(CurveKeptFromKernel(o));
   // liburcu starts its reclamation thread on the first call_rcu, from whichever thread makes it,
   // and the new thread inherits that thread's name, scheduling class, nice value and CPUs: made by
   // a compression worker it would run as a pinned, SCHED_BATCH "ccfs-compress". Start it here.
@@ -95,6 +97,27 @@ Status PageCache::Impl::ApplySplit(int percent, CodecKind codec) {
   return ApplyLocked(o);
 }
 
+// Whether the curve's pages are kept out of the kernel (page_cache.h KeepsFromKernel): only while
+// the tuner must predict the kernel's hits to choose, since each such page costs a trip per read.
+bool PageCache::Impl::CurveKeptFromKernel(const Options& o) const {
+  return estimate_ && o.kernel_raw_tier() && (o.compressed_percent_auto || o.compressor_auto);
+}
+
+void PageCache::Impl::AttachKernelSide(KernelSide side) {
+  MutexLock lock(&kernel_side_mu_);
+  kernel_side_ = std::move(side);
+}
+
+double PageCache::Impl::TripUs() {
+  MutexLock lock(&kernel_side_mu_);
+  return kernel_side_.trip_us ? kernel_side_.trip_us() : 0;
+}
+
+void PageCache::Impl::SplitApplied() {
+  MutexLock lock(&kernel_side_mu_);
+  if (kernel_side_.split_applied) kernel_side_.split_applied();
+}
+
 Status PageCache::Impl::ApplyLocked(const Options& o) {
   Status st = o.Validate();
   if (!st.ok()) return st;
@@ -107,6 +130,7 @@ Status PageCache::Impl::ApplyLocked(const Options& o) {
     MutexLock lock(&options_mu_);
     options_ = o;
   }
+  keep_from_kernel_.store(CurveKeptFromKernel(o));
   ApplyGeometry(o);
   pool_->SetCodec(o.compressor, o.compression_level);
   evictor_->EnableCompression(o.compressed_percent > 0);

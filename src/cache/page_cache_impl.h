@@ -68,6 +68,14 @@ class PageCache::Impl final : public cache::SplitTuner::Engine {
     MutexLock lock(&options_mu_);
     return options_;
   }
+  bool KeepsFromKernel(uint64_t file_id, uint64_t page_no) const {
+    return keep_from_kernel_.load(std::memory_order_relaxed) &&
+           mrc_.Sampled(cache::HashPageKey(cache::PageKey{file_id, page_no}));
+  }
+  void AttachKernelSide(KernelSide side) EXCLUDES(kernel_side_mu_);
+  double TripUs() override EXCLUDES(kernel_side_mu_);
+  uint64_t CurveReuses() const override { return mrc_.counts().reuses; }
+  void SplitApplied() override EXCLUDES(kernel_side_mu_);
 
  private:
   enum class Path { kRawHit, kCompressedHit, kMiss, kNone };
@@ -141,6 +149,7 @@ class PageCache::Impl final : public cache::SplitTuner::Engine {
 
   // Applies validated options whose live keys may differ from the ones in force.
   Status ApplyLocked(const Options& o) REQUIRES(reconfigure_mu_);
+  bool CurveKeptFromKernel(const Options& o) const;
   // The split tuner's change: a new split and codec for the keys under "auto".
   Status ApplySplit(int percent, CodecKind codec) override EXCLUDES(reconfigure_mu_);
   // The live keys the engine itself uses (probation) and the evictor's (Evictor::Configure).
@@ -173,6 +182,12 @@ class PageCache::Impl final : public cache::SplitTuner::Engine {
   const uint64_t memory_;
   // estimate_splits: the curve records reads, the evictor samples victims, the tuner runs.
   const bool estimate_;
+  // raw_tier = kernel and a key under auto (ApplyLocked): the curve's pages stay out of the
+  // kernel's cache (KeepsFromKernel).
+  std::atomic<bool> keep_from_kernel_{false};
+  // Held across each call into the side, so that detaching waits for the call in progress.
+  Mutex kernel_side_mu_;
+  KernelSide kernel_side_ GUARDED_BY(kernel_side_mu_);
   // Serialises Reconfigure and the tuner's changes (each reads the options in force, then applies).
   Mutex reconfigure_mu_;  // taken before options_mu_
   mutable Mutex options_mu_;

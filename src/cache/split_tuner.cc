@@ -93,10 +93,11 @@ std::vector<AdviseRow> PredictLive(const LiveInputs& in) {
   // The curve reaches 4x memory; beyond it S is flat, so a data set that large bounds nothing.
   a.dataset_pages = std::max<uint64_t>(in.curve.empty() ? 1 : in.curve.back().pages,
                                        4 * in.memory_bytes / std::max<uint32_t>(in.page_size, 1));
-  a.raw_tier = RawTierMode::kDaemon;
+  a.raw_tier = in.raw_tier;
   a.costs.hit_us = in.raw_hit_us;
   a.costs.disk_us = in.miss_us;
-  a.costs.trip_us = 0;  // the engine's µs per buffer: the trip is the same at every split
+  // kDaemon: the engine's µs per buffer, the trip being the same at every split (in.trip_us 0).
+  a.costs.trip_us = in.trip_us;
   a.codecs = in.codecs;
   a.percents = in.percents;
   const std::vector<PageCache::CurvePoint>* curve = &in.curve;
@@ -282,17 +283,29 @@ void SplitTuner::Loop() {
 
 void SplitTuner::Step() {
   const Options o = engine_->options();
-  // raw_tier = kernel: the engine sees only the kernel's misses, so a prediction at another split
-  // would leave out the kernel's hits; none is made (and auto is refused there, options.cc).
-  if (o.kernel_raw_tier()) return;
+  // raw_tier = kernel: the curve covers the readers' reads only while a key is under auto (the
+  // engine keeps the curve's pages out of the kernel then); without it no prediction is made.
+  const bool kernel = o.kernel_raw_tier();
+  if (kernel && !o.compressed_percent_auto && !o.compressor_auto) return;
   const CacheStats now = engine_->Stats();
+  // The trip, once the window is long enough to decide on: measured without mu_, since its
+  // request is answered by threads that may be reading the stats, which take mu_ (Fill).
+  double trip_us = 0;
+  if (kernel) {
+    bool ready = false;
+    {
+      MutexLock lock(&mu_);
+      ready = have_base_ && now.reads - base_.reads >= kMinWindowReads;
+    }
+    if (ready) trip_us = engine_->TripUs();
+  }
   int percent = 0;
   CodecKind codec = CodecKind::kLz4;
   {
     MutexLock lock(&mu_);
     TunerWindow w;
     std::vector<AdviseRow> rows;
-    if (!Measure(o, now, &w) || !Predict(o, w, &rows)) return;
+    if (!Measure(o, now, trip_us, &w) || !Predict(o, w, &rows)) return;
     const SplitDecider::Decision d = Decide(o, rows);
     if (!d.change) return;
     percent = d.percent;
@@ -302,7 +315,8 @@ void SplitTuner::Step() {
   Apply(percent, codec);
 }
 
-bool SplitTuner::Measure(const Options& o, const CacheStats& now, TunerWindow* w) {
+bool SplitTuner::Measure(const Options& o, const CacheStats& now, double trip_us,
+                         TunerWindow* w) {
   if (!have_base_) {
     base_ = now;
     have_base_ = true;
@@ -311,6 +325,13 @@ bool SplitTuner::Measure(const Options& o, const CacheStats& now, TunerWindow* w
   *w = TunerWindow::Between(base_, now);
   if (w->reads < kMinWindowReads) return false;  // let the window grow
   base_ = now;
+  if (engine_->CurveReuses() < kMinCurveReuses) return false;
+  if (o.kernel_raw_tier()) {
+    if (trip_us <= 0) return false;
+    // One probe is a few trips on an idle thread; smoothed, so one slow wake-up does not swing
+    // every prediction.
+    trip_us_ = trip_us_ > 0 ? 0.5 * trip_us_ + 0.5 * trip_us : trip_us;
+  }
   if (skip_windows_ > 0) {
     --skip_windows_;
     return false;
@@ -366,23 +387,38 @@ bool SplitTuner::Predict(const Options& o, const TunerWindow& w, std::vector<Adv
   in.compress_charge = 1;
   in.codecs = codecs_;
   in.percents = CandidatePercents(o);
+  const bool kernel = o.kernel_raw_tier();
+  if (kernel) {
+    in.raw_tier = RawTierMode::kKernel;
+    in.trip_us = trip_us_;
+  }
   if (in.curve.empty() || in.percents.empty()) return false;
+  *rows = PredictLive(in);
   // Anchor the curve at the split in force: its predicted miss ratio is scaled to the measured one
   // (the engine's policy misses a share of what LRU would, across sizes, more nearly than it hits
-  // a fixed number of points more: build/mrc_accuracy, docs/MODEL.md "Auto").
-  *rows = PredictLive(in);
-  if (const AdviseRow* cur = RowInForce(*rows, o); cur != nullptr && cur->model.hit_ratio < 1.0) {
+  // a fixed number of points more: build/mrc_accuracy, docs/MODEL.md "Auto"). Not under
+  // raw_tier = kernel, where the readers' hit ratio is not seen.
+  if (const AdviseRow* cur = RowInForce(*rows, o);
+      !kernel && cur != nullptr && cur->model.hit_ratio < 1.0) {
     in.curve_miss_scale = std::clamp((1.0 - w.hit_ratio) / (1.0 - cur->model.hit_ratio), 0.25, 4.0);
+    *rows = PredictLive(in);
   }
-  *rows = PredictLive(in);
   // What the readers paid for compressions in the window: the measured time the rest of the
-  // prediction does not explain, as a share of the full compression term.
+  // prediction does not explain, as a share of the full compression term. The window's µs per
+  // buffer is per read that reached the engine, without a trip: the model's reads are put the
+  // same way (under raw_tier = kernel, those the kernel did not answer).
   if (const AdviseRow* cur = RowInForce(*rows, o);
       cur != nullptr && o.compressed_percent > 0 && cur->model.compress_us_per_buffer > 0.05) {
-    const double rest = cur->model.us_per_buffer - cur->model.compress_us_per_buffer;
-    const double share = std::clamp((w.us_per_buffer - rest) / cur->model.compress_us_per_buffer,
-                                    0.0, 1.0);
-    compress_charge_ = 0.5 * compress_charge_ + 0.5 * share;
+    const double kernel_hits = kernel ? cur->model.raw_hit_ratio : 0.0;
+    const double reached = 1.0 - kernel_hits;
+    if (reached > 0.01) {
+      const double engine_us = cur->model.us_per_buffer - cur->model.trip_us_per_buffer -
+                               kernel_hits * PathCosts{}.kernel_hit_us;
+      const double rest = engine_us - cur->model.compress_us_per_buffer;
+      const double share = std::clamp(
+          (w.us_per_buffer * reached - rest) / cur->model.compress_us_per_buffer, 0.0, 1.0);
+      compress_charge_ = 0.5 * compress_charge_ + 0.5 * share;
+    }
   }
   in.compress_charge = compress_charge_;
   *rows = PredictLive(in);
@@ -415,6 +451,7 @@ void SplitTuner::Apply(int percent, CodecKind codec) {
     changes_.fetch_sub(1, std::memory_order_relaxed);
     return;
   }
+  engine_->SplitApplied();  // raw_tier = kernel: the kernel's share follows
   // The window after a change is skipped: the tiers are refilling.
   const CacheStats after = engine_->Stats();
   MutexLock lock(&mu_);
@@ -428,6 +465,7 @@ void SplitTuner::Fill(CacheStats* s) const {
   s->recommended_percent = recommended_percent_;
   s->recommended_codec = recommended_codec_;
   s->predicted_us_per_buffer = predicted_us_;
+  s->predicted_trip_us = trip_us_;
   s->split_changes = changes_.load(std::memory_order_relaxed);
 }
 

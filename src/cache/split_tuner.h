@@ -32,14 +32,24 @@
 //                          term, clamped to [0, 1] and smoothed over decisions. Until a window at
 //                          C > 0 has said, a prior of kPriorCompressCharge.
 //
-// 3. Which µs per buffer. Here it is the engine's (CacheStats::us_per_buffer): the FUSE trip is
-//    the same at every split in raw_tier = daemon, so it does not move the choice. Under
-//    raw_tier = kernel the tuner predicts nothing (and auto is refused, options.cc): the daemon
-//    sees only the kernel's misses and cannot predict the kernel's hits at another split.
+// 3. Which µs per buffer. Under raw_tier = daemon it is the engine's (CacheStats::us_per_buffer):
+//    the FUSE trip is the same at every split, so it does not move the choice.
+//    Under raw_tier = kernel the kernel answers the raw hits unseen, so the tuner predicts only
+//    with a key under auto, and from what the readers see, trip included:
+//    - the curve: the engine keeps the pages its curve samples out of the kernel
+//      (PageCache::KeepsFromKernel), so every read of them reaches it and the curve (normalised
+//      by its sampled weight) is the readers' whole reuse;
+//    - the prediction: the model's kernel mode (cache_model.h): a kernel hit costs
+//      kernel_hit_us, a compressed hit or a miss a trip plus the daemon's work;
+//    - the trip: measured each decision by the layer above (Engine::TripUs: a FUSE round trip to
+//      this daemon); no decision without it;
+//    - no anchoring (the readers' hit ratio is not seen); the compression charge is measured as
+//      in daemon mode, over the reads that reached the engine;
+//    - an applied split moves the kernel's share too (Engine::SplitApplied).
 //
-// 4. Decisions (every auto_interval seconds, once the window holds kMinWindowReads reads). The best
-//    prediction among the splits auto may choose must beat the split in force by kMinGain, and
-//    lie the same way from it (with the same codec) in two decisions running (hysteresis); then
+// 4. Decisions (every auto_interval seconds, once the window holds kMinWindowReads reads and the
+//    curve has seen kMinCurveReuses reuses). The best prediction among the splits auto may
+//    choose must beat the split in force by kMinGain, and lie the same way from it (with the same codec) in two decisions running (hysteresis); then
 //    compressed_percent moves towards the latest by at most auto_max_step points, and the codec
 //    switches; each later decision that still agrees moves another step. The window after a
 //    change is skipped (the tiers are refilling, so neither its hit ratio nor its costs describe
@@ -121,6 +131,10 @@ struct LiveInputs {
   double admitted_per_victim = 1;
   // The share of a compression's time that readers wait for, 0..1 (see the top of this file).
   double compress_charge = 1;
+  // raw_tier = kernel: the readers' µs per buffer, a kernel hit costing kernel_hit_us and every
+  // read that reaches the engine trip_us more than its work there. kDaemon: the engine's.
+  RawTierMode raw_tier = RawTierMode::kDaemon;
+  double trip_us = 0;
   std::vector<CodecProfile> codecs;  // each codec the prediction covers
   std::vector<int> percents;         // ascending
 };
@@ -181,8 +195,19 @@ class SplitTuner {
     virtual Options options() const = 0;
     // Applies a split and codec found by auto (the engine keeps a key not under auto as it is).
     virtual Status ApplySplit(int percent, CodecKind codec) = 0;
+    // raw_tier = kernel (page_cache.h KernelSide): one FUSE round trip now, in µs (<= 0: unknown),
+    // and the hook that has the kernel's share follow an applied split. Called without mu_.
+    virtual double TripUs() { return 0; }
+    virtual void SplitApplied() {}
+    // Reads the curve has seen of a page it had seen before (MissRatioCurve::Counts::reuses).
+    virtual uint64_t CurveReuses() const { return kMinCurveReuses; }
   };
   static constexpr uint64_t kMinWindowReads = 4096;
+  // No prediction until the curve has seen this many reuses of its sampled pages. Before, its
+  // reads are mostly first reads: a flat curve, by which every split hits alike and compressing
+  // only costs, so a cache still filling would be moved towards C = 0 before its reuse shows
+  // (the sample is small under raw_tier = kernel: one page in 128).
+  static constexpr uint64_t kMinCurveReuses = 256;
   // The share of compression time readers are taken to wait for before any measurement: the pool
   // runs beside them (compress_threads leaves them a CPU by default), so not all of it, but on a
   // small machine some.
@@ -219,7 +244,9 @@ class SplitTuner {
   // Step's parts, in order. Measure: the window since the last one and what was measured over it
   // (the paths' costs, the codecs' profiles); false while there is nothing to predict from (the
   // window is short, or skipped after a change, or no codec has a profile).
-  bool Measure(const Options& o, const CacheStats& now, TunerWindow* w) REQUIRES(mu_);
+  // `trip_us`: raw_tier = kernel's measured trip (<= 0: none, no prediction then).
+  bool Measure(const Options& o, const CacheStats& now, double trip_us, TunerWindow* w)
+      REQUIRES(mu_);
   // The codecs' profiles: the victims sampled lately, averaged over decisions.
   void ProfileCodecs(const Options& o) REQUIRES(mu_);
   // Predict: every split's and codec's row, anchored at the split in force and exported for Fill;
@@ -245,6 +272,7 @@ class SplitTuner {
   double miss_us_ GUARDED_BY(mu_) = 0;
   double admitted_ GUARDED_BY(mu_) = 1;
   double compress_charge_ GUARDED_BY(mu_) = kPriorCompressCharge;
+  double trip_us_ GUARDED_BY(mu_) = 0;  // raw_tier = kernel: smoothed over decisions
   std::vector<CodecProfile> codecs_ GUARDED_BY(mu_);
   std::vector<CodecProfile> last_sample_ GUARDED_BY(mu_);  // the previous decision's, unaveraged
   SplitDecider decider_ GUARDED_BY(mu_);

@@ -131,11 +131,6 @@ static Status CheckRule(const Options& o, const KeySpec& key);
 static Status CheckAuto(const Options& o, const KeySpec& key) {
   const std::string name(key.name);
   if (!o.estimate_splits) return Refuse(key, "auto", "needs estimate_splits = true");
-  if (o.kernel_raw_tier()) {
-    return Refuse(key, "auto",
-                  "needs raw_tier = daemon (under raw_tier = kernel the daemon sees only the "
-                  "kernel's misses, so it cannot predict the kernel's hits at another share)");
-  }
   if (name == "compressor") {
     if (o.compressed_percent == 0 && !o.compressed_percent_auto) {
       return Refuse(key, "auto",

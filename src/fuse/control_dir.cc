@@ -357,6 +357,25 @@ Status ControlDir::ApplyLiveOptions(const Options& wanted, const std::string& so
   return Status::Ok();
 }
 
+double ControlDir::MeasureTripUs() const {
+  const std::string path = mountpoint_ + "/.ccfs/control";
+  std::vector<double> us;
+  for (int i = 0; i < kTripProbes; ++i) {
+    struct stat st;
+    const auto t0 = std::chrono::steady_clock::now();
+    if (stat(path.c_str(), &st) != 0) return 0;
+    us.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0)
+                     .count());
+  }
+  std::nth_element(us.begin(), us.begin() + us.size() / 2, us.end());
+  return us[us.size() / 2];
+}
+
+void ControlDir::SplitApplied() {
+  MutexLock lock(&settings_mu_);
+  FollowBudget();
+}
+
 void ControlDir::FollowBudget() {
   if (kernel_ == nullptr) return;
   const Options o = cache_->options();
@@ -382,6 +401,7 @@ CacheStats ControlDir::Stats() const {
     s.kernel_rerequests = k.rerequests;
     s.kernel_evictions = k.evicted_pages;
     s.kernel_retrieved = k.retrieved_pages;
+    s.kernel_kept_out = k.kept_out_pages;
   }
   if (watch_ != nullptr) {
     OpenFileWatch::Counts w = watch_->counts();

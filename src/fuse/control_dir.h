@@ -144,6 +144,17 @@ class ControlDir {
   // ...) in kernel mode and the request threads' CPU time.
   CacheStats Stats() const;
 
+  // ---- raw_tier = kernel: the split tuner's side (PageCache::KernelSide) ------------------------
+
+  // One FUSE round trip to this daemon as a reader sees it, in µs: the median of kTripProbes
+  // stat(2)s of control through the mount (each one a GETATTR: its attributes are never cached);
+  // 0 if the mount cannot be reached. Holds no descriptor, so it never keeps an unmount waiting.
+  double MeasureTripUs() const;
+  // The tuner applied a split: the kernel's share and read-ahead window follow it, as after a
+  // settings change.
+  void SplitApplied();
+  static constexpr int kTripProbes = 9;
+
  private:
   // One open control file: the outcome of its last write, as a read returns it.
   struct ControlHandle {

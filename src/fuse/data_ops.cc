@@ -81,11 +81,33 @@ int AttachHandle(FsContext* fs, Inode* i, int fd, fuse_file_info* fi) {
 
 // Kernel mode: bytes [off, off + len) of `ino` (the engine's `file_id`) are now in the kernel's
 // page cache, unless the caller opened the file O_DIRECT (its reads and writes bypass that cache).
-// Called after the reply too, when the handle and the Inode may be gone: it touches neither.
+// The pages the engine keeps out of the kernel (its curve's sample under auto) are dropped soon
+// instead of entering the ledger. Called after the reply too, when the handle and the Inode may be
+// gone: it touches neither.
 void NoteSentToKernel(FsContext* fs, int open_flags, fuse_ino_t ino, uint64_t file_id, off_t off,
                       size_t len) {
-  if (fs->kernel != nullptr && !(open_flags & O_DIRECT)) {
-    fs->kernel->Served(ino, file_id, static_cast<uint64_t>(off), len);
+  if (fs->kernel == nullptr || (open_flags & O_DIRECT) || len == 0) return;
+  const uint64_t page = fs->kernel->page_size();
+  const uint64_t begin = static_cast<uint64_t>(off), end = begin + len;
+  // Runs of pages alike (all kept out, or none), each told to the ledger or dropped as one.
+  uint64_t run = begin;
+  bool run_kept = fs->cache->KeepsFromKernel(file_id, begin / page);
+  for (uint64_t p = begin / page + 1; p * page < end; ++p) {
+    const bool kept = fs->cache->KeepsFromKernel(file_id, p);
+    if (kept == run_kept) continue;
+    const uint64_t at = p * page;
+    if (run_kept) {
+      fs->kernel->DropSoon(ino, run, at - run);
+    } else {
+      fs->kernel->Served(ino, file_id, run, at - run);
+    }
+    run = at;
+    run_kept = kept;
+  }
+  if (run_kept) {
+    fs->kernel->DropSoon(ino, run, end - run);
+  } else {
+    fs->kernel->Served(ino, file_id, run, end - run);
   }
 }
 

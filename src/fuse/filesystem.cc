@@ -250,10 +250,18 @@ std::vector<RequestStats::Kind> Filesystem::Requests() const {
 }
 
 void Filesystem::StartKernelCache(fuse_session* se) {
-  if (context_->kernel != nullptr) context_->kernel->Start(se);
+  if (context_->kernel != nullptr) {
+    context_->kernel->Start(se);
+    // The split tuner predicts and applies splits here through the mount's trip and budget.
+    ControlDir* control = &context_->control;
+    context_->cache->AttachKernelSide(PageCache::KernelSide{
+        [control] { return control->MeasureTripUs(); }, [control] { control->SplitApplied(); }});
+  }
   if (context_->watch != nullptr) context_->watch->Start();
 }
 void Filesystem::StopKernelCache() {
+  // First: its trip probe needs the requests answered, and its hook reaches the parts below.
+  if (context_->kernel != nullptr) context_->cache->AttachKernelSide({});
   if (context_->watch != nullptr) context_->watch->Stop();  // it queues invalidations
   if (context_->kernel != nullptr) context_->kernel->Stop();
 }

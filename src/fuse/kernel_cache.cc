@@ -54,6 +54,22 @@ void KernelCache::Stop() {
   MutexLock lock(&mu_);
   session_ = nullptr;
   pending_.clear();
+  soon_.clear();
+}
+
+void KernelCache::DropSoon(fuse_ino_t ino, uint64_t off, uint64_t len) {
+  if (len == 0) return;
+  // Whole ccfs pages: a read of part of a page may have brought the kernel the rest of it.
+  const uint64_t first = off / page_size_, pages = (off + len - 1) / page_size_ - first + 1;
+  off = first * page_size_;
+  len = pages * page_size_;
+  MutexLock lock(&mu_);
+  if (stop_) return;
+  // The thread may be waiting with no deadline; with notices already due or queued it wakes by
+  // itself before this one is due (the delay is the same for all).
+  if (soon_.empty() && queue_.empty()) wake_.Signal();
+  soon_.push_back(Soon{std::chrono::steady_clock::now() + kKeepOutDelay, Notice{ino, off, len}});
+  counts_.kept_out_pages += pages;
 }
 
 void KernelCache::Served(fuse_ino_t ino, uint64_t file_id, uint64_t off, uint64_t len) {
@@ -253,9 +269,16 @@ void KernelCache::Loop() {
       FitLocked(limited ? &m : nullptr);
       EvictOverBudgetLocked();
     }
+    const auto now = std::chrono::steady_clock::now();
+    while (!soon_.empty() && soon_.front().due <= now) {
+      QueueLocked(soon_.front().notice);
+      soon_.pop_front();
+    }
     if (queue_.empty()) {
-      if (demote_) {
-        wake_.WaitUntil(&mu_, next_fit);
+      if (demote_ || !soon_.empty()) {
+        auto until = soon_.empty() ? next_fit : soon_.front().due;
+        if (demote_) until = std::min(until, next_fit);
+        wake_.WaitUntil(&mu_, until);
       } else {
         wake_.Wait(&mu_);
       }

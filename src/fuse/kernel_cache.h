@@ -68,6 +68,7 @@ class KernelCache {
     uint64_t rerequests = 0;       // pages asked for again while still in the ledger
     uint64_t evicted_pages = 0;    // pages the daemon told the kernel to drop for the budget
     uint64_t retrieved_pages = 0;  // demotion: pages asked back before they were dropped
+    uint64_t kept_out_pages = 0;   // DropSoon's pages
   };
 
   // kernel_demote = exclusive | mix (Options::demotes()).
@@ -102,6 +103,11 @@ class KernelCache {
   // Bytes [off, off + len) of inode `ino` (the engine's file `file_id`) were sent to the kernel's
   // page cache (a READ reply or a WRITE through the mount).
   void Served(fuse_ino_t ino, uint64_t file_id, uint64_t off, uint64_t len);
+  // Bytes [off, off + len) of `ino` were sent to the kernel but must not stay there (the engine's
+  // curve samples them: PageCache::KeepsFromKernel): the kernel is told to drop the pages they
+  // touch (whole ccfs pages) kKeepOutDelay later, and the ledger never holds them. Not at once: that would race the reader
+  // the reply woke, which would find its page gone and ask again.
+  void DropSoon(fuse_ino_t ino, uint64_t off, uint64_t len);
   // The reply to the retrieve tagged `cookie` arrived: fills *run and returns true once, or false
   // when the run was cancelled (its file forgotten or invalidated) or is unknown.
   bool Retrieved(uint64_t cookie, Run* run);
@@ -123,6 +129,7 @@ class KernelCache {
 
  private:
   static constexpr uint64_t kMaxSlackBytes = 4ull << 20;
+  static constexpr auto kKeepOutDelay = std::chrono::milliseconds(2);
   // Demotion: how often the cgroup's room is looked at, the least share of the budget the ledger
   // keeps, and what it leaves free below the cgroup's limit.
   static constexpr auto kRoomPeriod = std::chrono::milliseconds(100);
@@ -183,6 +190,12 @@ class KernelCache {
   std::unordered_map<fuse_ino_t, std::unordered_map<uint64_t, Order::iterator>> where_
       GUARDED_BY(mu_);
   std::deque<Notice> queue_ GUARDED_BY(mu_);
+  // DropSoon's notices, oldest first, each queued once its time comes.
+  struct Soon {
+    std::chrono::steady_clock::time_point due;
+    Notice notice;
+  };
+  std::deque<Soon> soon_ GUARDED_BY(mu_);
   // Notifications queued and sent (or skipped) so far; the thread sends them in queue order.
   uint64_t queued_seq_ GUARDED_BY(mu_) = 0;
   uint64_t sent_seq_ GUARDED_BY(mu_) = 0;

@@ -134,7 +134,7 @@ Status ParseHistogram(const Json& j, const std::string& where, HistogramSnapshot
   return Status::Ok();
 }
 
-// "split_estimate": {recommended_percent, recommended_compressor, predicted_us_per_buffer,
+// "split_estimate": {recommended_percent, recommended_compressor, predicted_us_per_buffer, trip_us,
 // predicted: [{compressed_percent, compressor, hit_ratio, us_per_buffer}, ...]}.
 Status ParseSplitEstimate(const Json& j, CacheStats* out) {
   auto bad = [](const std::string& what, const Json& got) {
@@ -160,6 +160,10 @@ Status ParseSplitEstimate(const Json& j, CacheStats* out) {
   if (auto it = j.find("predicted_us_per_buffer"); it != j.end()) {
     if (!it->is_number()) return bad("predicted_us_per_buffer must be a number", *it);
     out->predicted_us_per_buffer = it->get<double>();
+  }
+  if (auto it = j.find("trip_us"); it != j.end()) {
+    if (!it->is_number()) return bad("trip_us must be a number", *it);
+    out->predicted_trip_us = it->get<double>();
   }
   if (auto it = j.find("predicted"); it != j.end()) {
     if (!it->is_array()) return bad("predicted must be an array", *it);
@@ -207,6 +211,7 @@ Json StatsObject(const CacheStats& s) {
   split["recommended_percent"] = s.recommended_percent;
   split["recommended_compressor"] = CodecName(static_cast<CodecKind>(s.recommended_codec));
   split["predicted_us_per_buffer"] = Round3(s.predicted_us_per_buffer);
+  split["trip_us"] = Round3(s.predicted_trip_us);
   Json curve = Json::array();
   for (const SplitPrediction& p : s.predicted) {
     curve.push_back({{"compressed_percent", p.percent},

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstring>
 #include <functional>
@@ -273,8 +274,10 @@ struct ReadPhase {
 };
 
 // The engine under `settings` over `data`, the phases one after the other.
+// `attach`, if set, is handed the engine before the first read.
 AutoRun RunPhases(const std::string& data, const std::string& settings,
-                  const std::vector<ReadPhase>& phases) {
+                  const std::vector<ReadPhase>& phases,
+                  const std::function<void(PageCache*)>& attach = nullptr) {
   constexpr size_t kPs = 8192;
   std::unique_ptr<MemBackingStore> store = NewMemBackingStore();
   store->Put("f", data);
@@ -289,6 +292,7 @@ AutoRun RunPhases(const std::string& data, const std::string& settings,
   EXPECT_TRUE(st.ok()) << st.ToString();
   AutoRun run;
   if (!cache) return run;
+  if (attach) attach(cache.get());
   std::mt19937_64 rng(7);
   std::vector<char> buf(kPs);
   for (const ReadPhase& phase : phases) {
@@ -311,8 +315,9 @@ AutoRun RunPhases(const std::string& data, const std::string& settings,
 
 // Uniform reads over all of `data`, until `done` or `seconds` pass.
 AutoRun RunAuto(const std::string& data, const std::string& settings, double seconds,
-                const std::function<bool(const CacheStats&)>& done) {
-  return RunPhases(data, settings, {{0, 0, seconds, done}});
+                const std::function<bool(const CacheStats&)>& done,
+                const std::function<void(PageCache*)>& attach = nullptr) {
+  return RunPhases(data, settings, {{0, 0, seconds, done}}, attach);
 }
 
 // compressed_percent = auto, starting from the default 25, over compressible data twice the memory, with
@@ -383,7 +388,8 @@ TEST(SplitTunerEngineTest, FixedSplitIsNeverChangedButGetsARecommendation) {
   EXPECT_GT(run.stats.recommended_percent, 0) << "compressible data, dear misses";
 }
 
-// Under raw_tier = kernel the engine sees only the kernel's misses: no prediction is made.
+// Under raw_tier = kernel with no key under auto the engine sees only the kernel's misses: no
+// prediction is made, and no page is kept out of the kernel for the curve.
 TEST(SplitTunerEngineTest, KernelRawTierGetsNoPrediction) {
   const std::string data = CompressibleData(2048 * 8192, 5);
   AutoRun run = RunAuto(data, "memory=8MiB,raw_tier=kernel,compressed_percent=25,auto_interval=0.05",
@@ -391,6 +397,56 @@ TEST(SplitTunerEngineTest, KernelRawTierGetsNoPrediction) {
   EXPECT_GT(run.stats.reads, 12000u) << "enough reads for a few windows";
   EXPECT_TRUE(run.stats.predicted.empty());
   EXPECT_EQ(run.stats.recommended_percent, -1);
+}
+
+// What the FUSE layer asks of the engine for each page it serves under raw_tier = kernel: keep it
+// out of the kernel only under auto, and then only the curve's sample, about one page in
+// MissRatioCurve::Config::kKernelRate.
+TEST(SplitTunerEngineTest, KernelRawTierUnderAutoKeepsOnlyTheCurvesSampleFromTheKernel) {
+  auto kept = [](const std::string& settings) {
+    Options o;
+    EXPECT_TRUE(ApplyOptionList(settings, "test", &o, nullptr).ok()) << settings;
+    std::unique_ptr<PageCache> cache;
+    EXPECT_TRUE(PageCache::Create(o, &cache).ok());
+    uint64_t n = 0;
+    for (uint64_t file = 1; file <= 4; ++file) {
+      for (uint64_t page = 0; page < 32768; ++page) n += cache->KeepsFromKernel(file, page) ? 1 : 0;
+    }
+    return n;
+  };
+  const uint64_t auto_kept = kept("memory=8MiB,raw_tier=kernel,compressed_percent=auto");
+  EXPECT_GT(auto_kept, 131072u / 256);
+  EXPECT_LT(auto_kept, 131072u / 64);
+  EXPECT_EQ(kept("memory=8MiB,raw_tier=kernel,compressed_percent=50"), 0u);
+  EXPECT_EQ(kept("memory=8MiB,raw_tier=daemon,compressed_percent=auto"), 0u);
+}
+
+// Under raw_tier = kernel with auto the tuner predicts once the layer above measures a trip, and
+// hands each split it applies back to that layer (the kernel's share follows it); without a trip
+// it predicts nothing.
+TEST(SplitTunerEngineTest, KernelRawTierUnderAutoPredictsWithTheMeasuredTrip) {
+  const std::string data = CompressibleData(2048 * 8192, 5);
+  const std::string settings =
+      "memory=8MiB,raw_tier=kernel,compressed_percent=auto,auto_interval=0.05";
+  AutoRun blind = RunAuto(data, settings, 30, [](const CacheStats& s) { return s.reads > 12000; });
+  EXPECT_GT(blind.stats.reads, 12000u);
+  EXPECT_TRUE(blind.stats.predicted.empty()) << "no trip measured, no prediction";
+
+  std::atomic<int> probes{0}, applied{0};
+  AutoRun run = RunAuto(
+      data, settings, 30,
+      [](const CacheStats& s) { return !s.predicted.empty(); },
+      [&](PageCache* c) {
+        c->AttachKernelSide(PageCache::KernelSide{[&] {
+                                                    ++probes;
+                                                    return 20.0;
+                                                  },
+                                                  [&] { ++applied; }});
+      });
+  EXPECT_FALSE(run.stats.predicted.empty());
+  EXPECT_GT(probes.load(), 0);
+  EXPECT_GE(run.stats.recommended_percent, 0);
+  EXPECT_GE(static_cast<uint64_t>(applied.load()), run.stats.split_changes);
 }
 
 TEST(SplitTunerEngineTest, EstimatorOffRecordsNothing) {

@@ -54,10 +54,19 @@ TEST(AutoKeysTest, TwoAutoSplitsAreTheSameSettingWhateverTheValueInForce) {
   EXPECT_EQ(ChangedKeys(a, b)[0], "compressed_percent");
 }
 
+// Both raw tiers: under raw_tier = kernel the engine keeps its curve's pages out of the kernel.
+TEST(AutoKeysTest, AutoWorksWithEitherRawTier) {
+  for (const char* list : {"compressed_percent=auto,raw_tier=kernel",
+                           "compressed_percent=auto,compressor=auto,raw_tier=kernel",
+                           "compressed_percent=auto,raw_tier=daemon"}) {
+    Options o;
+    Status st = ApplyOptionList(list, "-o", &o, nullptr);
+    EXPECT_TRUE(st.ok()) << list << ": " << st.ToString();
+  }
+}
+
 TEST(AutoKeysTest, AutoThatCannotWorkIsRefusedNamingTheKey) {
-  std::string m = RefusalOf("compressed_percent=auto,raw_tier=kernel");
-  EXPECT_NE(m.find("compressed_percent = auto: needs raw_tier = daemon"), std::string::npos) << m;
-  m = RefusalOf("compressed_percent=auto,estimate_splits=false");
+  std::string m = RefusalOf("compressed_percent=auto,estimate_splits=false");
   EXPECT_NE(m.find("compressed_percent = auto: needs estimate_splits = true"), std::string::npos) << m;
   m = RefusalOf("compressor=auto,compressed_percent=0");
   EXPECT_NE(m.find("compressor = auto: compressed_percent = 0 leaves no compressed tier"), std::string::npos) << m;

@@ -14,6 +14,7 @@
 #include <thread>
 #include <vector>
 
+#include "ccfs/options.h"
 #include "fs/fs_test_util.h"
 #include "testing/command.h"
 #include "testing/mount_fixture.h"
@@ -118,6 +119,51 @@ TEST_F(KernelTierMountTest, ItsShareFollowsALiveChangeOfCompressedPercent) {
   const uint64_t after = ds_.Stats()["kernel_budget_bytes"].get<uint64_t>();
   EXPECT_LT(after, before);
   EXPECT_NEAR(static_cast<double>(before - after), 0.5 * (16 << 20), 64 * 1024);
+}
+
+// compressed_percent = auto: the pages the curve samples are dropped from the kernel soon after
+// they are served, so every read of them reaches the daemon; the tuner predicts from the trip it
+// measures through the mount, and the kernel's share follows each split it applies.
+TEST_F(KernelTierMountTest, UnderAutoTheCurvesPagesStayOutOfTheKernelAndTheSplitIsPredicted) {
+  ASSERT_NO_FATAL_FAILURE(MountKernel("memory=8MiB,compressed_percent=auto,auto_interval=0.1"));
+  const std::string bytes = CompressibleBytes(32 << 20, 3);  // 4x memory
+  WriteWholeFile(ds_.DataPath("f"), bytes);
+  const int fd = open(ds_.MntPath("f").c_str(), O_RDONLY);
+  ASSERT_GE(fd, 0);
+  constexpr size_t kPage = 8192;
+  std::vector<char> got(kPage);
+  uint64_t x = 12345;
+  nlohmann::json s;
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (std::chrono::steady_clock::now() < until) {
+    for (int i = 0; i < 2000; ++i) {
+      x = x * 6364136223846793005ull + 1442695040888963407ull;
+      const uint64_t page = (x >> 33) % (bytes.size() / kPage);
+      ASSERT_EQ(pread(fd, got.data(), kPage, static_cast<off_t>(page * kPage)),
+                static_cast<ssize_t>(kPage));
+      ASSERT_EQ(std::memcmp(got.data(), bytes.data() + page * kPage, kPage), 0) << "page " << page;
+    }
+    s = ds_.Stats();
+    if (!s["split_estimate"]["predicted"].empty()) break;
+  }
+  close(fd);
+  EXPECT_GT(s["kernel_kept_out"].get<uint64_t>(), 0u);
+  EXPECT_FALSE(s["split_estimate"]["predicted"].empty()) << s["split_estimate"].dump();
+  // The budget is set just after the split: a snapshot may fall between the two.
+  for (int i = 0; i < 50; ++i) {
+    s = ds_.Stats();
+    Options o = MountDefaults();
+    o.memory = 8 << 20;
+    o.compressed_percent = s["compressed_percent"].get<int>();
+    if (s["kernel_budget_bytes"].get<uint64_t>() == o.kernel_budget()) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  Options o = MountDefaults();
+  o.memory = 8 << 20;
+  o.compressed_percent = s["compressed_percent"].get<int>();
+  EXPECT_EQ(s["kernel_budget_bytes"].get<uint64_t>(), o.kernel_budget())
+      << "at compressed_percent " << o.compressed_percent << " after "
+      << s["split_changes"].get<uint64_t>() << " changes";
 }
 
 // kernel_demote: the pages the daemon tells the kernel to drop are fetched back first

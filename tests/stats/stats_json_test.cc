@@ -88,7 +88,7 @@ TEST(StatsJsonTest, TopLevelKeysAndTheirOrderAreStable) {
       "promotions", "wasted_compressions", "stalls", "stall_ns", "compress_ns", "decompress_ns",
       "cpu_request_threads_ns", "cpu_raw_hit_ns", "cpu_decompress_ns", "cpu_miss_ns",
       "cpu_compress_ns", "cpu_evictor_ns",
-      "kernel_rerequests", "kernel_evictions", "kernel_retrieved", "kernel_watch_passes",
+      "kernel_rerequests", "kernel_evictions", "kernel_kept_out", "kernel_retrieved", "kernel_watch_passes",
       "kernel_watch_checks", "kernel_watch_changes", "kernel_watch_ns", "demotions", "demote_drops",
       "mrc_samples", "mrc_drops", "split_changes",
       "raw_budget_bytes",
@@ -185,6 +185,7 @@ TEST(StatsJsonTest, SplitEstimateRoundTrips) {
   s.recommended_percent = 40;
   s.recommended_codec = static_cast<int>(CodecKind::kZstd);
   s.predicted_us_per_buffer = 12.5;
+  s.predicted_trip_us = 87.25;
   s.predicted = {{0, 0, 0.5, 50.0}, {40, static_cast<int>(CodecKind::kZstd), 0.75, 30.25}};
   const std::string text = RenderStatsJson(s);
   CacheStats back;
@@ -193,6 +194,7 @@ TEST(StatsJsonTest, SplitEstimateRoundTrips) {
   EXPECT_FALSE(back.compressor_auto);
   EXPECT_EQ(back.recommended_percent, 40);
   EXPECT_EQ(back.recommended_codec, static_cast<int>(CodecKind::kZstd));
+  EXPECT_DOUBLE_EQ(back.predicted_trip_us, 87.25);
   ASSERT_EQ(back.predicted.size(), 2u);
   EXPECT_EQ(back.predicted[1].percent, 40);
   EXPECT_DOUBLE_EQ(back.predicted[1].us_per_buffer, 30.25);
