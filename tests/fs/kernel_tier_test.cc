@@ -63,10 +63,25 @@ TEST_F(KernelTierMountTest, RepeatedReadsAreAnsweredByTheKernel) {
   WriteWholeFile(ds_.DataPath("f"), bytes);
   ASSERT_TRUE(ReadAll(ds_.MntPath("f")) == bytes);
   const uint64_t after_first = DaemonReads();
+  const uint64_t rerequests_first = ds_.Stats()["kernel_rerequests"].get<uint64_t>();
   EXPECT_GT(after_first, 0u);
   for (int i = 0; i < 3; ++i) ASSERT_TRUE(ReadAll(ds_.MntPath("f")) == bytes);
-  EXPECT_EQ(DaemonReads(), after_first) << "a repeated read reached the daemon";
-  nlohmann::json s = ds_.Stats();
+  // The kernel may reclaim a few of the file's pages by itself when the host is short of memory
+  // (a long test run fills it with page cache); the daemon counts those as rerequests, since its
+  // ledger still holds them. Any other page asked for again was dropped by ccfs, and a file opened
+  // without keep_cache would come back whole at each of the three opens. A rerequest is counted
+  // just after its reply, so the two counts are compared until they meet or a second has passed.
+  nlohmann::json s;
+  uint64_t again = 0, rerequested = 0;
+  for (int i = 0; i < 100; ++i) {
+    s = ds_.Stats();
+    again = s["reads"].get<uint64_t>() - after_first;
+    rerequested = s["kernel_rerequests"].get<uint64_t>() - rerequests_first;
+    if (again == rerequested) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_EQ(again, rerequested) << "a repeated read reached the daemon";
+  EXPECT_LT(rerequested, bytes.size() / 8192 / 4) << "the kernel kept too little of the file";
   EXPECT_EQ(s["raw_tier"], "kernel");
   EXPECT_GE(s["kernel_held_bytes"].get<uint64_t>(), bytes.size());
 }
