@@ -9,14 +9,16 @@
 MNT is the ccfs mount of the store; DIR for --other is where the second client writes (the sshfs
 server's directory, a second GlusterFS mount); DIR for --truth is the store's own copy, read to
 check a write acknowledged through ccfs (the sshfs source, the GlusterFS brick). S is the stated
-bound on staleness: ccfs's attr_timeout + the store client's attribute/entry timeout. Files go to
+bound on staleness: ccfs's attr_timeout or entry_timeout, whichever is longer, + the store
+client's attribute/entry timeout (it covers a created file's negative_timeout + entry timeout as
+long as negative_timeout is not the longest of ccfs's three). Files go to
 the subdirectory NAME of the store (default "shared").
 
 changes   Files of compressible pages (so that some of them sit in ccfs's compressed tier) are
           written by the other side, then read through ccfs (twice: the second read is served
           from ccfs's tiers). The other side then rewrites one in place (same size), shrinks one,
-          grows one, renames another file over one, deletes and recreates one (same size) and
-          deletes one. From the end of each change until S + 0.1 s after it, every page of
+          grows one, renames another file over one, deletes and recreates one (same size),
+          deletes one, and creates one whose name ccfs was asked for (and did not find) before. From the end of each change until S + 0.1 s after it, every page of
           every file is read through ccfs again and again, through a fresh open and (for the
           in-place changes) through a descriptor opened before the change: each page must be
           that page of the old or of the new version (cut at the other version's end of file
@@ -186,6 +188,18 @@ def read_case(path, npages):
 def check_read(case, how, err, pages, started, bound, kernel):
     """Checks one read of every page of `case`; True if it was exactly the new version."""
     after = started > case.done + bound + TOLERANCE
+    if case.old is None:  # created: absent (before the bound: a name kept absent), or all new
+        if err == errno.ENOENT and not after:
+            return False
+        if err is not None:
+            fail(f"{case.name} ({how}): created {started - case.done:.2f} s ago (bound "
+                 f"{bound} s), open fails with {errname(err)}")
+            return False
+        got = b"".join(r for r in pages if isinstance(r, bytes))
+        if got != case.new:
+            fail(f"{case.name} ({how}): a created file read {len(got)} bytes, not its "
+                 f"{len(case.new)}")
+        return got == case.new
     if case.new is None:  # deleted: gone, or (before the bound) the old pages
         if err == errno.ENOENT:
             return True
@@ -237,14 +251,21 @@ def cmd_changes(a):
              False),
         Case("recreate", content("recreate", 1, n), content("recreate", 2, n), False),
         Case("delete", content("delete", 1, n), None, False),
+        Case("created", None, content("created", 1, n), False),
     ]
     for c in cases:
-        write_file(os.path.join(other_dir, c.name), c.old)
+        if c.old is not None:
+            write_file(os.path.join(other_dir, c.name), c.old)
     # The files' first versions must be older than the bound (ccfs sees them as they are now) and
     # in an earlier second than the changes below (see the same-second case at the end).
     time.sleep(a.bound + TOLERANCE)
     for c in cases:
         path = os.path.join(mnt_dir, c.name)
+        if c.old is None:  # the name is looked up and not found: kept absent for negative_timeout
+            if read_case(path, 1)[0] != errno.ENOENT:
+                fail(f"{c.name}: found through ccfs before the other side created it")
+                return
+            continue
         for _ in range(2):
             err, pages = read_case(path, len(c.old) // PAGE + 2)
             got = b"".join(p for p in pages if isinstance(p, bytes))
@@ -281,6 +302,8 @@ def cmd_changes(a):
             write_file(path, c.new)
         elif c.name == "delete":
             os.unlink(path)
+        elif c.name == "created":
+            write_file(path, c.new)
         c.done = time.monotonic()
 
     end = max(c.done for c in cases) + a.bound + TOLERANCE + 0.5
@@ -289,7 +312,7 @@ def cmd_changes(a):
         rounds += 1
         for c in cases:
             path = os.path.join(mnt_dir, c.name)
-            npages = max(len(c.old), len(c.new or b"")) // PAGE + 2
+            npages = max(len(c.old or b""), len(c.new or b"")) // PAGE + 2
             started = time.monotonic()
             err, pages = read_case(path, npages)
             exact = check_read(c, "fresh open", err, pages, started, a.bound, kernel)
