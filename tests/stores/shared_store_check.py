@@ -18,8 +18,9 @@ changes   Files of compressible pages (so that some of them sit in ccfs's compre
           written by the other side, then read through ccfs (twice: the second read is served
           from ccfs's tiers). The other side then rewrites one in place (same size), shrinks one,
           grows one, renames another file over one, deletes and recreates one (same size),
-          deletes one, and creates one whose name ccfs was asked for (and did not find) before. From the end of each change until S + 0.1 s after it, every page of
-          every file is read through ccfs again and again, through a fresh open and (for the
+          deletes one, and creates one whose name ccfs was asked for (and did not find)
+          before. From the end of each change until S + 0.1 s after it, every page of every
+          file is read through ccfs again and again, through a fresh open and (for the
           in-place changes) through a descriptor opened before the change: each page must be
           that page of the old or of the new version (cut at the other version's end of file
           when the size changed), never other bytes; from S + 0.1 s on, exactly the new one

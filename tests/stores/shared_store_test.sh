@@ -181,7 +181,8 @@ for kind in "${specs[@]}"; do
     unmount_ccfs
   done
   # The staleness bound follows the keys (docs/STORES.md): the default mode with long timeouts.
-  mount_ccfs kernel "attr_timeout=$long_timeout,entry_timeout=$long_timeout,negative_timeout=$long_timeout"
+  attr_timeout=$long_timeout mount_ccfs kernel \
+    "entry_timeout=$long_timeout,negative_timeout=$long_timeout"
   run_check "$kind/kernel, timeouts ${long_timeout} s" changes --other "$other" --truth "$truth" \
     --sub changes-long --bound $((long_timeout + 1))
   unmount_ccfs
