@@ -108,13 +108,22 @@ class PageCache {
   // Reads up to `len` bytes at `offset` of file `file_id` into `dst`; *n is set to the bytes
   // copied, which is less than len only at end of file. Any offset and length are allowed. A page
   // that cannot be read fails the whole call (*n then counts the bytes copied before it).
+  // load_to: where the caller knows the reader goes next (the rest of a small file read from its
+  // start), a run of misses the request ends in goes on through the missing pages up to byte
+  // load_to in the same backing read, as read-ahead (counted so, on probation): one read of the
+  // store where the reader's next requests would each have been one.
   Status Read(uint64_t file_id, BackingFile* file, uint64_t offset, size_t len, void* dst,
-              size_t* n);
+              size_t* n, uint64_t load_to = 0);
   // Read from the tiers alone: copies pages from the first on until one is in neither tier or is
   // still loading, then stops with *whole = false (*n: the bytes copied before it, counted as
   // hits). The rest is for Read, typically on a thread that may wait for the store. *whole = true
   // when every page was there (*n < len then means end of file).
   Status TryRead(uint64_t file_id, uint64_t offset, size_t len, void* dst, size_t* n, bool* whole);
+  // The largest file that a read from its start loads whole at its first miss (Read's load_to):
+  // one the read-ahead window its reader would be given covers, whose requests would each cost a
+  // read of the store (kernel mode: the mount's read-ahead; daemon mode: ReadAhead's largest
+  // window), and at most 128 KiB. Live with `readahead` and the split; 0 with readahead = 0.
+  uint64_t WholeFileBytes() const;
 
   // One reader's position in one open file, for ReadAhead. Thread-safe: requests of one open file
   // may be served by several threads at once, in any order.

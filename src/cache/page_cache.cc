@@ -95,7 +95,7 @@ char* BlobScratch(size_t page_size) {
 // ---- reads ------------------------------------------------------------------------------------
 
 Status PageCache::Impl::Read(uint64_t file_id, BackingFile* file, uint64_t offset, size_t len,
-                             void* dst, size_t* n, bool* whole) {
+                             void* dst, size_t* n, bool* whole, uint64_t load_to) {
   *n = 0;
   if (whole != nullptr) *whole = true;
   char* out = static_cast<char*>(dst);
@@ -136,7 +136,8 @@ Status PageCache::Impl::Read(uint64_t file_id, BackingFile* file, uint64_t offse
         break;
       }
       bool retry = false;
-      st = LoadRun(file_id, file, offset, len, out, cpu, start, &copied, &end_of_file, &retry);
+      st = LoadRun(file_id, file, offset, len, out, cpu, start, &copied, &end_of_file, &retry,
+                   Load::kRead, load_to);
       if (!st.ok()) return st;
       if (!retry) break;
     }
@@ -285,7 +286,7 @@ Status PageCache::Impl::ReadCompressed(PageEntry* e, uint64_t s, uint32_t in_pag
 
 Status PageCache::Impl::LoadRun(uint64_t file_id, BackingFile* file, uint64_t offset, size_t len,
                                 char* dst, const CpuSample& cpu, uint64_t start, size_t* copied,
-                                bool* eof, bool* retry, Load kind) {
+                                bool* eof, bool* retry, Load kind, uint64_t load_to) {
   const bool reader = kind == Load::kRead;
   const bool ahead = kind == Load::kAhead;
   const bool pinned = IsPinned(file_id);
@@ -302,16 +303,20 @@ Status PageCache::Impl::LoadRun(uint64_t file_id, BackingFile* file, uint64_t of
   run.clear();
   bufs.clear();
   const uint64_t first = offset / page_size_;
+  // The request's pages; a reader's run may go on to load_to with pages read ahead.
   const uint64_t wanted = (offset % page_size_ + len + page_size_ - 1) / page_size_;
+  const uint64_t to_load =
+      reader && load_to > offset + len ? (load_to + page_size_ - 1) / page_size_ - first : wanted;
   const uint64_t max_pages = std::min<uint64_t>(
-      {wanted, std::max<uint64_t>(1, kMaxRunBytes / page_size_), kMaxReadBuffers});
+      {to_load, std::max<uint64_t>(1, kMaxRunBytes / page_size_), kMaxReadBuffers});
 
   // Claims page `page_no` in `frame`: false (the frame freed) if the page is in the index already.
   auto claim = [&](uint64_t page_no, uint32_t frame) {
     auto* e = new PageEntry;
     e->key = PageKey{file_id, page_no};
     e->frame.store(frame, std::memory_order_relaxed);
-    cache::InitLoading(e, /*demoted=*/false, ahead, /*wanted=*/kind == Load::kWarm, pinned,
+    cache::InitLoading(e, /*demoted=*/false, ahead || page_no >= first + wanted,
+                       /*wanted=*/kind == Load::kWarm, pinned,
                        /*streamed=*/len >= cache::kStreamRunBytes);
     RcuReadLock rcu;
     if (index_.InsertUnique(e) != e) {
@@ -360,6 +365,7 @@ Status PageCache::Impl::LoadRun(uint64_t file_id, BackingFile* file, uint64_t of
   for (size_t i = 0; i < run.size(); ++i) {
     PageEntry* e = run[i].e;
     const uint32_t f = run[i].frame;
+    const bool page_ahead = ahead || i >= wanted;
     const uint64_t at = i * static_cast<uint64_t>(page_size_);
     if (got > at) {
       const auto length = static_cast<uint32_t>(std::min<uint64_t>(page_size_, got - at));
@@ -380,7 +386,7 @@ Status PageCache::Impl::LoadRun(uint64_t file_id, BackingFile* file, uint64_t of
       // A page read often lately (though not cached) starts with credit on the raw CLOCK; a page
       // read ahead starts with none (it has not been read); a page warmed up or of a pinned file
       // with at least one (someone asked for it on purpose: no probation).
-      const uint64_t uses = ahead ? 0
+      const uint64_t uses = page_ahead ? 0
                             : kind == Load::kWarm || pinned
                                 ? std::max<uint64_t>(1, frequency_.Estimate(e->key))
                                 : frequency_.Estimate(e->key);
@@ -418,6 +424,10 @@ Status PageCache::Impl::LoadRun(uint64_t file_id, BackingFile* file, uint64_t of
     Count(ahead ? &Shard::readahead_pages : &Shard::warm_pages, pages_read);
     return st;
   }
+  // Pages loaded past the request are read ahead, not read.
+  const uint64_t pages_ahead = pages_read > wanted ? pages_read - wanted : 0;
+  if (pages_ahead > 0) Count(&Shard::readahead_pages, pages_ahead);
+  pages_read -= pages_ahead;
   if (pages_read == 0) return st;
   // The run's time, shared by its pages; its CPU sample, if one, stands for the whole run.
   const uint64_t ns = NowNs() - start;
@@ -571,14 +581,15 @@ Status PageCache::TryRead(uint64_t file_id, uint64_t offset, size_t len, void* d
   return impl_->Read(file_id, nullptr, offset, len, dst, n, whole);
 }
 Status PageCache::Read(uint64_t file_id, BackingFile* file, uint64_t offset, size_t len,
-                       void* dst, size_t* n) {
-  return impl_->Read(file_id, file, offset, len, dst, n);
+                       void* dst, size_t* n, uint64_t load_to) {
+  return impl_->Read(file_id, file, offset, len, dst, n, nullptr, load_to);
 }
 Status PageCache::Write(uint64_t file_id, BackingFile* file, uint64_t offset, const void* src,
                         size_t len) {
   return impl_->Write(file_id, file, offset, src, len);
 }
 void PageCache::InvalidateFile(uint64_t file_id, uint64_t from) { impl_->InvalidateFile(file_id, from); }
+uint64_t PageCache::WholeFileBytes() const { return impl_->WholeFileBytes(); }
 void PageCache::ReadAhead(Stream* stream, uint64_t file_id,
                           const std::shared_ptr<BackingFile>& file, uint64_t offset, uint64_t n,
                           bool at_end) {

@@ -8,6 +8,7 @@
 
 #include "cache/page_cache_impl.h"
 #include "cache/rcu.h"
+#include "cache/readahead.h"
 #include "config/live_options.h"
 #include "util/cpus.h"
 
@@ -36,6 +37,7 @@ PageCache::Impl::Impl(const Options& o)
       compressed_(o.compressed_budget()),
       probation_(o.probation),
       readahead_max_(o.readahead),
+      whole_file_max_(WholeFileMax(o)),
       frequency_(o.memory / o.page_size * 4, o.memory / o.page_size),
       mrc_(o.kernel_raw_tier() ? MissRatioCurve::Config::ForKernelTier(o.memory / o.page_size)
                                : MissRatioCurve::Config::ForCache(o.memory / o.page_size)) {
@@ -142,7 +144,21 @@ Status PageCache::Impl::ApplyLocked(const Options& o) {
 void PageCache::Impl::ApplyGeometry(const Options& o) {
   probation_.store(o.probation);
   readahead_max_.store(o.readahead, std::memory_order_relaxed);
+  whole_file_max_.store(WholeFileMax(o), std::memory_order_relaxed);
   evictor_->Configure(o);
+}
+
+// A file its reader's read-ahead window covers (the kernel's for the mount in kernel mode, which
+// reads it with one or two more requests after the first; ReadAhead's largest in daemon mode),
+// and at most cache::kWholeFileBytes; 0 with readahead = 0.
+uint64_t PageCache::Impl::WholeFileMax(const Options& o) {
+  if (o.readahead == 0) return 0;
+  const uint64_t window =
+      o.kernel_raw_tier() ? o.kernel_readahead()
+                          : std::min<uint64_t>(o.readahead,
+                                               std::max(o.raw_budget() / cache::kRawShareOfWindow,
+                                                        cache::kMinWindow));
+  return std::min(window, cache::kWholeFileBytes);
 }
 
 // ---- what the engine reports --------------------------------------------------------------------

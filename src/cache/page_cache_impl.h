@@ -48,13 +48,15 @@ class PageCache::Impl final : public cache::SplitTuner::Engine {
   explicit Impl(const Options& o);
   ~Impl();
 
-  // file == nullptr: TryRead (*whole is set; it is unused otherwise).
+  // file == nullptr: TryRead (*whole is set; it is unused otherwise). load_to: PageCache::Read.
   Status Read(uint64_t file_id, BackingFile* file, uint64_t offset, size_t len, void* dst,
-              size_t* n, bool* whole = nullptr);
+              size_t* n, bool* whole = nullptr, uint64_t load_to = 0);
   Status Write(uint64_t file_id, BackingFile* file, uint64_t offset, const void* src, size_t len);
   void InvalidateFile(uint64_t file_id, uint64_t from);
   void ReadAhead(Stream* stream, uint64_t file_id, const std::shared_ptr<BackingFile>& file,
                  uint64_t offset, uint64_t n, bool at_end);
+  uint64_t WholeFileBytes() const { return whole_file_max_.load(std::memory_order_relaxed); }
+  static uint64_t WholeFileMax(const Options& o);
   void Demote(uint64_t file_id, uint64_t page_no, const void* bytes, uint32_t len, uint64_t epoch);
   // A pool task: compresses a demoted page and publishes it; false if it was not kept.
   bool PublishDemoted(Codec& codec, const cache::PageKey& key, const char* page, uint32_t len,
@@ -103,10 +105,12 @@ class PageCache::Impl final : public cache::SplitTuner::Engine {
   // Who loads the run: a reader (kRead), or for no reader (offset and len page-aligned, dst
   // null, nothing copied or counted as read, *copied the bytes loaded) a read-ahead thread
   // (kAhead: the pages are marked read ahead) or a warm-up (kWarm: the pages are marked wanted).
+  // A reader's run goes on past the request through missing pages up to byte `load_to` (if
+  // further): those are loaded as read ahead, in the same backing read (PageCache::Read).
   enum class Load { kRead, kAhead, kWarm };
   Status LoadRun(uint64_t file_id, BackingFile* file, uint64_t offset, size_t len, char* dst,
                  const CpuSample& cpu, uint64_t start, size_t* copied, bool* eof, bool* retry,
-                 Load kind = Load::kRead);
+                 Load kind = Load::kRead, uint64_t load_to = 0);
   // A read-ahead thread's task: loads the pages of [offset, offset + len) found in neither tier.
   void Prefetch(const cache::ReadaheadQueue::Task& task);
 
@@ -203,6 +207,7 @@ class PageCache::Impl final : public cache::SplitTuner::Engine {
   std::unordered_set<uint64_t> pinned_ GUARDED_BY(pins_mu_);
   std::atomic<bool> any_pinned_{false};
   std::atomic<uint64_t> readahead_max_;  // Options::readahead
+  std::atomic<uint64_t> whole_file_max_;  // WholeFileMax(the options in force)
   cache::FrequencySketch frequency_;
   cache::MissRatioCurve mrc_;
   cache::EngineCounters counters_;

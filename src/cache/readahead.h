@@ -12,6 +12,9 @@
 //   4. Reads that arrive out of order (several request threads serve one open file) do not end a
 //      stream: a read within a window of where the stream is continues it.
 //   5. A read elsewhere, or one that reaches the end of the file, ends it.
+// Beside the window, in both raw tiers: a small file (at most kWholeFileBytes, and within the
+// window) read from its start is loaded whole by its first miss, in the same backing read
+// (PageCache::Read's load_to), since its reader's next requests would each be a read of the store.
 //
 // ReadaheadQueue: a few threads (kThreads, started with the first task) take queued pieces of
 // windows (kTaskBytes each) and read them (PageCache's Prefetch): a store that answers one read
@@ -46,6 +49,11 @@ inline constexpr uint64_t kRawShareOfWindow = 8;
 // A first read at offset 0 starts a stream only if it is at least this long: a program reading a
 // small file whole (one short read) must not cost a read past its end.
 inline constexpr uint64_t kStartBytes = 32 << 10;
+// The largest file a read from its start loads whole at its first miss (PageCache::WholeFileBytes):
+// the kernel's default read-ahead window, which a sequential reader's read-ahead reaches by its
+// second or third request. A larger file is left to read-ahead proper, so that a reader of only
+// a file's first block (head, file(1), a random reader at offset 0) loads at most this much.
+inline constexpr uint64_t kWholeFileBytes = 128 << 10;
 
 class ReadaheadQueue {
  public:

@@ -34,12 +34,13 @@ bool ReadSignature(int fd, FileSignature* sig) {
 ChangeDetector::ChangeDetector(PageCache* cache, StaleCallback stale)
     : cache_(cache), stale_(std::move(stale)), page_size_(cache->options().page_size) {}
 
-void ChangeDetector::CheckBeforeRead(Inode* i, int fd) {
+uint64_t ChangeDetector::CheckBeforeRead(Inode* i, int fd) {
   // Outside the lock: concurrent readers of one file do not queue behind each other.
   FileSignature now;
-  if (!ReadSignature(fd, &now)) return;
+  if (!ReadSignature(fd, &now)) return UINT64_MAX;
   MutexLock lock(&i->sig_mu);
   UpdateLocked(i, now);
+  return now.size;
 }
 
 bool ChangeDetector::CheckOpenFile(Inode* i, int fd) {

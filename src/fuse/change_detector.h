@@ -61,8 +61,9 @@ class ChangeDetector {
   ChangeDetector& operator=(const ChangeDetector&) = delete;
 
   // Before a read of `i` through `fd`: drops its cached pages if the file changed since the last
-  // record. A failing statx changes nothing (the read itself will report the failure).
-  void CheckBeforeRead(Inode* i, int fd);
+  // record. A failing statx changes nothing (the read itself will report the failure). Returns
+  // the file's size, or UINT64_MAX if statx failed.
+  uint64_t CheckBeforeRead(Inode* i, int fd);
 
   // As CheckBeforeRead, through `fd` (an open or an O_PATH descriptor of the file), but with the
   // statx made under sig_mu, so that a write through the mount cannot land between the statx and

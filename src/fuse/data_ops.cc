@@ -298,13 +298,14 @@ void ReplyRead(FsContext* fs, fuse_req_t req, fuse_ino_t ino, uint64_t file_id, 
 }
 
 // A read of [off, off + size) whose first `have` bytes are in `buf` already: reads the rest
-// (waiting for the store if it must), reads ahead, replies. The handle stays valid until the
-// reply: the kernel holds the open file for as long as one of its reads is unanswered.
+// (waiting for the store if it must; a miss loads up to `load_to`, PageCache::Read), reads ahead,
+// replies. The handle stays valid until the reply: the kernel holds the open file for as long as
+// one of its reads is unanswered.
 void FinishRead(FsContext* fs, fuse_req_t req, fuse_ino_t ino, uint64_t file_id, FileHandle* h,
-                int open_flags, off_t off, size_t size, char* buf, size_t have) {
+                int open_flags, off_t off, size_t size, char* buf, size_t have, uint64_t load_to) {
   size_t n = 0;
   Status s = fs->cache->Read(file_id, h->backing.get(), static_cast<uint64_t>(off) + have,
-                             size - have, buf + have, &n);
+                             size - have, buf + have, &n, load_to);
   if (!s.ok()) return (void)ReplyErr(req, s.ToErrno());
   ReplyRead(fs, req, ino, file_id, h, open_flags, off, size, buf, n + have);
 }
@@ -314,8 +315,14 @@ void Read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info
   Inode* i = fs->inodes.Get(ino);
   if (i->kind != NodeKind::kReal) return fs->control.Read(req, i, size, off, fi);
   FileHandle* h = FileOf(fi);
-  fs->changes.CheckBeforeRead(i, h->fd);
+  const uint64_t file_size = fs->changes.CheckBeforeRead(i, h->fd);
   const uint64_t file_id = i->file_id;
+  // A file no larger than its reader's read-ahead window, read from its start, is loaded whole at
+  // its first miss: one read of the store where the window's requests would each be one (a tree
+  // of small files read by tar, grep or an interpreter's imports).
+  const uint64_t load_to =
+      off == 0 && file_size != UINT64_MAX && file_size <= fs->cache->WholeFileBytes() ? file_size
+                                                                                      : 0;
   char* buf = ReadBuffer(size);
   size_t have = 0;
   // What the tiers hold is served here; a read that must wait for the store goes to the miss
@@ -328,14 +335,14 @@ void Read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info
   }
   const int open_flags = fi->flags;
   RunMayWait(
-      fs, [&] { FinishRead(fs, req, ino, file_id, h, open_flags, off, size, buf, have); },
+      fs, [&] { FinishRead(fs, req, ino, file_id, h, open_flags, off, size, buf, have, load_to); },
       [&] {
         // The read's own buffer, with what the tiers gave: pool threads keep no buffer between
         // reads, so the daemon holds buffers for the reads in flight only.
         auto own = std::make_shared<std::vector<char>>(size);
         std::memcpy(own->data(), buf, have);
-        return [fs, req, ino, file_id, h, open_flags, off, size, have, own] {
-          FinishRead(fs, req, ino, file_id, h, open_flags, off, size, own->data(), have);
+        return [fs, req, ino, file_id, h, open_flags, off, size, have, own, load_to] {
+          FinishRead(fs, req, ino, file_id, h, open_flags, off, size, own->data(), have, load_to);
         };
       });
 }

@@ -231,6 +231,46 @@ TEST_F(ReadaheadEngineTest, PagesReadAheadAndEvictedUnreadAreCountedWasted) {
   EXPECT_LE(s.readahead_wasted + s.readahead_hits, s.readahead_pages);
 }
 
+// Read's load_to: a reader's run of misses goes on past its request, in the same backing read,
+// through the missing pages up to load_to; those are read-ahead pages, not reads, and the reader's
+// next requests find them.
+TEST_F(ReadaheadEngineTest, ARunGoesOnToLoadToInOneBackingReadAsReadAhead) {
+  auto cache = MakeCache(32 * kMiB);
+  const uint64_t load_to = 5 * kPs + 100;  // into the sixth page
+  std::string buf(load_to, 'x');
+  size_t n = 0;
+  ASSERT_TRUE(cache->Read(1, counting_.get(), 0, 2000, buf.data(), &n, load_to).ok());
+  ASSERT_EQ(n, 2000u);
+  CacheStats s = cache->Stats();
+  EXPECT_EQ(s.backing_reads, 1u);
+  EXPECT_EQ(s.reads, 1u);
+  EXPECT_EQ(s.misses, 1u);
+  EXPECT_EQ(s.miss_bytes, 2000u);
+  EXPECT_EQ(s.readahead_pages, 5u);
+  ASSERT_TRUE(cache->Read(1, counting_.get(), 2000, load_to - 2000, buf.data() + 2000, &n).ok());
+  ASSERT_EQ(n, load_to - 2000);
+  EXPECT_EQ(0, std::memcmp(buf.data(), data_.data(), load_to));
+  s = cache->Stats();
+  EXPECT_EQ(s.backing_reads, 1u) << "the rest was loaded with the first read";
+  EXPECT_EQ(s.readahead_hits, 5u);
+  EXPECT_EQ(s.raw_hits, 6u) << "page 0 again, and the five read ahead";
+  for (const auto& [page, reads] : counting_->page_reads()) EXPECT_EQ(reads, 1) << page;
+}
+
+TEST_F(ReadaheadEngineTest, ARunToLoadToStopsAtAPageCachedAlready) {
+  auto cache = MakeCache(32 * kMiB);
+  std::string buf(8 * kPs, 'x');
+  size_t n = 0;
+  ASSERT_TRUE(cache->Read(1, counting_.get(), 3 * kPs, kPs, buf.data(), &n).ok());
+  ASSERT_TRUE(cache->Read(1, counting_.get(), 0, kPs, buf.data(), &n, 8 * kPs).ok());
+  const CacheStats s = cache->Stats();
+  EXPECT_EQ(s.backing_reads, 2u);
+  EXPECT_EQ(s.readahead_pages, 2u) << "pages 1 and 2; the run ends at page 3, which is cached";
+  const std::map<uint64_t, int> reads = counting_->page_reads();
+  EXPECT_EQ(reads.count(4), 0u) << "nothing past the cached page";
+  EXPECT_EQ(reads.at(3), 1);
+}
+
 TEST_F(ReadaheadEngineTest, AWriteDuringReadAheadLeavesNoStalePage) {
   auto cache = MakeCache(32 * kMiB);
   PageCache::Stream stream;

@@ -199,6 +199,49 @@ TEST_F(ReadaheadMountTest, DaemonModeReadaheadZeroReadsNothingAhead) {
   EXPECT_EQ(Counter(ds_.Stats(), "readahead_pages"), 0u);
 }
 
+// A file no larger than the read-ahead window, read from its start in small read(2)s (as tar
+// reads), costs one backing read: its first miss loads it whole, and the requests that follow
+// (the kernel's read-ahead in kernel mode, the reader's own in daemon mode) find its pages. A read
+// that does not start the file loads only its own pages.
+class SmallFileMountTest : public MountTest, public ::testing::WithParamInterface<std::string> {};
+
+TEST_P(SmallFileMountTest, ASmallFileReadFromItsStartCostsOneBackingRead) {
+  constexpr int kFiles = 5;
+  constexpr size_t kFileBytes = (40 << 10) + 123;  // 6 pages, the last short
+  std::vector<std::string> contents;
+  for (int f = 0; f < kFiles; ++f) {
+    contents.push_back(CompressibleBytes(kFileBytes, 20 + f));
+    WriteWholeFile(ds_.DataPath("s" + std::to_string(f)), contents.back());
+  }
+  WriteWholeFile(ds_.DataPath("mid"), contents[0]);
+  // Windows: daemon mode 2 MiB; kernel mode 1/512 of the kernel's share (60 KiB here).
+  ASSERT_NO_FATAL_FAILURE(
+      MountOrDie({"-o", "memory=64MiB,compressed_percent=50,raw_tier=" + GetParam()}));
+  for (int f = 0; f < kFiles; ++f) {
+    ASSERT_NO_FATAL_FAILURE(
+        testing::ReadInOrder(ds_.MntPath("s" + std::to_string(f)), 4096, contents[f]));
+  }
+  nlohmann::json stats = ds_.Stats();
+  EXPECT_EQ(Counter(stats, "backing_reads"), static_cast<uint64_t>(kFiles)) << stats.dump();
+  // Daemon mode: the first request is the reader's 4 KiB; kernel mode: the kernel's first window.
+  EXPECT_GE(Counter(stats, "readahead_pages"), 4u * kFiles) << stats.dump();
+  EXPECT_EQ(Counter(stats, "readahead_hits"), Counter(stats, "readahead_pages")) << stats.dump();
+
+  const uint64_t ahead_before = Counter(stats, "readahead_pages");
+  int fd = open(ds_.MntPath("mid").c_str(), O_RDONLY);
+  ASSERT_GE(fd, 0);
+  std::string page(8192, '\0');
+  ASSERT_EQ(pread(fd, page.data(), page.size(), 16 << 10), 8192);
+  close(fd);
+  EXPECT_EQ(0, memcmp(page.data(), contents[0].data() + (16 << 10), page.size()));
+  stats = ds_.Stats();
+  EXPECT_EQ(Counter(stats, "readahead_pages"), ahead_before)
+      << "a read that does not start the file loads no more than its request";
+}
+
+INSTANTIATE_TEST_SUITE_P(RawTiers, SmallFileMountTest, ::testing::Values("daemon", "kernel"),
+                         [](const auto& info) { return info.param; });
+
 TEST_F(ReadaheadMountTest, KernelModeTheKernelsWindowIsTheKeyWithinItsShareAtMountAndLive) {
   if (geteuid() != 0) GTEST_SKIP() << "the bdi's window is set through sysfs: needs root";
   const std::string expected = CompressibleBytes(8 << 20, 7);
