@@ -149,15 +149,13 @@ void PageCache::Impl::ApplyGeometry(const Options& o) {
 }
 
 // A file its reader's read-ahead window covers (the kernel's for the mount in kernel mode, which
-// reads it with one or two more requests after the first; ReadAhead's largest in daemon mode),
-// and at most cache::kWholeFileBytes; 0 with readahead = 0.
+// reads it with one or two more requests after the first; in daemon mode `readahead`, since
+// ReadAhead's window is never held below kMinWindow >= kWholeFileBytes), and at most
+// cache::kWholeFileBytes; 0 with readahead = 0 (kernel_readahead() is then one page, not 0).
 uint64_t PageCache::Impl::WholeFileMax(const Options& o) {
+  static_assert(cache::kMinWindow >= cache::kWholeFileBytes);
   if (o.readahead == 0) return 0;
-  const uint64_t window =
-      o.kernel_raw_tier() ? o.kernel_readahead()
-                          : std::min<uint64_t>(o.readahead,
-                                               std::max(o.raw_budget() / cache::kRawShareOfWindow,
-                                                        cache::kMinWindow));
+  const uint64_t window = o.kernel_raw_tier() ? o.kernel_readahead() : o.readahead;
   return std::min(window, cache::kWholeFileBytes);
 }
 

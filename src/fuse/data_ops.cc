@@ -319,10 +319,9 @@ void Read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info
   const uint64_t file_id = i->file_id;
   // A file no larger than its reader's read-ahead window, read from its start, is loaded whole at
   // its first miss: one read of the store where the window's requests would each be one (a tree
-  // of small files read by tar, grep or an interpreter's imports).
-  const uint64_t load_to =
-      off == 0 && file_size != UINT64_MAX && file_size <= fs->cache->WholeFileBytes() ? file_size
-                                                                                      : 0;
+  // of small files read by tar, grep or an interpreter's imports). An unknown size (UINT64_MAX)
+  // never qualifies.
+  const uint64_t load_to = off == 0 && file_size <= fs->cache->WholeFileBytes() ? file_size : 0;
   char* buf = ReadBuffer(size);
   size_t have = 0;
   // What the tiers hold is served here; a read that must wait for the store goes to the miss

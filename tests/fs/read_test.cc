@@ -199,10 +199,10 @@ TEST_F(ReadaheadMountTest, DaemonModeReadaheadZeroReadsNothingAhead) {
   EXPECT_EQ(Counter(ds_.Stats(), "readahead_pages"), 0u);
 }
 
-// A file no larger than the read-ahead window, read from its start in small read(2)s (as tar
-// reads), costs one backing read: its first miss loads it whole, and the requests that follow
-// (the kernel's read-ahead in kernel mode, the reader's own in daemon mode) find its pages. A read
-// that does not start the file loads only its own pages.
+// A file no larger than the read-ahead window and 128 KiB, read from its start in small read(2)s
+// (as tar reads), costs one backing read: its first miss loads it whole, and the requests that
+// follow (the kernel's read-ahead in kernel mode, the reader's own in daemon mode) find its pages.
+// A read that does not start the file loads only its own pages.
 class SmallFileMountTest : public MountTest, public ::testing::WithParamInterface<std::string> {};
 
 TEST_P(SmallFileMountTest, ASmallFileReadFromItsStartCostsOneBackingRead) {
@@ -214,7 +214,7 @@ TEST_P(SmallFileMountTest, ASmallFileReadFromItsStartCostsOneBackingRead) {
     WriteWholeFile(ds_.DataPath("s" + std::to_string(f)), contents.back());
   }
   WriteWholeFile(ds_.DataPath("mid"), contents[0]);
-  // Windows: daemon mode 2 MiB; kernel mode 1/512 of the kernel's share (60 KiB here).
+  // The bound: daemon mode 128 KiB; kernel mode the kernel's window, 1/512 of its share (60 KiB).
   ASSERT_NO_FATAL_FAILURE(
       MountOrDie({"-o", "memory=64MiB,compressed_percent=50,raw_tier=" + GetParam()}));
   for (int f = 0; f < kFiles; ++f) {
