@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <regex>
 #include <string>
 #include <vector>
 
@@ -94,7 +95,11 @@ TEST_F(WarmupMountTest, UnderTheKernelTierTheKernelsShareFillsToo) {
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.out.find("kernel's page cache "), std::string::npos) << r.out;
   EXPECT_EQ(r.out.find("kernel's page cache 0.0 MiB"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("cached: 12.0 MiB of 12.0 MiB"), std::string::npos) << r.out;
+  // All 12 MiB are cached, less the pages the bound above lets a daemon under TSan drop.
+  std::smatch cached;
+  ASSERT_TRUE(std::regex_search(r.out, cached, std::regex(R"(cached: ([0-9.]+) MiB of 12\.0 MiB)")))
+      << r.out;
+  EXPECT_GE(std::stod(cached[1].str()), 12.0 - 48 * 8192.0 / (1 << 20)) << r.out;
   for (const std::string& f : files) {
     std::string got;
     ASSERT_EQ(ReadPath(ds_.MntPath(f), &got), 0) << f;
