@@ -233,10 +233,14 @@ TEST(MissRatioCurveTest, ManyThreadsRecordWhileOthersQuery) {
   for (auto& r : readers) r.join();
   stop = true;
   querier.join();
+  // Readers drain only when the mutex is free: a querier descheduled while it holds it leaves
+  // every sample of the run in the ring or dropped (seen: 64 kept, 399,936 dropped). A query
+  // processes what the ring holds.
+  (void)mrc.HitRatios({1});
   MissRatioCurve::Counts c = mrc.counts();
   EXPECT_EQ(c.reads, kThreads * kReads);
   EXPECT_LE(c.keys, 256u);
-  EXPECT_GT(c.samples, 0u);
+  EXPECT_GT(c.samples, 0u) << "dropped " << c.drops;
   // Back to back, the ring overflows (drops); how many depends on the interleaving. Whatever was
   // kept, one more thread's distinct pages push the rate down within the bound.
   for (uint64_t k = 0; k < 20000; ++k) mrc.Record(H(1000000 + k));
