@@ -80,9 +80,6 @@ ControlDir::ControlDir(PageCache* cache, KernelCache* kernel, const OpenFileWatc
   dir_.kind = NodeKind::kControlDir;
   dir_.type = S_IFDIR;
   dir_.ino = kControlDirIno;
-  stats_file_.kind = NodeKind::kStatsFile;
-  stats_file_.type = S_IFREG;
-  stats_file_.ino = kStatsFileIno;
   control_file_.kind = NodeKind::kControlFile;
   control_file_.type = S_IFREG;
   control_file_.ino = kControlFileIno;
@@ -91,14 +88,40 @@ ControlDir::ControlDir(PageCache* cache, KernelCache* kernel, const OpenFileWatc
 // ---- the nodes ----------------------------------------------------------------------------------
 
 Inode* ControlDir::Child(const char* name) {
-  if (strcmp(name, kStatsFileName) == 0) return &stats_file_;
+  if (strcmp(name, kStatsFileName) == 0) {
+    auto snapshot = std::make_unique<StatsSnapshot>();
+    snapshot->kind = NodeKind::kStatsFile;
+    snapshot->type = S_IFREG;
+    snapshot->ino = kStatsFileIno;
+    snapshot->text = RenderStats();
+    snapshot->lookups = 1;
+    Inode* v = snapshot.get();
+    MutexLock lock(&stats_mu_);
+    snapshots_.emplace(v, std::move(snapshot));
+    return v;
+  }
   if (strcmp(name, kControlFileName) == 0) return &control_file_;
   return nullptr;
 }
 
-void ControlDir::Stat(const Inode* v, struct stat* st) const { Stat(v, nullptr, st); }
+void ControlDir::Forget(Inode* v, uint64_t nlookup) {
+  if (v->kind != NodeKind::kStatsFile) return;
+  std::unique_ptr<StatsSnapshot> gone;  // destroyed after `lock`
+  MutexLock lock(&stats_mu_);
+  auto it = snapshots_.find(v);
+  if (it == snapshots_.end()) return;
+  uint64_t& lookups = it->second->lookups;
+  lookups -= std::min(nlookup, lookups);
+  if (lookups > 0) return;
+  gone = std::move(it->second);
+  snapshots_.erase(it);
+}
 
-void ControlDir::Stat(const Inode* v, const fuse_file_info* fi, struct stat* st) const {
+const std::string& ControlDir::TextOf(const Inode* v) {
+  return static_cast<const StatsSnapshot*>(v)->text;
+}
+
+void ControlDir::Stat(const Inode* v, struct stat* st) const {
   memset(st, 0, sizeof(*st));
   switch (v->kind) {
     case NodeKind::kReal:  // not ours (REQUIRES); reported as the empty directory below
@@ -109,8 +132,7 @@ void ControlDir::Stat(const Inode* v, const fuse_file_info* fi, struct stat* st)
     case NodeKind::kStatsFile:
       st->st_mode = S_IFREG | 0444;
       st->st_nlink = 1;
-      st->st_size = static_cast<off_t>(
-          fi != nullptr ? OpenHandles<StatsDoc>::Of(fi->fh)->text.size() : StatsSize());
+      st->st_size = static_cast<off_t>(TextOf(v).size());
       break;
     case NodeKind::kControlFile:
       st->st_mode = S_IFREG | 0600;
@@ -133,20 +155,13 @@ void ControlDir::Entry(Inode* v, fuse_entry_param* e) const {
   memset(e, 0, sizeof(*e));
   Stat(v, &e->attr);
   e->ino = reinterpret_cast<fuse_ino_t>(v);
-  // Sizes of virtual files change with every read: let the kernel ask each time.
+  // Attributes are asked for each time (control's trip is what MeasureTripUs times); stats.json's
+  // name is looked up again at each use, each time a new snapshot.
   e->attr_timeout = 0;
-  e->entry_timeout = attr_timeout_;
+  e->entry_timeout = v->kind == NodeKind::kStatsFile ? 0 : attr_timeout_;
 }
 
-size_t ControlDir::open_files() { return stats_docs_.size() + controls_.size(); }
-
-size_t ControlDir::StatsSize() const {
-  {
-    MutexLock lock(&stats_mu_);
-    if (!open_stats_sizes_.empty()) return open_stats_sizes_.rbegin()->second;
-  }
-  return RenderStats().size();
-}
+size_t ControlDir::open_files() { return controls_.size(); }
 
 // ---- handlers -----------------------------------------------------------------------------------
 
@@ -158,15 +173,8 @@ void ControlDir::Open(fuse_req_t req, Inode* v, fuse_file_info* fi) {
   fi->nonseekable = 0;
   if (v->kind == NodeKind::kStatsFile) {
     if (mode != O_RDONLY) return (void)fuse_reply_err(req, EACCES);
-    auto doc = std::make_unique<StatsDoc>();
-    doc->text = RenderStats();
-    {
-      MutexLock lock(&stats_mu_);
-      doc->seq = next_stats_seq_++;
-      open_stats_sizes_.emplace(doc->seq, doc->text.size());
-    }
-    fi->fh = stats_docs_.Add(std::move(doc));
-    if (fuse_reply_open(req, fi) == -ENOENT) CloseStats(fi->fh);
+    fi->fh = 0;  // the node holds its snapshot
+    fuse_reply_open(req, fi);
     return;
   }
   const fuse_ctx* ctx = fuse_req_ctx(req);
@@ -179,9 +187,10 @@ void ControlDir::Open(fuse_req_t req, Inode* v, fuse_file_info* fi) {
 
 void ControlDir::Read(fuse_req_t req, Inode* v, size_t size, off_t off, fuse_file_info* fi) {
   if (v->kind == NodeKind::kStatsFile) {
-    return ReplySlice(req, OpenHandles<StatsDoc>::Of(fi->fh)->text, size, off);
+    return ReplySlice(req, TextOf(v), size, off);
   }
-  if (v->kind != NodeKind::kControlFile) return (void)fuse_reply_buf(req, nullptr, 0);
+  // No handle: opened without OPEN (a read-only mount, where no write can have an outcome).
+  if (v->kind != NodeKind::kControlFile || fi->fh == 0) return (void)fuse_reply_buf(req, nullptr, 0);
   ControlHandle* h = OpenHandles<ControlHandle>::Of(fi->fh);
   std::string outcome;
   {
@@ -193,7 +202,7 @@ void ControlDir::Read(fuse_req_t req, Inode* v, size_t size, off_t off, fuse_fil
 
 void ControlDir::Write(fuse_req_t req, Inode* v, const char* buf, size_t size,
                        fuse_file_info* fi) {
-  if (v->kind != NodeKind::kControlFile) return (void)fuse_reply_err(req, EBADF);
+  if (v->kind != NodeKind::kControlFile || fi->fh == 0) return (void)fuse_reply_err(req, EBADF);
   Status s = ApplyControlText(std::string(buf, size));
   ControlHandle* h = OpenHandles<ControlHandle>::Of(fi->fh);
   {
@@ -205,22 +214,13 @@ void ControlDir::Write(fuse_req_t req, Inode* v, const char* buf, size_t size,
 }
 
 void ControlDir::Release(fuse_req_t req, Inode* v, fuse_file_info* fi) {
-  if (v->kind == NodeKind::kStatsFile) CloseStats(fi->fh);
   if (v->kind == NodeKind::kControlFile) controls_.Remove(fi->fh);
   fuse_reply_err(req, 0);
 }
 
-void ControlDir::CloseStats(uint64_t fh) {
-  const uint64_t seq = OpenHandles<StatsDoc>::Of(fh)->seq;
-  stats_docs_.Remove(fh);
-  MutexLock lock(&stats_mu_);
-  open_stats_sizes_.erase(seq);
-}
-
 void ControlDir::Getattr(fuse_req_t req, Inode* v, fuse_file_info* fi) {
   struct stat st;
-  Stat(v, v->kind == NodeKind::kStatsFile ? fi : nullptr, &st);
-  // No caching: stats.json's size is the newest open's (see the header), which any open changes.
+  Stat(v, &st);
   fuse_reply_attr(req, &st, 0);
 }
 
@@ -228,8 +228,8 @@ void ControlDir::Lseek(fuse_req_t req, Inode* v, off_t off, int whence, fuse_fil
   if (v->kind == NodeKind::kControlDir) return (void)fuse_reply_err(req, EINVAL);
   uint64_t size = 0;
   if (v->kind == NodeKind::kStatsFile) {
-    size = OpenHandles<StatsDoc>::Of(fi->fh)->text.size();
-  } else {
+    size = TextOf(v).size();
+  } else if (fi->fh != 0) {
     ControlHandle* h = OpenHandles<ControlHandle>::Of(fi->fh);
     MutexLock lock(&h->mu);
     size = h->outcome.size();

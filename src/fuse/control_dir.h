@@ -2,28 +2,27 @@
 //
 // It holds two files, and is not listed by readdir of the root (it shadows a real ".ccfs"):
 //   stats.json  read-only: the engine's counters and a "daemon" object, rendered by
-//               RenderMountStatsJson (stats/stats_json.h) once per open, so one open reads one
-//               consistent snapshot. Reading it is not a cache read.
+//               RenderMountStatsJson (stats/stats_json.h) once per LOOKUP of the name: each
+//               lookup makes a new node that holds its snapshot until the kernel forgets it, and
+//               the name's entry is kept 0 s, so every open by name is a lookup, and one open
+//               reads one consistent snapshot. Reading it is not a cache read.
 //   control     mode 0600, writable by the daemon's user (and root): live settings.
 //
 // Both behave as regular files to the calls that copy files (cp, rsync, Python's shutil, dd):
-//   - Size. A GETATTR that names the open file (the kernel's own, for SEEK_END) gets the size of
-//     that open's snapshot. fstat(fd) cannot be told from stat(path): both come as a GETATTR
-//     without the open file, and get the size of the snapshot taken by the newest open still
-//     open, or a fresh rendering's size when none is. So a reader that opens, then fstats, sees
-//     its own snapshot's size (what cp, shutil and rsync's sender do), and the size the kernel
-//     keeps (which bounds copy_file_range) covers what its reads return. With two opens at once
-//     the older's fstat reports the newer's size; its reads still end at its own end of file.
-//     Attributes are given with no cache time, so every stat asks. st_blocks matches st_size:
-//     the files have no holes. control reports size 0 (what a read returns belongs to each
-//     open file, below).
+//   - Size. stats.json's node is its snapshot, so fstat(fd) gives the size of what the open file
+//     reads (what cp, shutil and rsync's sender ask before reading), and so does the size the
+//     kernel keeps (which bounds copy_file_range and the page cache's reads); stat(path) looks
+//     the name up, and gives the size of a fresh snapshot. st_blocks matches st_size: the files
+//     have no holes. control reports size 0 (what a read returns belongs to each open file,
+//     below).
 //   - lseek: SEEK_SET, SEEK_CUR and SEEK_END are the kernel's (SEEK_END against the size above);
 //     SEEK_DATA and SEEK_HOLE are answered against the open file's own bytes (stats.json's
 //     snapshot, control's outcome line): all data, no hole before the end.
 //   - copy_file_range: not implemented; the kernel falls back to reading (splice) within the
 //     mount, and the caller (cp) to read/write across file systems.
-//   Both are opened with direct_io: the kernel caches none of their bytes, so each read reaches
-//   the handle's own snapshot.
+//   Both are opened with direct_io: the kernel caches none of their bytes. A read-only mount in
+//   kernel mode opens files without OPEN (fuse/read_handles.h); the kernel then caches what it
+//   reads of a stats.json node, which never changes, and control has no outcome to read.
 //
 // The control protocol. A client opens control (O_WRONLY, or O_RDWR to read the outcome back) and
 // writes one or more "key=value" lines in one write(2). Blank lines and lines starting with '#'
@@ -45,12 +44,14 @@
 // The daemon's other doors to the same settings and counters also live here: SIGHUP's
 // ApplyLiveOptions and SIGUSR1's StatsLine.
 //
-// Ownership: owns the three virtual Inodes (the kernel names them by address; the InodeTable never
-// counts or frees them) and every handle it gives the kernel for them; borrows the PageCache, which
+// Ownership: owns the virtual Inodes (the kernel names them by address; the InodeTable never counts
+// or frees them; a stats.json node goes when the kernel forgets it) and every handle it gives the
+// kernel for them; borrows the PageCache, which
 // must outlive it. Destroy it only once no handler can run.
 //
 // Thread-safety: every method may run on any number of request threads at once. settings_mu_
-// serializes settings changes (control writes and SIGHUP); it, stats_mu_, each control handle's own
+// serializes settings changes (control writes and SIGHUP); it, stats_mu_ (the stats.json nodes),
+// each control handle's own
 // mutex and the handle registries' mutexes are each taken with no other lock held.
 #ifndef CCFS_FUSE_CONTROL_DIR_H_
 #define CCFS_FUSE_CONTROL_DIR_H_
@@ -60,9 +61,10 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
-#include <map>
+#include <memory>
 #include <mutex>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "ccfs/options.h"
@@ -95,14 +97,16 @@ class ControlDir {
   // ---- the nodes --------------------------------------------------------------------------------
 
   Inode* dir() { return &dir_; }
-  // The node `name` names inside .ccfs ("stats.json" or "control"), or null.
+  // The node `name` names inside .ccfs ("stats.json" or "control"), or null. For stats.json, a
+  // new node with a fresh snapshot, counting one lookup: reply with it, or Forget it.
   Inode* Child(const char* name);
-  // Attributes of a virtual node, as a GETATTR without an open file gets them (stats.json's size:
-  // see the file comment).
+  // The kernel gave back `nlookup` lookups of `v`: a stats.json node goes with its last.
+  void Forget(Inode* v, uint64_t nlookup);
+  // Attributes of a virtual node (stats.json's size: its snapshot's).
   void Stat(const Inode* v, struct stat* st) const;
   // The entry of a virtual node for a LOOKUP reply.
   void Entry(Inode* v, fuse_entry_param* e) const;
-  // How many stats.json and control files are still open (for the closing log line).
+  // How many control files are still open (for the closing log line).
   size_t open_files();
 
   // ---- handlers for the virtual nodes: each ends in exactly one fuse_reply_* ---------------------
@@ -163,18 +167,13 @@ class ControlDir {
   };
 
   Status Refuse(const std::string& message);
-  // One open stats.json: the document rendered at its OPEN, and the OPEN's place in order.
-  struct StatsDoc {
+  // One stats.json node: the document rendered at the LOOKUP that made it, never changed.
+  struct StatsSnapshot : Inode {
     std::string text;
-    uint64_t seq = 0;
+    uint64_t lookups = 0;  // under stats_mu_: the kernel's references, as Inode::nlookup
   };
-
-  // As the public Stat; `fi`, when not null, is an open stats.json whose size is reported.
-  void Stat(const Inode* v, const fuse_file_info* fi, struct stat* st) const;
-  // stats.json's size for a GETATTR without an open file.
-  size_t StatsSize() const;
-  // Frees the stats.json handle `fh` names.
-  void CloseStats(uint64_t fh);
+  // The snapshot of the stats.json node `v`.
+  static const std::string& TextOf(const Inode* v);
   // After the engine took new options: the kernel's share follows compressed_percent, and its
   // read-ahead window the `readahead` key.
   void FollowBudget() REQUIRES(settings_mu_);
@@ -190,17 +189,12 @@ class ControlDir {
   const std::chrono::steady_clock::time_point start_;
 
   Inode dir_;
-  Inode stats_file_;
   Inode control_file_;
 
-  OpenHandles<StatsDoc> stats_docs_;
   OpenHandles<ControlHandle> controls_;
 
-  // The sizes of the open stats.json documents by StatsDoc::seq: the last is what a GETATTR
-  // without an open file reports (see the file comment).
   mutable Mutex stats_mu_;
-  std::map<uint64_t, size_t> open_stats_sizes_ GUARDED_BY(stats_mu_);
-  uint64_t next_stats_seq_ GUARDED_BY(stats_mu_) = 0;
+  std::unordered_map<const Inode*, std::unique_ptr<StatsSnapshot>> snapshots_ GUARDED_BY(stats_mu_);
 
   Mutex settings_mu_;  // one settings change at a time (control writes, SIGHUP)
   // raw_tier = kernel: the read-ahead window the mount's bdi was given (the daemon sets the key's

@@ -187,6 +187,10 @@ class Daemon {
     fs_config.entry_timeout = options_.entry_timeout;
     fs_config.negative_timeout = options_.negative_timeout;
     fs_config.readdirplus = options_.readdirplus;
+    // The last of `ro` and `rw` in the options is the kernel's, as mount(8) has it.
+    for (const std::string& o : passthrough_) {
+      if (o == "ro" || o == "rw") fs_config.read_only = o == "ro";
+    }
     fs_config.misses_in_flight = options_.misses_in_flight;
     fs_config.request_threads = options_.request_threads;
     fs_config.persist_dir = persist_dir_;

@@ -35,31 +35,60 @@ namespace ccfs::ops {
 namespace {
 
 // Runs `open_fn` (an open(2)-like call: a descriptor, or -1 with errno set); when it fails for want
-// of descriptors, the inode table closes its idle ones (and logs the shortage) and it runs once
-// more.
+// of descriptors, the kept read handles are let go and the inode table closes its idle ones (and
+// logs the shortage), and it runs once more.
 template <typename OpenFn>
 int OpenShedding(FsContext* fs, OpenFn open_fn) {
   int fd = open_fn();
-  if (fd < 0 && (errno == EMFILE || errno == ENFILE) && fs->inodes.Shed(errno)) fd = open_fn();
+  if (fd < 0 && (errno == EMFILE || errno == ENFILE)) {
+    const int err = errno;
+    const bool shed = fs->read_handles.Shed() > 0;  // their descriptors close unless in use
+    if (fs->inodes.Shed(err) || shed) {
+      fd = open_fn();
+    } else {
+      errno = err;
+    }
+  }
   return fd;
 }
 
-// Wraps an open descriptor of a data file in a FileHandle, registered in fs->files and named by
-// fi->fh. Takes `fd` (closed on failure). Returns 0 or the errno.
-int AttachHandle(FsContext* fs, Inode* i, int fd, fuse_file_info* fi) {
+// Wraps `fd`, an open descriptor of `i` opened with `open_flags`, in a FileHandle, into *out.
+// Takes `fd` (closed on failure). Returns 0 or the errno.
+int MakeHandle(FsContext* fs, Inode* i, int fd, int open_flags, std::unique_ptr<FileHandle>* out) {
   auto h = std::make_unique<FileHandle>();
   h->inode = i;
   h->fd = fd;
-  h->append = (fi->flags & O_APPEND) != 0;
+  h->append = (open_flags & O_APPEND) != 0;
   int dup_fd = OpenShedding(fs, [fd] { return fcntl(fd, F_DUPFD_CLOEXEC, 0); });
   if (dup_fd < 0) return errno;  // h closes fd
   std::unique_ptr<BackingFile> backing;
-  Status s = NewPosixBackingFile(dup_fd, &backing, BackingFileOptionsFor(fi->flags));
+  Status s = NewPosixBackingFile(dup_fd, &backing, BackingFileOptionsFor(open_flags));
   if (!s.ok()) {
     LogWarning(fmt::format("open inode {}: {}", i->ino, s.ToString()));
     return s.ToErrno();
   }
   h->backing = std::move(backing);
+  *out = std::move(h);
+  return 0;
+}
+
+// A file under `pin` is told to the engine at its first open after each change of `pin` (for a
+// file opened without OPEN, at its first read that reaches the daemon).
+void NotePins(FsContext* fs, Inode* i) {
+  if (!fs->pins.any()) return;
+  const uint64_t generation = fs->pins.generation();
+  if (i->pin_generation.exchange(generation, std::memory_order_acq_rel) != generation) {
+    std::string path;
+    if (fs->inodes.PathOf(i, &path) && fs->pins.Matches(path)) fs->pins.Pin(i->file_id);
+  }
+}
+
+// Wraps an open descriptor of a data file in a FileHandle, registered in fs->files and named by
+// fi->fh. Takes `fd` (closed on failure). Returns 0 or the errno.
+int AttachHandle(FsContext* fs, Inode* i, int fd, fuse_file_info* fi) {
+  std::unique_ptr<FileHandle> h;
+  int err = MakeHandle(fs, i, fd, fi->flags, &h);
+  if (err != 0) return err;
   const bool kernel_tier = fs->kernel != nullptr;
   fi->direct_io = kernel_tier ? 0 : 1;
   fi->keep_cache = kernel_tier ? 1 : 0;
@@ -68,15 +97,56 @@ int AttachHandle(FsContext* fs, Inode* i, int fd, fuse_file_info* fi) {
   fi->noflush = (fi->flags & O_ACCMODE) == O_RDONLY ? 1 : 0;
   fi->fh = fs->files.Add(std::move(h));
   fs->inodes.HandleOpened(i, fd);
-  // A file under `pin` is told to the engine at its first open after each change of `pin`.
-  if (fs->pins.any()) {
-    const uint64_t generation = fs->pins.generation();
-    if (i->pin_generation.exchange(generation, std::memory_order_acq_rel) != generation) {
-      std::string path;
-      if (fs->inodes.PathOf(i, &path) && fs->pins.Matches(path)) fs->pins.Pin(i->file_id);
-    }
-  }
+  NotePins(fs, i);
   return 0;
+}
+
+// Opens the data file `i` with `flags` (O_CLOEXEC added). A read-only open is opened O_DIRECT at
+// once: the engine reads its pages through such a descriptor, which would otherwise be a second
+// open (and close) of the backing file, each a trip to a network store's server (backing_store.h
+// NewPosixBackingFile). A store that refuses O_DIRECT is asked once per mount. Returns the
+// descriptor, or -1 with errno set.
+int OpenDataFile(FsContext* fs, Inode* i, int flags) {
+  const bool direct = (flags & O_ACCMODE) == O_RDONLY &&
+                      !fs->direct_open_refused.load(std::memory_order_relaxed);
+  InodeFd path_fd = fs->inodes.Borrow(i);
+  if (!path_fd) {
+    errno = path_fd.error();
+    return -1;
+  }
+  const std::string path = ProcPath(path_fd.get());
+  int fd = -1;
+  if (direct) {
+    fd = OpenShedding(fs, [&] { return open(path.c_str(), flags | O_DIRECT | O_CLOEXEC); });
+    if (fd < 0 && errno == EINVAL) fs->direct_open_refused.store(true, std::memory_order_relaxed);
+  }
+  if (fd < 0 && (!direct || errno == EINVAL)) {
+    fd = OpenShedding(fs, [&] { return open(path.c_str(), flags | O_CLOEXEC); });
+  }
+  return fd;
+}
+
+// A handle its holder does not own: the one an OPEN made, which lives until RELEASE.
+std::shared_ptr<FileHandle> Unowned(FileHandle* h) {
+  return std::shared_ptr<FileHandle>(std::shared_ptr<FileHandle>(), h);
+}
+
+// The handle a request on the open data file `i` uses: the one its OPEN made, or for a file the
+// kernel opened without one (fi->fh == 0, FsContext::no_open) the file's read handle
+// (read_handles.h), opened now if none is kept. Null with *err set when none could be had.
+std::shared_ptr<FileHandle> HandleFor(FsContext* fs, Inode* i, fuse_file_info* fi, int* err) {
+  if (fi->fh != 0) return Unowned(FileOf(fi));
+  std::shared_ptr<FileHandle> h = fs->read_handles.Find(i);
+  if (h) return h;
+  const int fd = OpenDataFile(fs, i, O_RDONLY);
+  if (fd < 0) {
+    *err = errno;
+    return nullptr;
+  }
+  std::unique_ptr<FileHandle> made;
+  *err = MakeHandle(fs, i, fd, O_RDONLY, &made);
+  if (*err != 0) return nullptr;
+  return fs->read_handles.Keep(i, std::shared_ptr<FileHandle>(std::move(made)));
 }
 
 // Kernel mode: bytes [off, off + len) of `ino` (the engine's `file_id`) are now in the kernel's
@@ -196,26 +266,12 @@ void Open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   if (i->kind != NodeKind::kReal) return fs->control.Open(req, i, fi);
   if (i->type == S_IFDIR) return (void)ReplyErr(req, EISDIR);
   if (i->type != S_IFREG) return (void)ReplyErr(req, ELOOP);
+  // A read-only mount in kernel mode opens its data files without this trip, and without RELEASE
+  // (read_handles.h): answered ENOSYS, the kernel stops sending either for every file after this
+  // one, and opens this one too.
+  if (fs->no_open.load(std::memory_order_relaxed)) return (void)ReplyErr(req, ENOSYS);
   int flags = BackingOpenFlags(fi->flags) & ~(O_NOFOLLOW | O_CREAT | O_EXCL);
-  // A read-only open is opened O_DIRECT at once: the engine reads its pages through such a
-  // descriptor, which would otherwise be a second open (and close) of the backing file, each a
-  // trip to a network store's server (backing_store.h NewPosixBackingFile). A store that refuses
-  // O_DIRECT is asked once per mount.
-  const bool direct = (flags & O_ACCMODE) == O_RDONLY &&
-                      !fs->direct_open_refused.load(std::memory_order_relaxed);
-  int fd = -1;
-  {
-    InodeFd path_fd = fs->inodes.Borrow(i);
-    if (!path_fd) return (void)ReplyErr(req, path_fd.error());
-    const std::string path = ProcPath(path_fd.get());
-    if (direct) {
-      fd = OpenShedding(fs, [&] { return open(path.c_str(), flags | O_DIRECT | O_CLOEXEC); });
-      if (fd < 0 && errno == EINVAL) fs->direct_open_refused.store(true, std::memory_order_relaxed);
-    }
-    if (fd < 0 && (!direct || errno == EINVAL)) {
-      fd = OpenShedding(fs, [&] { return open(path.c_str(), flags | O_CLOEXEC); });
-    }
-  }
+  const int fd = OpenDataFile(fs, i, flags);
   if (fd < 0) return (void)ReplyErr(req, errno);
   if (OpenTruncMustClearSetId(flags, fuse_req_ctx(req)->uid)) ClearSetId(fd, req);
   // Kernel mode: a file changed underneath since the last check is opened without keep_cache, so
@@ -314,8 +370,20 @@ void Read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info
   FsContext* fs = ContextOf(req);
   Inode* i = fs->inodes.Get(ino);
   if (i->kind != NodeKind::kReal) return fs->control.Read(req, i, size, off, fi);
-  FileHandle* h = FileOf(fi);
-  const uint64_t file_size = fs->changes.CheckBeforeRead(i, h->fd);
+  // A file opened without an OPEN (fi->fh == 0) has its read handle opened only when a read must
+  // reach the store: until then it is checked through the Inode's own descriptor, and a read the
+  // tiers answer costs the store no open.
+  std::shared_ptr<FileHandle> h =
+      fi->fh != 0 ? Unowned(FileOf(fi)) : fs->read_handles.Find(i);
+  if (fi->fh == 0) NotePins(fs, i);  // as an OPEN would have
+  uint64_t file_size;
+  if (h) {
+    file_size = fs->changes.CheckBeforeRead(i, h->fd);
+  } else {
+    InodeFd path_fd = fs->inodes.Borrow(i);
+    if (!path_fd) return (void)ReplyErr(req, path_fd.error());
+    file_size = fs->changes.CheckBeforeRead(i, path_fd.get());
+  }
   const uint64_t file_id = i->file_id;
   // A file no larger than its reader's read-ahead window, read from its start, is loaded whole at
   // its first miss: one read of the store where the window's requests would each be one (a tree
@@ -325,23 +393,33 @@ void Read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info
   char* buf = ReadBuffer(size);
   size_t have = 0;
   // What the tiers hold is served here; a read that must wait for the store goes to the miss
-  // pool, so this thread takes the next request meanwhile.
-  if (fs->misses != nullptr) {
+  // pool, so this thread takes the next request meanwhile. (No handle yet: kernel mode, where
+  // ReplyRead does not use it.)
+  if (fs->misses != nullptr || !h) {
     bool whole = true;
     Status s = fs->cache->TryRead(file_id, static_cast<uint64_t>(off), size, buf, &have, &whole);
     if (!s.ok()) return (void)ReplyErr(req, s.ToErrno());
-    if (whole) return ReplyRead(fs, req, ino, file_id, h, fi->flags, off, size, buf, have);
+    if (whole) return ReplyRead(fs, req, ino, file_id, h.get(), fi->flags, off, size, buf, have);
+  }
+  if (!h) {
+    int err = 0;
+    h = HandleFor(fs, i, fi, &err);
+    if (!h) return (void)ReplyErr(req, err);
   }
   const int open_flags = fi->flags;
   RunMayWait(
-      fs, [&] { FinishRead(fs, req, ino, file_id, h, open_flags, off, size, buf, have, load_to); },
+      fs,
+      [&] {
+        FinishRead(fs, req, ino, file_id, h.get(), open_flags, off, size, buf, have, load_to);
+      },
       [&] {
         // The read's own buffer, with what the tiers gave: pool threads keep no buffer between
         // reads, so the daemon holds buffers for the reads in flight only.
         auto own = std::make_shared<std::vector<char>>(size);
         std::memcpy(own->data(), buf, have);
         return [fs, req, ino, file_id, h, open_flags, off, size, have, own, load_to] {
-          FinishRead(fs, req, ino, file_id, h, open_flags, off, size, own->data(), have, load_to);
+          FinishRead(fs, req, ino, file_id, h.get(), open_flags, off, size, own->data(), have,
+                     load_to);
         };
       });
 }
@@ -351,6 +429,7 @@ void Write(fuse_req_t req, fuse_ino_t ino, const char* buf, size_t size, off_t o
   FsContext* fs = ContextOf(req);
   Inode* i = fs->inodes.Get(ino);
   if (i->kind != NodeKind::kReal) return fs->control.Write(req, i, buf, size, fi);
+  if (fi->fh == 0) return (void)ReplyErr(req, EBADF);  // opened without OPEN: read-only mount
   FileHandle* h = FileOf(fi);
   // The write-back of a shared writable mapping must land at `off`, which O_APPEND on the backing
   // descriptor would ignore (the page would be appended): refuse it rather than corrupt the file.
@@ -380,6 +459,9 @@ void Write(fuse_req_t req, fuse_ino_t ino, const char* buf, size_t size, off_t o
 void Flush(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   Inode* i = ContextOf(req)->inodes.Get(ino);
   if (i->kind != NodeKind::kReal) return (void)ReplyOk(req);
+  // A file opened without OPEN (read-only mount): nothing to flush. ENOSYS tells the kernel to
+  // send no FLUSH at any later close either.
+  if (fi->fh == 0) return (void)ReplyErr(req, ENOSYS);
   // close() of a duplicate reports deferred write errors (NFS and the like) and drops POSIX
   // locks, as the caller's close() would on the backing file.
   int res = close(dup(FileOf(fi)->fd));
@@ -388,7 +470,7 @@ void Flush(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
 
 void Fsync(fuse_req_t req, fuse_ino_t ino, int datasync, fuse_file_info* fi) {
   Inode* i = ContextOf(req)->inodes.Get(ino);
-  if (i->kind != NodeKind::kReal) return (void)ReplyOk(req);
+  if (i->kind != NodeKind::kReal || fi->fh == 0) return (void)ReplyOk(req);  // nothing written
   int fd = FileOf(fi)->fd;
   int res = datasync ? fdatasync(fd) : fsync(fd);
   ReplyResult(req, res);
@@ -398,7 +480,7 @@ void Release(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   FsContext* fs = ContextOf(req);
   Inode* i = fs->inodes.Get(ino);
   if (i->kind != NodeKind::kReal) return fs->control.Release(req, i, fi);
-  DetachHandle(fs, fi);
+  if (fi->fh != 0) DetachHandle(fs, fi);
   ReplyOk(req);
 }
 
@@ -407,6 +489,7 @@ void Fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t offset, off_t len
   FsContext* fs = ContextOf(req);
   Inode* i = fs->inodes.Get(ino);
   if (i->kind != NodeKind::kReal) return (void)ReplyErr(req, EOPNOTSUPP);
+  if (fi->fh == 0) return (void)ReplyErr(req, EBADF);  // opened without OPEN: read-only mount
   FileHandle* h = FileOf(fi);
   ChangeDetector::OwnChange change(&fs->changes, i, h->fd);
   const uint64_t old_size = change.size_before();
@@ -457,7 +540,9 @@ void Ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, void* /*arg*/, fuse
   WarmRange r;
   std::memcpy(&r, in_buf, sizeof(r));
   r.loaded = 0;
-  FileHandle* h = FileOf(fi);
+  int err = 0;
+  std::shared_ptr<FileHandle> h = HandleFor(fs, i, fi, &err);
+  if (!h) return (void)ReplyErr(req, err);
   if (cmd == kEvictIoctl) {
     const uid_t uid = fuse_req_ctx(req)->uid;
     if (uid != 0 && uid != geteuid()) return (void)ReplyErr(req, EPERM);
@@ -485,7 +570,10 @@ void Ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, void* /*arg*/, fuse
 void Lseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence, fuse_file_info* fi) {
   Inode* i = ContextOf(req)->inodes.Get(ino);
   if (i->kind != NodeKind::kReal) return ContextOf(req)->control.Lseek(req, i, off, whence, fi);
-  off_t res = lseek(FileOf(fi)->fd, off, whence);
+  int err = 0;
+  std::shared_ptr<FileHandle> h = HandleFor(ContextOf(req), i, fi, &err);
+  if (!h) return (void)ReplyErr(req, err);
+  off_t res = lseek(h->fd, off, whence);
   if (res < 0) return (void)ReplyErr(req, errno);
   fuse_reply_lseek(req, res);
 }

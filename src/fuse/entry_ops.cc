@@ -243,7 +243,8 @@ void Lookup(fuse_req_t req, fuse_ino_t parent, const char* name) {
     Inode* v = fs->control.Child(name);
     if (v == nullptr) return (void)ReplyErr(req, ENOENT);
     fs->control.Entry(v, &e);
-    return (void)fuse_reply_entry(req, &e);
+    if (fuse_reply_entry(req, &e) == -ENOENT) fs->control.Forget(v, 1);  // interrupted
+    return;
   }
   if (p->kind != NodeKind::kReal) return (void)ReplyErr(req, ENOTDIR);
   if (p == fs->inodes.root() && strcmp(name, kControlDirName) == 0) {
@@ -265,9 +266,11 @@ namespace {
 
 // The kernel gave back `nlookup` references to `ino`. When that was the last, the kernel has
 // evicted the inode, and its cached pages with it; the table tells the ledger when it frees the
-// Inode (Filesystem's before_free).
+// Inode (Filesystem's before_free); ControlDir frees a stats.json node.
 void ForgetOne(FsContext* fs, fuse_ino_t ino, uint64_t nlookup) {
-  fs->inodes.Unref(fs->inodes.Get(ino), nlookup);
+  Inode* i = fs->inodes.Get(ino);
+  if (i->kind != NodeKind::kReal) return fs->control.Forget(i, nlookup);
+  fs->inodes.Unref(i, nlookup);
 }
 
 }  // namespace

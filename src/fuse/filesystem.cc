@@ -74,6 +74,7 @@ FsContext::FsContext(const Filesystem::Config& config_in, PageCache* cache_in)
       pins(config_in.dataset, cache_in),
       control(cache_in, kernel.get(), watch.get(), &request_cpu, config_in.dataset,
               config_in.mountpoint, config_in.attr_timeout, &pins),
+      read_handles(config_in.max_open_files / 4),
       misses(config_in.misses_in_flight > 0
                  ? std::make_unique<MissPool>(config_in.misses_in_flight, &request_cpu)
                  : nullptr) {}
@@ -125,14 +126,26 @@ void Init(void* userdata, fuse_conn_info* conn) {
   // finds changed still drops the file's pages (explicit_inval_data off). Readahead stays the
   // kernel's: a random read asks for just its own pages in one request, a sequential reader gets
   // its pages ahead (below).
-  if (static_cast<FsContext*>(userdata)->kernel != nullptr) {
+  //
+  // A read-only mount in kernel mode opens its data files without OPEN or RELEASE (read_handles.h):
+  // the daemon then sees neither the opens it would check a file at nor the open files it would
+  // check every attr_timeout, and the kernel's auto_inval_data takes their place: each read(2)
+  // after attr_timeout refreshes the file's attributes (a GETATTR, where the daemon checks the
+  // file), and a changed size or mtime drops its pages. No write can go through such a mount, so
+  // none drops the cache of its own writer.
+  FsContext* fs = static_cast<FsContext*>(userdata);
+  if (fs->kernel != nullptr && fs->config.read_only && (conn->capable & FUSE_CAP_NO_OPEN_SUPPORT)) {
+    fs->no_open.store(true, std::memory_order_relaxed);
+    conn->want |= FUSE_CAP_AUTO_INVAL_DATA;
+    conn->want &= ~FUSE_CAP_EXPLICIT_INVAL_DATA;
+  } else if (fs->kernel != nullptr) {
     conn->want &= ~(FUSE_CAP_AUTO_INVAL_DATA | FUSE_CAP_EXPLICIT_INVAL_DATA);
   }
   // O_TRUNC arrives with open() instead of as a separate SETATTR.
   if (conn->capable & FUSE_CAP_ATOMIC_O_TRUNC) conn->want |= FUSE_CAP_ATOMIC_O_TRUNC;
   // READDIRPLUS fills the kernel's entries from a listing; "auto" lets the kernel ask for it only
   // where lookups follow listings (the first read of a directory, and after lookups of its names).
-  if (!static_cast<FsContext*>(userdata)->config.readdirplus) {
+  if (!fs->config.readdirplus) {
     conn->want &= ~(FUSE_CAP_READDIRPLUS | FUSE_CAP_READDIRPLUS_AUTO);
   }
   // Requests as large as the kernel allows, so conn->max_write is left as libfuse sets it: libfuse

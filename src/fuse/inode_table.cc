@@ -351,6 +351,7 @@ Inode* InodeTable::FindOrInsert(Inode* parent, const char* name, int fd, const s
         inode->type = st.st_mode & S_IFMT;
         inode->btime_ns = btime_ns;
         inode->file_id = FileIdOf(st);
+        inode->serial = ++serials_;
         inode->nlookup = 1;
         auto saved = saved_signatures_.find(inode->file_id);
         if (saved != saved_signatures_.end()) {

@@ -110,6 +110,10 @@ struct Inode {
   mode_t type = 0;       // S_IFMT bits
   int64_t btime_ns = 0;  // birth time, when the store gives one; 0 = unknown
   uint64_t file_id = 0;  // the engine's name for the file
+  // Unique among the Inodes the table ever made, where an address may be reused once an Inode is
+  // freed: what a cache keyed by Inode checks (read_handles.h). 0 for the table's root and the
+  // .ccfs nodes.
+  uint64_t serial = 0;
   // The Pins generation this file was last matched against `pin` at (fuse/pins.h); 0 = never.
   std::atomic<uint64_t> pin_generation{0};
 
@@ -318,6 +322,7 @@ class InodeTable {
   std::unordered_map<uint64_t, std::string> saved_paths_ GUARDED_BY(mu_);
   std::list<Inode*> lru_ GUARDED_BY(mu_);  // idle cached descriptors, newest first
   std::unordered_set<Inode*> open_ GUARDED_BY(mu_);  // Inodes with open_handles > 0
+  uint64_t serials_ GUARDED_BY(mu_) = 0;  // the last Inode::serial given
   size_t fds_ GUARDED_BY(mu_) = 0;         // descriptors the Inodes hold (idle or in use)
   // Opens refused for want of descriptors since the last log line, and when that was.
   uint64_t shortages_ GUARDED_BY(mu_) = 0;

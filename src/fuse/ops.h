@@ -42,6 +42,7 @@
 #include "fuse/open_handles.h"
 #include "fuse/persister.h"
 #include "fuse/pins.h"
+#include "fuse/read_handles.h"
 #include "stats/request_stats.h"
 
 namespace ccfs {
@@ -74,6 +75,12 @@ struct FsContext {
   ControlDir control;
   OpenHandles<FileHandle> files;  // what fi->fh names for an open data file
   OpenHandles<DirHandle> dirs;    // ... for an open real directory (0 for .ccfs)
+  // A read-only mount in kernel mode whose kernel opens files without OPEN (set by INIT, before
+  // any request): OPEN is answered ENOSYS, and READ then names no handle (read_handles.h).
+  std::atomic<bool> no_open{false};
+  // The data files read without an OPEN: at most a quarter of max_open_files (two descriptors
+  // each).
+  ReadHandles read_handles;
   // Requests from /dev/fuse whose request thread waits for the store itself. Up to
   // config.request_threads - 1 may: a thread is then still free for the next request, and a lone
   // reader's miss costs no hand-off to the pool (a hand-off is a large share of a lone reader's

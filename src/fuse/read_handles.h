@@ -1,0 +1,64 @@
+// Read handles: the descriptors of files the kernel opens without an OPEN.
+//
+// On a read-only mount in raw_tier = kernel mode the daemon answers the first OPEN of a data file
+// with ENOSYS; the kernel then opens every data file without asking (no OPEN, no RELEASE: two
+// FUSE trips less for each open and close) and names no handle in its requests (fi->fh == 0). A
+// read that must reach the store still needs a descriptor of the file: ReadHandles keeps one
+// handle per file read this way, opened by the first read that needs one. The kernel says nothing
+// when such a file is closed, so the least recently used handle is closed once more than
+// `capacity` are kept, and all of them when an open fails for want of descriptors (Shed).
+//
+// Identity: handles are found by Inode and checked by its serial (Inode::serial), which no other
+// Inode ever has; an Inode freed and its memory reused for another file never finds the first
+// file's handle. A handle kept for an Inode that is gone is closed in its turn by the bound.
+//
+// Ownership: the cache owns a reference to each handle it keeps; a reader holds its own (a
+// std::shared_ptr) for as long as it uses the handle, so a handle closed by the bound stays open
+// until its last reader is done. Thread-safety: every method may run on any thread at once; one
+// leaf mutex guards the map and the order, and no descriptor is opened or closed under it.
+#ifndef CCFS_FUSE_READ_HANDLES_H_
+#define CCFS_FUSE_READ_HANDLES_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <list>
+#include <memory>
+#include <unordered_map>
+
+#include "fuse/open_handles.h"
+#include "util/mutex.h"
+
+namespace ccfs {
+
+class ReadHandles {
+ public:
+  // At most `capacity` (>= 1) handles are kept.
+  explicit ReadHandles(size_t capacity) : capacity_(capacity < 1 ? 1 : capacity) {}
+  ReadHandles(const ReadHandles&) = delete;
+  ReadHandles& operator=(const ReadHandles&) = delete;
+
+  // The handle kept for `i`, or null.
+  std::shared_ptr<FileHandle> Find(const Inode* i);
+  // Keeps `h`, just opened for `i`, and returns the handle to use: `h`, or the one another reader
+  // kept for `i` meanwhile (then `h` is closed). Handles pushed out by the bound close here.
+  std::shared_ptr<FileHandle> Keep(const Inode* i, std::shared_ptr<FileHandle> h);
+  // Lets go of every kept handle (their descriptors close once no reader holds them); returns how
+  // many there were.
+  size_t Shed();
+  size_t size();
+
+ private:
+  struct Entry {
+    uint64_t serial = 0;
+    std::shared_ptr<FileHandle> handle;
+    std::list<const Inode*>::iterator pos;  // in lru_
+  };
+  const size_t capacity_;
+  Mutex mu_;
+  std::unordered_map<const Inode*, Entry> map_ GUARDED_BY(mu_);
+  std::list<const Inode*> lru_ GUARDED_BY(mu_);  // most recently used first
+};
+
+}  // namespace ccfs
+
+#endif  // CCFS_FUSE_READ_HANDLES_H_
