@@ -4,7 +4,9 @@
 // not matter; what does is what is open at once: the table's idle cache (max_open_files), three
 // per file the kernel holds open (the caller's flags, a duplicate for the engine, the O_DIRECT one
 // for page reads) plus the inode's own while open, one per open directory, and a few of the
-// daemon's own (/dev/fuse, the rings, the metrics socket, logs). The daemon raises its soft
+// daemon's own (/dev/fuse, the rings, the metrics socket, logs). A read-only mount in kernel mode
+// has no files open that way; it keeps read handles instead, two descriptors each, at most
+// max_open_files / 4 of them (fuse/read_handles.h). The daemon raises its soft
 // RLIMIT_NOFILE to the hard limit at start (util/descriptor_limit.h).
 #ifndef CCFS_FUSE_DESCRIPTOR_LIMIT_H_
 #define CCFS_FUSE_DESCRIPTOR_LIMIT_H_
