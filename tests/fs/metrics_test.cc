@@ -31,17 +31,6 @@ namespace {
 using ::testing::HasSubstr;
 
 // The value of `series` ("name" or "name{labels}" exactly as written) in a scrape; -1 if absent.
-double Sample(const std::string& text, const std::string& series) {
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) {
-    if (line.size() > series.size() && line.compare(0, series.size(), series) == 0 &&
-        line[series.size()] == ' ') {
-      return std::stod(line.substr(series.size() + 1));
-    }
-  }
-  return -1;
-}
-
 double Reads(const std::string& text, const std::string& path) {
   return Sample(text, "ccfs_reads_total{path=\"" + path + "\"}");
 }

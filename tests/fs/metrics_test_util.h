@@ -9,6 +9,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -55,6 +56,18 @@ class ListeningSocket {
 // A port free a moment ago, for a mount to listen on (another process could take it in between;
 // on a test machine that is rare enough).
 inline int FreePort() { return ListeningSocket().port(); }
+
+// The value of the sample `series` (its name and labels, as scraped) in `text`, or -1 if absent.
+inline double Sample(const std::string& text, const std::string& series) {
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    if (line.size() > series.size() && line.compare(0, series.size(), series) == 0 &&
+        line[series.size()] == ' ') {
+      return std::stod(line.substr(series.size() + 1));
+    }
+  }
+  return -1;
+}
 
 inline bool HaveCurl() { return RunCommand({"curl", "--version"}, 10).exit_code == 0; }
 

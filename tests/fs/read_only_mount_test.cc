@@ -9,7 +9,6 @@
 
 #include <chrono>
 #include <filesystem>
-#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -23,17 +22,6 @@
 
 namespace ccfs::testing {
 namespace {
-
-double Sample(const std::string& text, const std::string& series) {
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) {
-    if (line.size() > series.size() && line.compare(0, series.size(), series) == 0 &&
-        line[series.size()] == ' ') {
-      return std::stod(line.substr(series.size() + 1));
-    }
-  }
-  return 0;  // a series not yet counted
-}
 
 size_t DescriptorsOf(pid_t pid) {
   size_t n = 0;
@@ -74,7 +62,7 @@ TEST_F(ReadOnlyMountTest, FilesReadRightWithOneOpenInAllAndNoRelease) {
   CommandResult r = Curl(port);
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_LE(Sample(r.out, "ccfs_fuse_requests_total{op=\"open\"}"), 1) << r.out;
-  EXPECT_EQ(Sample(r.out, "ccfs_fuse_requests_total{op=\"release\"}"), 0) << r.out;
+  EXPECT_LE(Sample(r.out, "ccfs_fuse_requests_total{op=\"release\"}"), 0) << r.out;  // -1: none
   EXPECT_LE(Sample(r.out, "ccfs_fuse_requests_total{op=\"flush\"}"), 1) << r.out;
   EXPECT_GE(Sample(r.out, "ccfs_fuse_requests_total{op=\"read\"}"), kFiles) << r.out;
   // A read-only mount refuses writes, as any does.
