@@ -49,6 +49,18 @@ namespace {
 
 bool IsAligned(uint64_t v) { return v % kIoAlignment == 0; }
 
+// The size of the file `fd` names (0, or -1 with errno set). statx asks for the size alone: a
+// FUSE store (sshfs, a GlusterFS client) marks a file's cached atime stale after every read, and
+// fstat, which asks for the atime too, then costs a GETATTR round trip to the store's server,
+// paid at the end of nearly every file a miss reads whole (its short read asks the size). The
+// size is as fresh as the store's own attribute cache, as the change check's signature is.
+int SizeOf(int fd, uint64_t* size) {
+  struct statx stx;
+  if (statx(fd, "", AT_EMPTY_PATH | AT_STATX_SYNC_AS_STAT, STATX_SIZE, &stx) != 0) return -1;
+  *size = stx.stx_size;
+  return 0;
+}
+
 // The Status of a failed read or write of the store's data (ENOTCONN: EIO, see above).
 Status DataError(int err, const std::string& what) {
   if (err == ENOTCONN || err == ECONNABORTED || err == ECANCELED) {
@@ -187,16 +199,14 @@ class PosixBackingFile final : public BackingFile {
     return Status::Ok();
   }
 
-  // True if fstat says the file has no byte at `offset` (false if fstat fails).
+  // True if the file's size says it has no byte at `offset` (false if the size cannot be had).
   bool SizeEndsAt(uint64_t offset) const {
-    struct stat st;
-    return fstat(fd_, &st) == 0 && static_cast<uint64_t>(st.st_size) <= offset;
+    uint64_t size;
+    return SizeOf(fd_, &size) == 0 && size <= offset;
   }
 
   Status Size(uint64_t* size) override {
-    struct stat st;
-    if (fstat(fd_, &st) != 0) return Status::FromErrno(errno, Name() + ": fstat");
-    *size = static_cast<uint64_t>(st.st_size);
+    if (SizeOf(fd_, size) != 0) return Status::FromErrno(errno, Name() + ": statx");
     return Status::Ok();
   }
 
