@@ -54,19 +54,17 @@ int OpenShedding(FsContext* fs, OpenFn open_fn) {
 
 // Wraps `fd`, an open descriptor of `i` opened with `open_flags`, in a FileHandle, into *out.
 // Takes `fd` (closed on failure). Returns 0 or the errno.
-int MakeHandle(FsContext* fs, Inode* i, int fd, int open_flags, std::unique_ptr<FileHandle>* out) {
-  auto h = std::make_unique<FileHandle>();
-  h->inode = i;
-  h->fd = fd;
-  h->append = (open_flags & O_APPEND) != 0;
-  int dup_fd = OpenShedding(fs, [fd] { return fcntl(fd, F_DUPFD_CLOEXEC, 0); });
-  if (dup_fd < 0) return errno;  // h closes fd
+int MakeHandle(Inode* i, int fd, int open_flags, std::unique_ptr<FileHandle>* out) {
   std::unique_ptr<BackingFile> backing;
-  Status s = NewPosixBackingFile(dup_fd, &backing, BackingFileOptionsFor(open_flags));
+  Status s = NewPosixBackingFile(fd, &backing, BackingFileOptionsFor(open_flags));
   if (!s.ok()) {
     LogWarning(fmt::format("open inode {}: {}", i->ino, s.ToString()));
     return s.ToErrno();
   }
+  auto h = std::make_unique<FileHandle>();
+  h->inode = i;
+  h->fd = fd;  // the backing file's, closed by it
+  h->append = (open_flags & O_APPEND) != 0;
   h->backing = std::move(backing);
   *out = std::move(h);
   return 0;
@@ -87,7 +85,7 @@ void NotePins(FsContext* fs, Inode* i) {
 // fi->fh. Takes `fd` (closed on failure). Returns 0 or the errno.
 int AttachHandle(FsContext* fs, Inode* i, int fd, fuse_file_info* fi) {
   std::unique_ptr<FileHandle> h;
-  int err = MakeHandle(fs, i, fd, fi->flags, &h);
+  int err = MakeHandle(i, fd, fi->flags, &h);
   if (err != 0) return err;
   const bool kernel_tier = fs->kernel != nullptr;
   fi->direct_io = kernel_tier ? 0 : 1;
@@ -144,7 +142,7 @@ std::shared_ptr<FileHandle> HandleFor(FsContext* fs, Inode* i, fuse_file_info* f
     return nullptr;
   }
   std::unique_ptr<FileHandle> made;
-  *err = MakeHandle(fs, i, fd, O_RDONLY, &made);
+  *err = MakeHandle(i, fd, O_RDONLY, &made);
   if (*err != 0) return nullptr;
   return fs->read_handles.Keep(i, std::shared_ptr<FileHandle>(std::move(made)));
 }

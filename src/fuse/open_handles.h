@@ -18,7 +18,6 @@
 
 #include <dirent.h>
 #include <sys/types.h>
-#include <unistd.h>
 
 #include <cstdint>
 #include <memory>
@@ -36,14 +35,15 @@ struct Inode;
 
 // An open data file.
 struct FileHandle {
-  ~FileHandle() {
-    backing.reset();
-    if (fd >= 0) close(fd);
-  }
   Inode* inode = nullptr;
-  int fd = -1;                           // opened with the caller's flags
-  // A dup of fd, plus an O_DIRECT fd for page reads. Shared with the engine's read-ahead, which
-  // may hold it a little past RELEASE (until the window it is reading is in).
+  // Opened with the caller's flags, and owned by `backing`, which closes it when it goes: valid
+  // for as long as this handle is. One descriptor, not a dup of it for the backing file: each
+  // close(2) of a descriptor of a FUSE store's file is a FLUSH round trip to its server, and a dup
+  // would add one to every file's release.
+  int fd = -1;
+  // Reads and writes the file through fd (and an O_DIRECT descriptor for page reads, which fd
+  // may be itself). Shared with the engine's read-ahead, which may hold it a little past RELEASE
+  // (until the window it is reading is in).
   std::shared_ptr<BackingFile> backing;
   bool append = false;  // O_APPEND: pwrite lands at the end, not at `off`
   PageCache::Stream stream;  // where this open file's reader stands, for read-ahead
