@@ -165,8 +165,23 @@ TEST_F(PersistMountTest, ADamagedCacheFileStartsColdWithOneWarning) {
   version2[8] = 2;
   const uint64_t sum = XXH3_64bits(version2.data(), 56);
   for (int i = 0; i < 8; ++i) version2[56 + i] = static_cast<char>(sum >> (8 * i));
+  // Bytes flipped in the payload of the record a third of the way in, where only the record's
+  // checksum can tell (flipped in a record's head, its length or type would tell first). Records
+  // follow the 64-byte header: a 4-byte type, a 4-byte payload length, the payload, an 8-byte
+  // checksum (src/cache/cache_file.cc).
+  auto u32_at = [&good](size_t at) {
+    uint32_t v = 0;
+    for (int i = 3; i >= 0; --i) v = (v << 8) | static_cast<unsigned char>(good[at + i]);
+    return v;
+  };
+  size_t record = 64;
+  while (record + 16 + u32_at(record + 4) < good.size() / 3) record += 16 + u32_at(record + 4);
+  const size_t payload = u32_at(record + 4);
+  ASSERT_GE(payload, 8u);
   std::string flipped = good;
-  for (size_t at = good.size() / 3; at < good.size() / 3 + 16; ++at) flipped[at] ^= 0x5a;
+  for (size_t at = record + 8 + payload / 2 - 4; at < record + 8 + payload / 2 + 4; ++at) {
+    flipped[at] ^= 0x5a;
+  }
   const struct {
     const char* name;
     std::string bytes;
