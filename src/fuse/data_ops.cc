@@ -183,8 +183,8 @@ void DetachHandle(FsContext* fs, fuse_file_info* fi) {
   Inode* i = FileOf(fi)->inode;
   fs->files.Remove(fi->fh);
   fi->fh = 0;
-  // After the handle's descriptors are closed. A read handle an OPEN without a handle made goes
-  // with the file's last open, whichever closes last (Release).
+  // After the handle's descriptors are closed. A removed file's read handle (an OPEN without a
+  // handle may have made one) goes with its last open, whichever closes last (Release).
   if (fs->inodes.HandleClosed(i)) fs->read_handles.Drop(i, i->serial);
 }
 
@@ -281,8 +281,6 @@ void OpenDeferred(FsContext* fs, fuse_req_t req, Inode* i, fuse_file_info* fi) {
     changed = fs->changes.CheckOpenFile(i, path_fd.get());
     fs->inodes.HandleOpened(i, path_fd.get());
   }
-  // Changed: a read handle other opens still hold may name the old file (sshfs's names a path).
-  if (changed) fs->read_handles.Drop(i, i->serial);
   NotePins(fs, i);
   fi->fh = 0;
   fi->direct_io = 0;
@@ -398,10 +396,7 @@ void FinishRead(FsContext* fs, fuse_req_t req, fuse_ino_t ino, uint64_t file_id,
   size_t n = 0;
   Status s = fs->cache->Read(file_id, h->backing.get(), static_cast<uint64_t>(off) + have,
                              size - have, buf + have, &n, load_to);
-  if (!s.ok()) {
-    fs->read_handles.Forget(h);  // a read handle that failed is opened anew by the next miss
-    return (void)ReplyErr(req, s.ToErrno());
-  }
+  if (!s.ok()) return (void)ReplyErr(req, s.ToErrno());
   ReplyRead(fs, req, ino, file_id, h, open_flags, off, size, buf, n + have);
 }
 
@@ -525,12 +520,10 @@ void Release(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   if (fi->fh != 0) {
     DetachHandle(fs, fi);
   } else if (fs->inodes.HandleClosed(i)) {
-    // OpenDeferred's (a mount without OPEN sends no RELEASE), the file's last open: its read
-    // handle goes now. The store's file is then open only while the kernel has it open, as with
-    // the store's own mount: a file removed through the mount frees its space at its last close,
-    // and the next open reads what the name holds then (over sshfs, whose file is a path, a
-    // descriptor kept from before a rename over it or an outage of the server would go on
-    // reading the old file, or failing).
+    // OpenDeferred's (a mount without OPEN sends no RELEASE), the last open of a file removed
+    // through the mount: its read handle goes now, so the store frees the file's space at its
+    // last close, as the store's own mount would. Other files' handles stay for their next
+    // opens, within the bound (read_handles.h).
     fs->read_handles.Drop(i, i->serial);
   }
   ReplyOk(req);

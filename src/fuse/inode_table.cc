@@ -524,15 +524,16 @@ void InodeTable::HandleOpened(Inode* i, int fd) {
 bool InodeTable::HandleClosed(Inode* i) {
   if (i->kind != NodeKind::kReal) return false;
   std::vector<int> to_close;
-  bool last = false;
+  bool last_of_gone = false;
   {
     MutexLock lock(&mu_);
-    last = --i->open_handles == 0;
+    const bool last = --i->open_handles == 0;
     if (last) open_.erase(i);
+    last_of_gone = last && i->unlinked;
     SettleLocked(i, &to_close);
   }
   CloseAll(to_close);
-  return last;
+  return last_of_gone;
 }
 
 std::vector<std::pair<Inode*, InodeFd>> InodeTable::BorrowOpenFiles() {

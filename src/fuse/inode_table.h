@@ -229,7 +229,7 @@ class InodeTable {
                                                 const struct stat& st);
   // A FileHandle of `i` was opened (its descriptor `fd`), or closed.
   void HandleOpened(Inode* i, int fd);
-  // Returns true when `i` has no open handle left.
+  // Returns true when that was the last open of a file whose last link is gone.
   bool HandleClosed(Inode* i);
   // The real files open now (a FileHandle on them), each with its descriptor lent: the Inode lives
   // at least as long as its InodeFd. One pass under the mutex over the open files alone.

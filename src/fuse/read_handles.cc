@@ -68,18 +68,6 @@ void ReadHandles::Drop(const Inode* key, uint64_t serial) {
   }
 }
 
-void ReadHandles::Forget(const FileHandle* h) {
-  std::shared_ptr<FileHandle> gone;  // closed after the lock is let go (once no reader holds it)
-  {
-    MutexLock lock(&mu_);
-    auto it = map_.find(h->inode);
-    if (it == map_.end() || it->second.handle.get() != h) return;
-    gone = std::move(it->second.handle);
-    lru_.erase(it->second.pos);
-    map_.erase(it);
-  }
-}
-
 size_t ReadHandles::Shed() {
   std::unordered_map<const Inode*, Entry> gone;
   {

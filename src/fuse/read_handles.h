@@ -7,10 +7,10 @@
 // open is answered with no handle (data_ops.cc, OpenDeferred): the store's file is not opened for
 // it, so a file the tiers answer costs a network store no open and no close. A read that must
 // reach the store still needs a descriptor of the file: ReadHandles keeps one handle per file read
-// this way, opened by the first read that needs one. On a read-write mount it goes at the file's
-// last close (RELEASE) or when the check at open finds the file changed (Drop); on a read-only
-// mount, which hears of no close, the least recently used handle is closed once more than
-// `capacity` are kept; all of them when an open fails for want of descriptors (Shed).
+// this way, opened by the first read that needs one, and kept past the file's close for its next
+// open: the least recently used handle is closed once more than `capacity` are kept, a removed
+// file's at its last close or at its removal (Drop), and all of them when an open fails for want
+// of descriptors (Shed).
 //
 // Identity: handles are found by Inode and checked by its serial (Inode::serial), which no other
 // Inode ever has; an Inode freed and its memory reused for another file never finds the first
@@ -49,10 +49,6 @@ class ReadHandles {
   // Lets go of the handle kept for the Inode `key` of serial `serial`, if any (its descriptors
   // close once no reader holds it). `key` is not dereferenced: it may be freed already.
   void Drop(const Inode* key, uint64_t serial);
-  // Lets go of `h` if it is the handle kept for its Inode (a read through it failed: over sshfs a
-  // handle from before an outage of the server fails for good, and the next read opens anew).
-  // A handle an OPEN made is never kept here: nothing happens.
-  void Forget(const FileHandle* h);
   // Lets go of every kept handle (their descriptors close once no reader holds them); returns how
   // many there were.
   size_t Shed();
