@@ -183,9 +183,7 @@ void DetachHandle(FsContext* fs, fuse_file_info* fi) {
   Inode* i = FileOf(fi)->inode;
   fs->files.Remove(fi->fh);
   fi->fh = 0;
-  // After the handle's descriptors are closed. A removed file's read handle (an OPEN without a
-  // handle may have made one) goes with its last open, whichever closes last (Release).
-  if (fs->inodes.HandleClosed(i)) fs->read_handles.Drop(i, i->serial);
+  fs->inodes.HandleClosed(i);  // after the handle's descriptors are closed
 }
 
 // openat(dirfd, name, flags, mode) for CREATE (`flags` has O_CREAT), telling in *created whether
@@ -258,39 +256,6 @@ void FillResidency(FsContext* fs, uint64_t file_id, uint64_t size, WarmRange* r)
   r->kernel_tier = fs->kernel != nullptr ? 1 : 0;
 }
 
-// A plain read-only open (no O_TRUNC, O_DIRECT, O_NOATIME, O_SYNC or O_APPEND) in kernel mode
-// opens nothing on the store: its reads use the file's read handle (read_handles.h), opened by the
-// first read the tiers cannot answer, as on a mount whose kernel sends no OPEN. A file the tiers
-// hold whole then costs a network store no open and no close (each a trip to its server, the
-// close's FLUSH one it waits for). Kernel mode only: daemon mode's read-ahead keeps its stream in
-// the open's handle.
-bool OpensOnFirstMiss(int caller_flags) {
-  return (caller_flags & (O_ACCMODE | O_TRUNC | O_DIRECT | O_NOATIME | O_SYNC | O_DSYNC |
-                          O_APPEND)) == O_RDONLY;
-}
-
-// OPEN of such a file: checked for a change underneath through the Inode's own descriptor (the
-// check at open: close-to-open), counted as open for the open-file watch, and answered with no
-// handle (fi->fh == 0, which its RELEASE brings back). The store refusing the open (a file gone
-// or made unreadable underneath) is then the first miss's error, not the open's.
-void OpenDeferred(FsContext* fs, fuse_req_t req, Inode* i, fuse_file_info* fi) {
-  bool changed = false;
-  {
-    InodeFd path_fd = fs->inodes.Borrow(i);
-    if (!path_fd) return (void)ReplyErr(req, path_fd.error());
-    changed = fs->changes.CheckOpenFile(i, path_fd.get());
-    fs->inodes.HandleOpened(i, path_fd.get());
-  }
-  NotePins(fs, i);
-  fi->fh = 0;
-  fi->direct_io = 0;
-  fi->keep_cache = changed ? 0 : 1;
-  fi->noflush = 1;  // nothing written through it; a FLUSH of fh 0 would find nothing to flush
-  if (fuse_reply_open(req, fi) == -ENOENT && fs->inodes.HandleClosed(i)) {
-    fs->read_handles.Drop(i, i->serial);  // the caller was interrupted
-  }
-}
-
 }  // namespace
 
 void Open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
@@ -303,7 +268,6 @@ void Open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   // (read_handles.h): answered ENOSYS, the kernel stops sending either for every file after this
   // one, and opens this one too.
   if (fs->no_open.load(std::memory_order_relaxed)) return (void)ReplyErr(req, ENOSYS);
-  if (fs->kernel != nullptr && OpensOnFirstMiss(fi->flags)) return OpenDeferred(fs, req, i, fi);
   int flags = BackingOpenFlags(fi->flags) & ~(O_NOFOLLOW | O_CREAT | O_EXCL);
   const int fd = OpenDataFile(fs, i, flags);
   if (fd < 0) return (void)ReplyErr(req, errno);
@@ -491,14 +455,11 @@ void Write(fuse_req_t req, fuse_ino_t ino, const char* buf, size_t size, off_t o
 }
 
 void Flush(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
-  FsContext* fs = ContextOf(req);
-  Inode* i = fs->inodes.Get(ino);
+  Inode* i = ContextOf(req)->inodes.Get(ino);
   if (i->kind != NodeKind::kReal) return (void)ReplyOk(req);
-  // A file opened without a handle has nothing to flush. On a mount without OPEN (read-only),
-  // ENOSYS tells the kernel to send no FLUSH at any later close either; elsewhere (OpenDeferred)
-  // that would also stop the FLUSHes of files open for writing, whose store may report a deferred
-  // write error at close.
-  if (fi->fh == 0) return (void)ReplyErr(req, fs->no_open.load(std::memory_order_relaxed) ? ENOSYS : 0);
+  // A file opened without OPEN (read-only mount): nothing to flush. ENOSYS tells the kernel to
+  // send no FLUSH at any later close either.
+  if (fi->fh == 0) return (void)ReplyErr(req, ENOSYS);
   // close() of a duplicate reports deferred write errors (NFS and the like) and drops POSIX
   // locks, as the caller's close() would on the backing file.
   int res = close(dup(FileOf(fi)->fd));
@@ -517,15 +478,7 @@ void Release(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   FsContext* fs = ContextOf(req);
   Inode* i = fs->inodes.Get(ino);
   if (i->kind != NodeKind::kReal) return fs->control.Release(req, i, fi);
-  if (fi->fh != 0) {
-    DetachHandle(fs, fi);
-  } else if (fs->inodes.HandleClosed(i)) {
-    // OpenDeferred's (a mount without OPEN sends no RELEASE), the last open of a file removed
-    // through the mount: its read handle goes now, so the store frees the file's space at its
-    // last close, as the store's own mount would. Other files' handles stay for their next
-    // opens, within the bound (read_handles.h).
-    fs->read_handles.Drop(i, i->serial);
-  }
+  if (fi->fh != 0) DetachHandle(fs, fi);
   ReplyOk(req);
 }
 

@@ -136,8 +136,7 @@ void MakeNode(fuse_req_t req, fuse_ino_t parent, const char* name, bool as_calle
 // When it was the last one the file's pages can never be read again: drop them now rather than
 // wait for CLOCK, and let the backing file go so its space comes back before the removal returns.
 void DroppedLink(FsContext* fs, Inode* parent, const char* name, const struct stat& st) {
-  const auto [closed, serial] = fs->inodes.LinkRemoved(parent, name, st);
-  if (closed != nullptr) fs->read_handles.Drop(closed, serial);  // a removed file read and closed
+  fs->inodes.LinkRemoved(parent, name, st);
   if (!S_ISREG(st.st_mode) || st.st_nlink > 1) return;
   uint64_t id = fs->inodes.FileIdOf(st);
   fs->cache->InvalidateFile(id);

@@ -476,14 +476,12 @@ void InodeTable::Renamed(Inode* parent, const std::string& name, Inode* new_pare
   if (i->parent == parent && i->name == name) SetNameLocked(i, new_parent, new_name);
 }
 
-std::pair<const Inode*, uint64_t> InodeTable::LinkRemoved(Inode* parent, const std::string& name,
-                                                          const struct stat& st) {
+void InodeTable::LinkRemoved(Inode* parent, const std::string& name, const struct stat& st) {
   std::vector<int> to_close;
-  std::pair<const Inode*, uint64_t> closed_and_gone{nullptr, 0};
   {
     MutexLock lock(&mu_);
     auto it = table_.find(std::make_pair(st.st_dev, st.st_ino));
-    if (it == table_.end()) return closed_and_gone;
+    if (it == table_.end()) return;
     Inode* i = it->second.get();
     if (i->parent == parent && i->name == name) {
       // No name to open it again by: its descriptor, if any, stays until a LOOKUP names it.
@@ -497,13 +495,11 @@ std::pair<const Inode*, uint64_t> InodeTable::LinkRemoved(Inode* parent, const s
                                    : st.st_nlink <= 1;
       if (gone) {
         i->unlinked = true;
-        if (i->open_handles == 0) closed_and_gone = {i, i->serial};
         IdleLocked(i, &to_close);
       }
     }
   }
   CloseAll(to_close);
-  return closed_and_gone;
 }
 
 void InodeTable::HandleOpened(Inode* i, int fd) {
@@ -521,19 +517,15 @@ void InodeTable::HandleOpened(Inode* i, int fd) {
   }
 }
 
-bool InodeTable::HandleClosed(Inode* i) {
-  if (i->kind != NodeKind::kReal) return false;
+void InodeTable::HandleClosed(Inode* i) {
+  if (i->kind != NodeKind::kReal) return;
   std::vector<int> to_close;
-  bool last_of_gone = false;
   {
     MutexLock lock(&mu_);
-    const bool last = --i->open_handles == 0;
-    if (last) open_.erase(i);
-    last_of_gone = last && i->unlinked;
+    if (--i->open_handles == 0) open_.erase(i);
     SettleLocked(i, &to_close);
   }
   CloseAll(to_close);
-  return last_of_gone;
 }
 
 std::vector<std::pair<Inode*, InodeFd>> InodeTable::BorrowOpenFiles() {

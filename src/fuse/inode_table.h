@@ -222,15 +222,10 @@ class InodeTable {
   // name its Inode is known by, the Inode keeps its descriptor (if cached) and has no name to be
   // opened again by until a LOOKUP finds it. If the file is regular and has no link left, its
   // descriptor is let go now, or when nothing has it open or borrowed any more.
-  // Returns the file's Inode and its serial when that was its last link and nothing has it open
-  // (for the caller to let go of what it keeps by that Inode: a key, never dereferenced, since the
-  // Inode may be freed once the table's mutex is let go), else {nullptr, 0}.
-  std::pair<const Inode*, uint64_t> LinkRemoved(Inode* parent, const std::string& name,
-                                                const struct stat& st);
+  void LinkRemoved(Inode* parent, const std::string& name, const struct stat& st);
   // A FileHandle of `i` was opened (its descriptor `fd`), or closed.
   void HandleOpened(Inode* i, int fd);
-  // Returns true when that was the last open of a file whose last link is gone.
-  bool HandleClosed(Inode* i);
+  void HandleClosed(Inode* i);
   // The real files open now (a FileHandle on them), each with its descriptor lent: the Inode lives
   // at least as long as its InodeFd. One pass under the mutex over the open files alone.
   std::vector<std::pair<Inode*, InodeFd>> BorrowOpenFiles();

@@ -78,8 +78,8 @@ struct FsContext {
   // A read-only mount in kernel mode whose kernel opens files without OPEN (set by INIT, before
   // any request): OPEN is answered ENOSYS, and READ then names no handle (read_handles.h).
   std::atomic<bool> no_open{false};
-  // The data files read without a handle of their own (kernel mode's read-only opens): at most a
-  // quarter of max_open_files (two descriptors each at most).
+  // The data files read without an OPEN: at most a quarter of max_open_files (two descriptors
+  // each).
   ReadHandles read_handles;
   // Requests from /dev/fuse whose request thread waits for the store itself. Up to
   // config.request_threads - 1 may: a thread is then still free for the next request, and a lone

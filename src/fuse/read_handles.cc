@@ -56,18 +56,6 @@ std::shared_ptr<FileHandle> ReadHandles::Keep(const Inode* i, std::shared_ptr<Fi
   return use;
 }
 
-void ReadHandles::Drop(const Inode* key, uint64_t serial) {
-  std::shared_ptr<FileHandle> gone;  // closed after the lock is let go
-  {
-    MutexLock lock(&mu_);
-    auto it = map_.find(key);
-    if (it == map_.end() || it->second.serial != serial) return;
-    gone = std::move(it->second.handle);
-    lru_.erase(it->second.pos);
-    map_.erase(it);
-  }
-}
-
 size_t ReadHandles::Shed() {
   std::unordered_map<const Inode*, Entry> gone;
   {

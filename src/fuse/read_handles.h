@@ -1,16 +1,12 @@
-// Read handles: the descriptors of files the kernel has open for reading with no handle of their
-// own (fi->fh == 0).
+// Read handles: the descriptors of files the kernel opens without an OPEN.
 //
 // On a read-only mount in raw_tier = kernel mode the daemon answers the first OPEN of a data file
 // with ENOSYS; the kernel then opens every data file without asking (no OPEN, no RELEASE: two
-// FUSE trips less for each open and close). On a read-write mount in kernel mode a plain read-only
-// open is answered with no handle (data_ops.cc, OpenDeferred): the store's file is not opened for
-// it, so a file the tiers answer costs a network store no open and no close. A read that must
-// reach the store still needs a descriptor of the file: ReadHandles keeps one handle per file read
-// this way, opened by the first read that needs one, and kept past the file's close for its next
-// open: the least recently used handle is closed once more than `capacity` are kept, a removed
-// file's at its last close or at its removal (Drop), and all of them when an open fails for want
-// of descriptors (Shed).
+// FUSE trips less for each open and close) and names no handle in its requests (fi->fh == 0). A
+// read that must reach the store still needs a descriptor of the file: ReadHandles keeps one
+// handle per file read this way, opened by the first read that needs one. The kernel says nothing
+// when such a file is closed, so the least recently used handle is closed once more than
+// `capacity` are kept, and all of them when an open fails for want of descriptors (Shed).
 //
 // Identity: handles are found by Inode and checked by its serial (Inode::serial), which no other
 // Inode ever has; an Inode freed and its memory reused for another file never finds the first
@@ -46,9 +42,6 @@ class ReadHandles {
   // Keeps `h`, just opened for `i`, and returns the handle to use: `h`, or the one another reader
   // kept for `i` meanwhile (then `h` is closed). Handles pushed out by the bound close here.
   std::shared_ptr<FileHandle> Keep(const Inode* i, std::shared_ptr<FileHandle> h);
-  // Lets go of the handle kept for the Inode `key` of serial `serial`, if any (its descriptors
-  // close once no reader holds it). `key` is not dereferenced: it may be freed already.
-  void Drop(const Inode* key, uint64_t serial);
   // Lets go of every kept handle (their descriptors close once no reader holds them); returns how
   // many there were.
   size_t Shed();

@@ -1,9 +1,9 @@
 // A tree of many more files than the daemon's descriptor limit, walked (nftw), stat'ed and read
 // whole with the daemon started under a limit of 1024 (soft and hard), in the raw tier under test
 // (CCFS_TEST_RAW_TIER): no error, every file's own bytes, and the daemon's descriptors never above
-// its bound (half the limit), the reserve beside it and, in kernel mode, the read handles. Files
-// replaced underneath during the walk read as the one version or the other, never as another
-// file; the walk after a kill -9 and a remount is as clean.
+// its bound (half the limit) and the reserve beside it. Files replaced underneath during the walk
+// read as the one version or the other, never as another file; the walk after a kill -9 and a
+// remount is as clean.
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <ftw.h>
@@ -118,8 +118,7 @@ class ManyFilesMountTest : public MountTest {
 
   // Walks, stats and reads every file through the mount; `versions` says which versions of file
   // k may be read (1 = only 0; 2 = 0 or 1). Counts errors and wrong bytes; samples the daemon's
-  // descriptors, which must stay within `bound` (0: half the limit and the reserve, plus in kernel
-  // mode the read handles: a quarter of half the limit, two descriptors each at most).
+  // descriptors, which must stay within `bound` (0: half the limit and the reserve).
   void WalkAndRead(int versions, size_t bound = 0) {
     std::vector<std::string> walked;
     g_walked = &walked;
@@ -130,9 +129,7 @@ class ManyFilesMountTest : public MountTest {
       return p.find("/.ccfs/") != p.npos || p.ends_with(".new");
     });
     ASSERT_EQ(walked.size(), files_);
-    if (bound == 0) {
-      bound = kLimit / 2 + kDescriptorReserve + (TestRawTierIsKernel() ? 2 * (kLimit / 2 / 4) : 0);
-    }
+    if (bound == 0) bound = kLimit / 2 + kDescriptorReserve;
     size_t errors = 0, wrong = 0, most_fds = 0;
     std::map<int, size_t> errnos;
     for (size_t k = 0; k < files_; ++k) {

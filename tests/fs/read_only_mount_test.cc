@@ -2,9 +2,7 @@
 // (fuse/read_handles.h): every file reads its own bytes, the kernel sends one OPEN in all (the one
 // answered ENOSYS) and no RELEASE, a change underneath is still seen within attr_timeout through
 // a descriptor held open and by a new open, the read handles stay within their bound, and
-// stats.json is still one whole snapshot per open. On a read-write mount in kernel mode a plain
-// read-only open opens nothing on the store until a read must reach it, and files open for writing
-// still get their FLUSH.
+// stats.json is still one whole snapshot per open.
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -146,41 +144,6 @@ TEST_F(ReadOnlyMountTest, StatsJsonIsOneWholeSnapshotPerOpen) {
     EXPECT_EQ(doc["daemon"]["pid"].get<pid_t>(), ds_.pid());
     close(fd);
   }
-}
-
-class DeferredOpenTest : public MountTest {};
-
-TEST_F(DeferredOpenTest, AReadOnlyOpenOpensTheStoresFileAtItsFirstMissAndWritersKeepTheirFlush) {
-  if (!HaveCurl()) GTEST_SKIP() << "curl not found: run scripts/setup.sh (Debian curl)";
-  const int port = FreePort();
-  ASSERT_GT(port, 0);
-  const std::string bytes = CompressibleBytes(300000, 6);
-  WriteWholeFile(ds_.DataPath("f"), bytes);
-  ASSERT_NO_FATAL_FAILURE(MountOrDie(
-      {"-o", fmt::format("raw_tier=kernel,memory=8MiB,metrics=127.0.0.1:{}", port)}));
-  int fd = open(ds_.MntPath("f").c_str(), O_RDONLY);
-  ASSERT_GE(fd, 0) << strerror(errno);
-  EXPECT_EQ(OpenDataDescriptors(ds_.pid(), ds_.data()), 0u) << "the OPEN opened the store's file";
-  std::string got(bytes.size(), '\0');
-  ASSERT_EQ(pread(fd, got.data(), got.size(), 0), static_cast<ssize_t>(got.size()));
-  EXPECT_TRUE(got == bytes);
-  EXPECT_GE(OpenDataDescriptors(ds_.pid(), ds_.data()), 1u) << "the miss opened no read handle";
-  close(fd);
-  // A writer's close is still flushed: no FLUSH of a read-only open was answered ENOSYS, which
-  // would have stopped the kernel sending any.
-  for (int k = 0; k < 3; ++k) {
-    int r = open(ds_.MntPath("f").c_str(), O_RDONLY);
-    ASSERT_GE(r, 0) << strerror(errno);
-    close(r);
-  }
-  int w = open(ds_.MntPath("g").c_str(), O_WRONLY | O_CREAT, 0644);
-  ASSERT_GE(w, 0) << strerror(errno);
-  ASSERT_EQ(write(w, "x", 1), 1);
-  ASSERT_EQ(close(w), 0);
-  CommandResult r = Curl(port);
-  ASSERT_EQ(r.exit_code, 0) << r.output;
-  EXPECT_GE(Sample(r.out, "ccfs_fuse_requests_total{op=\"flush\"}"), 1) << r.out;
-  EXPECT_EQ(ReadWholeFile(ds_.DataPath("g")), "x");
 }
 
 }  // namespace

@@ -83,27 +83,11 @@ class UnlinkMountTest : public MountTest {
   void SetUp() override { ASSERT_NO_FATAL_FAILURE(MountOrDie({"-o", "memory=8MiB"})); }
 };
 
-// Reads the end of `path` through the mount after dropping the kernel's pages of it, so that the
-// read reaches the daemon (in kernel mode, a plain read-only open then leaves the file's read
-// handle kept after its close: fuse/read_handles.h).
-void ReadThroughDaemon(const std::string& path) {
-  int fd = open(path.c_str(), O_RDONLY);
-  ASSERT_GE(fd, 0) << strerror(errno);
-  posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
-  char buf[4096];
-  EXPECT_EQ(pread(fd, buf, sizeof(buf), kBigFile - sizeof(buf)), static_cast<ssize_t>(sizeof(buf)))
-      << strerror(errno);
-  close(fd);
-}
-
 TEST_F(UnlinkMountTest, RemovedFileGivesItsSpaceBackBeforeRmReturns) {
   ASSERT_NO_FATAL_FAILURE(MakeBigFile(ds_, "big"));
-  ASSERT_NO_FATAL_FAILURE(ReadThroughDaemon(ds_.MntPath("big")));
-  // Nobody has it open: the daemon holds the descriptor that pins what it looked up, and in kernel
-  // mode the read handle the read kept.
-  const int kept = TestRawTierIsKernel() ? 2 : 1;
-  WaitForHolders(ds_.pid(), ds_.DataPath("big"), kept);
-  ASSERT_EQ(Holders(ds_.pid(), ds_.DataPath("big")), kept);
+  // Nobody has it open: the daemon holds the one descriptor that pins what it looked up.
+  WaitForHolders(ds_.pid(), ds_.DataPath("big"), 1);
+  ASSERT_EQ(Holders(ds_.pid(), ds_.DataPath("big")), 1);
   const uint64_t before = FreeBytes(ds_.data());
   CommandResult rm = RunCommand({"rm", ds_.MntPath("big")});
   ASSERT_EQ(rm.exit_code, 0) << rm.output;
@@ -154,8 +138,7 @@ TEST_F(UnlinkMountTest, RemovingOneOfTwoLinksKeepsTheFile) {
 TEST_F(UnlinkMountTest, RenameOverAFileGivesTheVictimsSpaceBack) {
   ASSERT_NO_FATAL_FAILURE(MakeBigFile(ds_, "big"));
   WriteWholeFile(ds_.MntPath("small"), "small");
-  ASSERT_NO_FATAL_FAILURE(ReadThroughDaemon(ds_.MntPath("big")));
-  WaitForHolders(ds_.pid(), ds_.DataPath("big"), TestRawTierIsKernel() ? 2 : 1);
+  WaitForHolders(ds_.pid(), ds_.DataPath("big"), 1);
   ASSERT_EQ(rename(ds_.MntPath("small").c_str(), ds_.MntPath("big").c_str()), 0);
   for (const std::string& t : DescriptorTargets(ds_.pid())) {
     EXPECT_NE(t, ds_.DataPath("big") + " (deleted)") << "the replaced file is still held";
