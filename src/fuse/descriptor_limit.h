@@ -1,12 +1,12 @@
 // The daemon's descriptor limit, and how many of them the inode table may keep idle.
 //
 // Inodes the kernel names hold no descriptor of their own (inode_table.h), so the tree's size does
-// not matter; what does is what is open at once: the table's idle cache (max_open_files), three
-// per file the kernel holds open (the caller's flags, a duplicate for the engine, the O_DIRECT one
-// for page reads) plus the inode's own while open, one per open directory, and a few of the
-// daemon's own (/dev/fuse, the rings, the metrics socket, logs). A read-only mount in kernel mode
-// has no files open that way; it keeps read handles instead, two descriptors each, at most
-// max_open_files / 4 of them (fuse/read_handles.h). The daemon raises its soft
+// not matter; what does is what is open at once: the table's idle cache (max_open_files), up to two
+// per file the kernel holds open (the caller's flags, and the O_DIRECT one for page reads, which a
+// read-only open's is itself) plus the inode's own while open, one per open directory, and a few
+// of the daemon's own (/dev/fuse, the rings, the metrics socket, logs). A read-only mount in kernel
+// mode has no files open that way; it keeps read handles instead, two descriptors each at most,
+// at most max_open_files / 4 of them (fuse/read_handles.h). The daemon raises its soft
 // RLIMIT_NOFILE to the hard limit at start (util/descriptor_limit.h).
 #ifndef CCFS_FUSE_DESCRIPTOR_LIMIT_H_
 #define CCFS_FUSE_DESCRIPTOR_LIMIT_H_
