@@ -129,11 +129,9 @@ std::shared_ptr<FileHandle> Unowned(FileHandle* h) {
   return std::shared_ptr<FileHandle>(std::shared_ptr<FileHandle>(), h);
 }
 
-// The handle a request on the open data file `i` uses: the one its OPEN made, or for a file the
-// kernel opened without one (fi->fh == 0, FsContext::no_open) the file's read handle
-// (read_handles.h), opened now if none is kept. Null with *err set when none could be had.
-std::shared_ptr<FileHandle> HandleFor(FsContext* fs, Inode* i, fuse_file_info* fi, int* err) {
-  if (fi->fh != 0) return Unowned(FileOf(fi));
+// A read handle for `i` (read_handles.h): the one kept, or one opened now and kept. Null with
+// *err set when none could be had.
+std::shared_ptr<FileHandle> ReadHandleFor(FsContext* fs, Inode* i, int* err) {
   std::shared_ptr<FileHandle> h = fs->read_handles.Find(i);
   if (h) return h;
   const int fd = OpenDataFile(fs, i, O_RDONLY);
@@ -145,6 +143,30 @@ std::shared_ptr<FileHandle> HandleFor(FsContext* fs, Inode* i, fuse_file_info* f
   *err = MakeHandle(i, fd, O_RDONLY, &made);
   if (*err != 0) return nullptr;
   return fs->read_handles.Keep(i, std::shared_ptr<FileHandle>(std::move(made)));
+}
+
+// The handle a request on the open data file `i` uses: the one its OPEN made, or for a file the
+// kernel opened without one (fi->fh == 0, FsContext::no_open) its read handle.
+std::shared_ptr<FileHandle> HandleFor(FsContext* fs, Inode* i, fuse_file_info* fi, int* err) {
+  if (fi->fh != 0) return Unowned(FileOf(fi));
+  return ReadHandleFor(fs, i, err);
+}
+
+// Drops what a change underneath made stale of the open data file `i` (ChangeDetector::
+// CheckBeforeRead) and returns its size now (UINT64_MAX: unknown), or sets *err. A file opened
+// without OPEN is checked through the Inode's own descriptor, never through its kept read handle,
+// and before that handle is looked up: over a store that names files by path (sshfs) the handle
+// goes on naming the file it opened after another client renamed a new one over the name, where
+// the Inode's descriptor names what the name names now; a change found lets the handle go
+// (FsContext's stale callback), and the read opens the file anew.
+uint64_t CheckFile(FsContext* fs, Inode* i, fuse_file_info* fi, int* err) {
+  if (fi->fh != 0) return fs->changes.CheckBeforeRead(i, FileOf(fi)->fd);
+  InodeFd path_fd = fs->inodes.Borrow(i);
+  if (!path_fd) {
+    *err = path_fd.error();
+    return UINT64_MAX;
+  }
+  return fs->changes.CheckBeforeRead(i, path_fd.get());
 }
 
 // Kernel mode: bytes [off, off + len) of `ino` (the engine's `file_id`) are now in the kernel's
@@ -354,12 +376,31 @@ void ReplyRead(FsContext* fs, fuse_req_t req, fuse_ino_t ino, uint64_t file_id, 
 // A read of [off, off + size) whose first `have` bytes are in `buf` already: reads the rest
 // (waiting for the store if it must; a miss loads up to `load_to`, PageCache::Read), reads ahead,
 // replies. The handle stays valid until the reply: the kernel holds the open file for as long as
-// one of its reads is unanswered.
+// one of its reads is unanswered. `kept_for`: the Inode whose kept read handle `h` is, else null.
 void FinishRead(FsContext* fs, fuse_req_t req, fuse_ino_t ino, uint64_t file_id, FileHandle* h,
-                int open_flags, off_t off, size_t size, char* buf, size_t have, uint64_t load_to) {
+                Inode* kept_for, int open_flags, off_t off, size_t size, char* buf, size_t have,
+                uint64_t load_to) {
   size_t n = 0;
   Status s = fs->cache->Read(file_id, h->backing.get(), static_cast<uint64_t>(off) + have,
                              size - have, buf + have, &n, load_to);
+  std::shared_ptr<FileHandle> fresh;
+  if (!s.ok() && kept_for != nullptr) {
+    // A kept read handle may be one the store has let go since it was opened (sshfs's handles
+    // die with its connection when the server restarts), and no close will ever come to retire
+    // it: it goes, and the read is tried once more through a handle opened now. Should that fail
+    // too, the reader gets the first error.
+    fs->read_handles.Forget(kept_for, h);
+    int err = 0;
+    fresh = ReadHandleFor(fs, kept_for, &err);
+    if (fresh) {
+      h = fresh.get();
+      n = 0;
+      Status again = fs->cache->Read(file_id, h->backing.get(),
+                                     static_cast<uint64_t>(off) + have, size - have, buf + have,
+                                     &n, load_to);
+      if (again.ok()) s = again;
+    }
+  }
   if (!s.ok()) return (void)ReplyErr(req, s.ToErrno());
   ReplyRead(fs, req, ino, file_id, h, open_flags, off, size, buf, n + have);
 }
@@ -369,19 +410,14 @@ void Read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info
   Inode* i = fs->inodes.Get(ino);
   if (i->kind != NodeKind::kReal) return fs->control.Read(req, i, size, off, fi);
   // A file opened without an OPEN (fi->fh == 0) has its read handle opened only when a read must
-  // reach the store: until then it is checked through the Inode's own descriptor, and a read the
-  // tiers answer costs the store no open.
+  // reach the store: a read the tiers answer costs the store no open.
+  if (fi->fh == 0) NotePins(fs, i);  // as an OPEN would have
+  int err = 0;
+  const uint64_t file_size = CheckFile(fs, i, fi, &err);
+  if (err != 0) return (void)ReplyErr(req, err);
   std::shared_ptr<FileHandle> h =
       fi->fh != 0 ? Unowned(FileOf(fi)) : fs->read_handles.Find(i);
-  if (fi->fh == 0) NotePins(fs, i);  // as an OPEN would have
-  uint64_t file_size;
-  if (h) {
-    file_size = fs->changes.CheckBeforeRead(i, h->fd);
-  } else {
-    InodeFd path_fd = fs->inodes.Borrow(i);
-    if (!path_fd) return (void)ReplyErr(req, path_fd.error());
-    file_size = fs->changes.CheckBeforeRead(i, path_fd.get());
-  }
+  Inode* const kept_for = fi->fh == 0 && h ? i : nullptr;
   const uint64_t file_id = i->file_id;
   // A file no larger than its reader's read-ahead window, read from its start, is loaded whole at
   // its first miss: one read of the store where the window's requests would each be one (a tree
@@ -400,24 +436,24 @@ void Read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info
     if (whole) return ReplyRead(fs, req, ino, file_id, h.get(), fi->flags, off, size, buf, have);
   }
   if (!h) {
-    int err = 0;
-    h = HandleFor(fs, i, fi, &err);
+    h = ReadHandleFor(fs, i, &err);
     if (!h) return (void)ReplyErr(req, err);
   }
   const int open_flags = fi->flags;
   RunMayWait(
       fs,
       [&] {
-        FinishRead(fs, req, ino, file_id, h.get(), open_flags, off, size, buf, have, load_to);
+        FinishRead(fs, req, ino, file_id, h.get(), kept_for, open_flags, off, size, buf, have,
+                   load_to);
       },
       [&] {
         // The read's own buffer, with what the tiers gave: pool threads keep no buffer between
         // reads, so the daemon holds buffers for the reads in flight only.
         auto own = std::make_shared<std::vector<char>>(size);
         std::memcpy(own->data(), buf, have);
-        return [fs, req, ino, file_id, h, open_flags, off, size, have, own, load_to] {
-          FinishRead(fs, req, ino, file_id, h.get(), open_flags, off, size, own->data(), have,
-                     load_to);
+        return [fs, req, ino, file_id, h, kept_for, open_flags, off, size, have, own, load_to] {
+          FinishRead(fs, req, ino, file_id, h.get(), kept_for, open_flags, off, size, own->data(),
+                     have, load_to);
         };
       });
 }
@@ -538,7 +574,10 @@ void Ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, void* /*arg*/, fuse
   WarmRange r;
   std::memcpy(&r, in_buf, sizeof(r));
   r.loaded = 0;
+  // A file changed underneath is dropped before anything is loaded or counted.
   int err = 0;
+  CheckFile(fs, i, fi, &err);
+  if (err != 0) return (void)ReplyErr(req, err);
   std::shared_ptr<FileHandle> h = HandleFor(fs, i, fi, &err);
   if (!h) return (void)ReplyErr(req, err);
   if (cmd == kEvictIoctl) {
@@ -547,8 +586,6 @@ void Ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, void* /*arg*/, fuse
     fs->cache->InvalidateFile(i->file_id);
     if (fs->kernel != nullptr) fs->kernel->InvalidateFrom(ino, 0);
   }
-  // A file changed underneath is dropped before anything is loaded or counted.
-  fs->changes.CheckBeforeRead(i, h->fd);
   const uint64_t file_id = i->file_id;
   // Loading waits for the store: a request thread stays free for other readers meanwhile.
   auto rest = [fs, req, h, file_id, cmd, r]() mutable {

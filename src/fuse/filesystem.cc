@@ -60,9 +60,14 @@ FsContext::FsContext(const Filesystem::Config& config_in, PageCache* cache_in)
     : config(config_in),
       cache(cache_in),
       kernel(KernelCacheFor(cache_in)),
+      // Kernel mode: a change drops the kernel's pages of the file, and the file's read handle
+      // if one is kept (read_handles.h), which may name the file the name named before: over a
+      // store that names files by path (sshfs), a handle goes on reading a file another client
+      // renamed a new one over.
       changes(cache_in, kernel == nullptr ? ChangeDetector::StaleCallback()
                                           : [this](Inode* i, uint64_t offset) {
                                               kernel->InvalidateFrom(inodes.InoOf(i), offset);
+                                              read_handles.Forget(i);
                                             }),
       watch(kernel == nullptr
                 ? nullptr

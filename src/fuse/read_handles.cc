@@ -56,6 +56,17 @@ std::shared_ptr<FileHandle> ReadHandles::Keep(const Inode* i, std::shared_ptr<Fi
   return use;
 }
 
+bool ReadHandles::Forget(const Inode* i, const FileHandle* only) {
+  std::shared_ptr<FileHandle> gone;  // destroyed after `lock`: closed without the mutex
+  MutexLock lock(&mu_);
+  auto it = map_.find(i);
+  if (it == map_.end() || (only != nullptr && it->second.handle.get() != only)) return false;
+  gone = std::move(it->second.handle);
+  lru_.erase(it->second.pos);
+  map_.erase(it);
+  return true;
+}
+
 size_t ReadHandles::Shed() {
   std::unordered_map<const Inode*, Entry> gone;
   {

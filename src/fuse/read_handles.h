@@ -42,6 +42,9 @@ class ReadHandles {
   // Keeps `h`, just opened for `i`, and returns the handle to use: `h`, or the one another reader
   // kept for `i` meanwhile (then `h` is closed). Handles pushed out by the bound close here.
   std::shared_ptr<FileHandle> Keep(const Inode* i, std::shared_ptr<FileHandle> h);
+  // Lets go of the handle kept for `i` (if `only` is not null: only if that is the one kept), so
+  // that the next read of `i` opens the file anew. Returns whether one was let go.
+  bool Forget(const Inode* i, const FileHandle* only = nullptr);
   // Lets go of every kept handle (their descriptors close once no reader holds them); returns how
   // many there were.
   size_t Shed();

@@ -16,11 +16,13 @@
 #   5. sshfs only, shared_store_check.py kill-client: the sshfs process killed with -9 and the store
 #      mounted again at the same path: EIO, never wrong bytes; ccfs reads right again by itself;
 #      then ccfs remounted reads right too;
-#   6. kernel mode again with long timeouts (attr_timeout, entry_timeout and negative_timeout 4 s):
+#   6. kernel mode mounted ro (files opened without OPEN, read through the daemon's read handles):
+#      2-5 again, without the writes through ccfs;
+#   7. kernel mode again with long timeouts (attr_timeout, entry_timeout and negative_timeout 4 s):
 #      shared_store_check.py changes with the bound those give, 5 s;
-#   7. persist_check: a remount with `persist` restores the pages of unchanged files (sshfs numbers
+#   8. persist_check: a remount with `persist` restores the pages of unchanged files (sshfs numbers
 #      inodes anew) and none of a file the other client rewrote meanwhile;
-#   8. ccfs unmounted (the daemon must exit 0), the stores down, and nothing left: no mount under
+#   9. ccfs unmounted (the daemon must exit 0), the stores down, and nothing left: no mount under
 #      the work directory, no sshd or glusterd of ours, no work directory.
 # The bound checked is ccfs's attr_timeout + the store client's attribute and entry timeout (1 s
 # each, scripts/stores.sh): 2 s. See docs/STORES.md for what it covers and what it does not.
@@ -163,19 +165,26 @@ for kind in "${specs[@]}"; do
       ;;
     *) echo "shared_store_test: unknown store '$kind' (sshfs, gluster)" >&2; exit 2 ;;
   esac
-  for mode in "${modes[@]}"; do
-    echo "-- $kind, raw_tier=$mode" >&2
-    mount_ccfs "$mode"
+  for mode in "${modes[@]}" ro; do
+    # ro: kernel mode mounted read-only, whose files are opened without OPEN and read through the
+    # daemon's own read handles (src/fuse/read_handles.h).
+    if [ "$mode" = ro ]; then
+      [[ " ${modes[*]} " == *" kernel "* ]] || continue
+      opts=(kernel ro) only=(--read-only)
+    else
+      opts=("$mode") only=()
+    fi
+    echo "-- $kind, raw_tier=${opts[*]}" >&2
+    mount_ccfs "${opts[@]}"
     label="$kind/$mode"
-    spanning=(--spanning)
-    run_check "$label" changes --other "$other" --truth "$truth" --sub "changes-$mode"
+    run_check "$label" changes --other "$other" --truth "$truth" --sub "changes-$mode" "${only[@]}"
     run_check "$label" outage --other "$other" --sub "outage-$mode" --pid "$ccfs_pid" \
-      --stores "$stores" --kind "$kind" "${spanning[@]}"
+      --stores "$stores" --kind "$kind" --spanning
     if [ "$kind" = sshfs ]; then
       run_check "$label" kill-client --other "$other" --sub "killed-$mode" --pid "$ccfs_pid" \
-        --stores "$stores" --kind "$kind" "${spanning[@]}"
+        --stores "$stores" --kind "$kind" --spanning
       unmount_ccfs
-      mount_ccfs "$mode"
+      mount_ccfs "${opts[@]}"
       run_check "$label" after-remount --sub "killed-$mode"
     fi
     unmount_ccfs
