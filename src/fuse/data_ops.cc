@@ -81,12 +81,9 @@ void NotePins(FsContext* fs, Inode* i) {
   }
 }
 
-// Wraps an open descriptor of a data file in a FileHandle, registered in fs->files and named by
-// fi->fh. Takes `fd` (closed on failure). Returns 0 or the errno.
-int AttachHandle(FsContext* fs, Inode* i, int fd, fuse_file_info* fi) {
-  std::unique_ptr<FileHandle> h;
-  int err = MakeHandle(i, fd, fi->flags, &h);
-  if (err != 0) return err;
+// Registers `h`, a handle of the data file `i`, in fs->files, named by fi->fh.
+void AttachMade(FsContext* fs, Inode* i, std::unique_ptr<FileHandle> h, fuse_file_info* fi) {
+  const int fd = h->fd;
   const bool kernel_tier = fs->kernel != nullptr;
   fi->direct_io = kernel_tier ? 0 : 1;
   fi->keep_cache = kernel_tier ? 1 : 0;
@@ -96,7 +93,26 @@ int AttachHandle(FsContext* fs, Inode* i, int fd, fuse_file_info* fi) {
   fi->fh = fs->files.Add(std::move(h));
   fs->inodes.HandleOpened(i, fd);
   NotePins(fs, i);
+}
+
+// Wraps an open descriptor of a data file in a FileHandle, registered in fs->files and named by
+// fi->fh. Takes `fd` (closed on failure). Returns 0 or the errno.
+int AttachHandle(FsContext* fs, Inode* i, int fd, fuse_file_info* fi) {
+  std::unique_ptr<FileHandle> h;
+  int err = MakeHandle(i, fd, fi->flags, &h);
+  if (err != 0) return err;
+  AttachMade(fs, i, std::move(h), fi);
   return 0;
+}
+
+// A handle of `i` reading through the same descriptor and backing file as `from`.
+std::unique_ptr<FileHandle> SharedHandle(Inode* i, const FileHandle& from) {
+  auto h = std::make_unique<FileHandle>();
+  h->inode = i;
+  h->fd = from.fd;
+  h->backing = from.backing;
+  h->kept = true;
+  return h;
 }
 
 // Opens the data file `i` with `flags` (O_CLOEXEC added). A read-only open is opened O_DIRECT at
@@ -146,21 +162,23 @@ std::shared_ptr<FileHandle> ReadHandleFor(FsContext* fs, Inode* i, int* err) {
 }
 
 // The handle a request on the open data file `i` uses: the one its OPEN made, or for a file the
-// kernel opened without one (fi->fh == 0, FsContext::no_open) its read handle.
+// kernel opened without one (fi->fh == 0, FsContext::no_open) or one whose descriptor is a kept
+// read handle's (FileHandle::kept: see Read) the file's read handle.
 std::shared_ptr<FileHandle> HandleFor(FsContext* fs, Inode* i, fuse_file_info* fi, int* err) {
-  if (fi->fh != 0) return Unowned(FileOf(fi));
+  if (fi->fh != 0 && !FileOf(fi)->kept) return Unowned(FileOf(fi));
   return ReadHandleFor(fs, i, err);
 }
 
 // Drops what a change underneath made stale of the open data file `i` (ChangeDetector::
 // CheckBeforeRead) and returns its size now (UINT64_MAX: unknown), or sets *err. A file opened
-// without OPEN is checked through the Inode's own descriptor, never through its kept read handle,
+// without OPEN, or whose descriptor is a kept read handle's (FileHandle::kept), is checked through
+// the Inode's own descriptor, never through a kept read handle,
 // and before that handle is looked up: over a store that names files by path (sshfs) the handle
 // goes on naming the file it opened after another client renamed a new one over the name, where
 // the Inode's descriptor names what the name names now; a change found lets the handle go
 // (FsContext's stale callback), and the read opens the file anew.
 uint64_t CheckFile(FsContext* fs, Inode* i, fuse_file_info* fi, int* err) {
-  if (fi->fh != 0) return fs->changes.CheckBeforeRead(i, FileOf(fi)->fd);
+  if (fi->fh != 0 && !FileOf(fi)->kept) return fs->changes.CheckBeforeRead(i, FileOf(fi)->fd);
   InodeFd path_fd = fs->inodes.Borrow(i);
   if (!path_fd) {
     *err = path_fd.error();
@@ -278,6 +296,36 @@ void FillResidency(FsContext* fs, uint64_t file_id, uint64_t size, WarmRange* r)
   r->kernel_tier = fs->kernel != nullptr ? 1 : 0;
 }
 
+// Kernel mode, a read-write mount: a read-only OPEN of `i` (backing flags `flags`) that the read
+// handle kept of the file answers, or that keeps its own descriptor there past RELEASE for the
+// next one (read_handles.h). The file is checked first, through the Inode's own descriptor, which
+// names what the file's name names now (a fresh open would open the same), so a change found lets
+// the kept handle go before it is looked up (FsContext's stale callback) and a handle is used only
+// for the file as it is: a reader that opened before a change keeps the file it opened, one that
+// opens after it reads the file anew. Replies to the OPEN.
+void OpenKept(FsContext* fs, fuse_req_t req, Inode* i, int flags, fuse_file_info* fi) {
+  bool changed = false;
+  {
+    InodeFd path_fd = fs->inodes.Borrow(i);
+    if (!path_fd) return (void)ReplyErr(req, path_fd.error());
+    changed = fs->changes.CheckOpenFile(i, path_fd.get());
+  }
+  std::unique_ptr<FileHandle> h;
+  if (std::shared_ptr<FileHandle> kept = fs->read_handles.Find(i)) {
+    h = SharedHandle(i, *kept);
+  } else {
+    const int fd = OpenDataFile(fs, i, flags);
+    if (fd < 0) return (void)ReplyErr(req, errno);
+    const int err = MakeHandle(i, fd, fi->flags, &h);
+    if (err != 0) return (void)ReplyErr(req, err);
+    fs->read_handles.Keep(i, std::shared_ptr<FileHandle>(SharedHandle(i, *h)));
+    h->kept = true;
+  }
+  AttachMade(fs, i, std::move(h), fi);
+  if (changed) fi->keep_cache = 0;
+  if (fuse_reply_open(req, fi) == -ENOENT) DetachHandle(fs, fi);  // the caller was interrupted
+}
+
 }  // namespace
 
 void Open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
@@ -291,6 +339,9 @@ void Open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   // one, and opens this one too.
   if (fs->no_open.load(std::memory_order_relaxed)) return (void)ReplyErr(req, ENOSYS);
   int flags = BackingOpenFlags(fi->flags) & ~(O_NOFOLLOW | O_CREAT | O_EXCL);
+  if (fs->kernel != nullptr && (flags & O_ACCMODE) == O_RDONLY && (flags & O_TRUNC) == 0) {
+    return OpenKept(fs, req, i, flags, fi);
+  }
   const int fd = OpenDataFile(fs, i, flags);
   if (fd < 0) return (void)ReplyErr(req, errno);
   if (OpenTruncMustClearSetId(flags, fuse_req_ctx(req)->uid)) ClearSetId(fd, req);
@@ -376,7 +427,8 @@ void ReplyRead(FsContext* fs, fuse_req_t req, fuse_ino_t ino, uint64_t file_id, 
 // A read of [off, off + size) whose first `have` bytes are in `buf` already: reads the rest
 // (waiting for the store if it must; a miss loads up to `load_to`, PageCache::Read), reads ahead,
 // replies. The handle stays valid until the reply: the kernel holds the open file for as long as
-// one of its reads is unanswered. `kept_for`: the Inode whose kept read handle `h` is, else null.
+// one of its reads is unanswered. `kept_for`: the Inode whose kept read handle `h` is or reads
+// through (FileHandle::kept), else null.
 void FinishRead(FsContext* fs, fuse_req_t req, fuse_ino_t ino, uint64_t file_id, FileHandle* h,
                 Inode* kept_for, int open_flags, off_t off, size_t size, char* buf, size_t have,
                 uint64_t load_to) {
@@ -387,13 +439,14 @@ void FinishRead(FsContext* fs, fuse_req_t req, fuse_ino_t ino, uint64_t file_id,
   if (!s.ok() && kept_for != nullptr) {
     // A kept read handle may be one the store has let go since it was opened (sshfs's handles
     // die with its connection when the server restarts), and no close will ever come to retire
-    // it: it goes, and the read is tried once more through a handle opened now. Should that fail
-    // too, the reader gets the first error.
-    fs->read_handles.Forget(kept_for, h);
+    // it: it goes, and the read is tried once more through a handle opened now, the file checked
+    // through it first. Should that fail too, the reader gets the first error.
+    fs->read_handles.Forget(kept_for, h->backing.get());
     int err = 0;
     fresh = ReadHandleFor(fs, kept_for, &err);
     if (fresh) {
       h = fresh.get();
+      fs->changes.CheckBeforeRead(kept_for, h->fd);
       n = 0;
       Status again = fs->cache->Read(file_id, h->backing.get(),
                                      static_cast<uint64_t>(off) + have, size - have, buf + have,
@@ -415,9 +468,15 @@ void Read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info
   int err = 0;
   const uint64_t file_size = CheckFile(fs, i, fi, &err);
   if (err != 0) return (void)ReplyErr(req, err);
+  // An open file whose descriptor is a kept read handle's (FileHandle::kept) reads through the
+  // read handle kept now, not necessarily its own: its own may have been let go since (the file
+  // found changed, or pushed out by the bound), and over a store that names files by path (sshfs)
+  // it may then name the file as it was before another client renamed a new one over it; pages
+  // read through it would enter the cache as the file's current ones.
+  const bool by_read_handle = fi->fh == 0 || FileOf(fi)->kept;
   std::shared_ptr<FileHandle> h =
-      fi->fh != 0 ? Unowned(FileOf(fi)) : fs->read_handles.Find(i);
-  Inode* const kept_for = fi->fh == 0 && h ? i : nullptr;
+      by_read_handle ? fs->read_handles.Find(i) : Unowned(FileOf(fi));
+  Inode* const kept_for = by_read_handle && h ? i : nullptr;
   const uint64_t file_id = i->file_id;
   // A file no larger than its reader's read-ahead window, read from its start, is loaded whole at
   // its first miss: one read of the store where the window's requests would each be one (a tree

@@ -4,9 +4,11 @@
 // not matter; what does is what is open at once: the table's idle cache (max_open_files), up to two
 // per file the kernel holds open (the caller's flags, and the O_DIRECT one for page reads, which a
 // read-only open's is itself) plus the inode's own while open, one per open directory, and a few
-// of the daemon's own (/dev/fuse, the rings, the metrics socket, logs). A read-only mount in kernel
-// mode has no files open that way; it keeps read handles instead, two descriptors each at most,
-// at most max_open_files / 4 of them (fuse/read_handles.h). The daemon raises its soft
+// of the daemon's own (/dev/fuse, the rings, the metrics socket, logs). In kernel mode the daemon
+// also keeps read handles (fuse/read_handles.h), two descriptors each at most, at most
+// max_open_files / 4 of them: a read-only mount's files, which the kernel opens without OPEN, and
+// on a read-write mount read-only opens' descriptors kept past RELEASE (shared with the open file
+// while it is open). The daemon raises its soft
 // RLIMIT_NOFILE to the hard limit at start (util/descriptor_limit.h).
 #ifndef CCFS_FUSE_DESCRIPTOR_LIMIT_H_
 #define CCFS_FUSE_DESCRIPTOR_LIMIT_H_

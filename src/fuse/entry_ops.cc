@@ -134,9 +134,10 @@ void MakeNode(fuse_req_t req, fuse_ino_t parent, const char* name, bool as_calle
 
 // The link `name` in `parent` to the file `st` describes is gone (unlink, or replaced by rename).
 // When it was the last one the file's pages can never be read again: drop them now rather than
-// wait for CLOCK, and let the backing file go so its space comes back before the removal returns.
+// wait for CLOCK, and let the backing file go so its space comes back before the removal returns
+// (its kept read handle too, read_handles.h).
 void DroppedLink(FsContext* fs, Inode* parent, const char* name, const struct stat& st) {
-  fs->inodes.LinkRemoved(parent, name, st);
+  if (const Inode* last = fs->inodes.LinkRemoved(parent, name, st)) fs->read_handles.Forget(last);
   if (!S_ISREG(st.st_mode) || st.st_nlink > 1) return;
   uint64_t id = fs->inodes.FileIdOf(st);
   fs->cache->InvalidateFile(id);
@@ -270,7 +271,10 @@ namespace {
 void ForgetOne(FsContext* fs, fuse_ino_t ino, uint64_t nlookup) {
   Inode* i = fs->inodes.Get(ino);
   if (i->kind != NodeKind::kReal) return fs->control.Forget(i, nlookup);
-  fs->inodes.Unref(i, nlookup);
+  // A freed Inode is never named again (a new LOOKUP makes a new one): its kept read handle, if
+  // any, would only hold a descriptor, and the file's space on the store were it removed. `i` is
+  // a key here, not looked at.
+  if (fs->inodes.Unref(i, nlookup)) fs->read_handles.Forget(i);
 }
 
 }  // namespace

@@ -476,12 +476,14 @@ void InodeTable::Renamed(Inode* parent, const std::string& name, Inode* new_pare
   if (i->parent == parent && i->name == name) SetNameLocked(i, new_parent, new_name);
 }
 
-void InodeTable::LinkRemoved(Inode* parent, const std::string& name, const struct stat& st) {
+const Inode* InodeTable::LinkRemoved(Inode* parent, const std::string& name,
+                                     const struct stat& st) {
   std::vector<int> to_close;
+  const Inode* last = nullptr;
   {
     MutexLock lock(&mu_);
     auto it = table_.find(std::make_pair(st.st_dev, st.st_ino));
-    if (it == table_.end()) return;
+    if (it == table_.end()) return nullptr;
     Inode* i = it->second.get();
     if (i->parent == parent && i->name == name) {
       // No name to open it again by: its descriptor, if any, stays until a LOOKUP names it.
@@ -496,10 +498,12 @@ void InodeTable::LinkRemoved(Inode* parent, const std::string& name, const struc
       if (gone) {
         i->unlinked = true;
         IdleLocked(i, &to_close);
+        last = i;
       }
     }
   }
   CloseAll(to_close);
+  return last;
 }
 
 void InodeTable::HandleOpened(Inode* i, int fd) {

@@ -222,7 +222,9 @@ class InodeTable {
   // name its Inode is known by, the Inode keeps its descriptor (if cached) and has no name to be
   // opened again by until a LOOKUP finds it. If the file is regular and has no link left, its
   // descriptor is let go now, or when nothing has it open or borrowed any more.
-  void LinkRemoved(Inode* parent, const std::string& name, const struct stat& st);
+  // Returns the Inode when the file's last link went, else null (a key only: it may be freed by
+  // the time the caller looks at it).
+  const Inode* LinkRemoved(Inode* parent, const std::string& name, const struct stat& st);
   // A FileHandle of `i` was opened (its descriptor `fd`), or closed.
   void HandleOpened(Inode* i, int fd);
   void HandleClosed(Inode* i);

@@ -46,6 +46,9 @@ struct FileHandle {
   // (until the window it is reading is in).
   std::shared_ptr<BackingFile> backing;
   bool append = false;  // O_APPEND: pwrite lands at the end, not at `off`
+  // Read-only, in kernel mode: `backing` is shared with the read handle the daemon keeps of the
+  // file past RELEASE (read_handles.h), which the next read-only OPEN of it may use again.
+  bool kept = false;
   PageCache::Stream stream;  // where this open file's reader stands, for read-ahead
 };
 

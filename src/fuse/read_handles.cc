@@ -56,11 +56,13 @@ std::shared_ptr<FileHandle> ReadHandles::Keep(const Inode* i, std::shared_ptr<Fi
   return use;
 }
 
-bool ReadHandles::Forget(const Inode* i, const FileHandle* only) {
+bool ReadHandles::Forget(const Inode* i, const BackingFile* only) {
   std::shared_ptr<FileHandle> gone;  // destroyed after `lock`: closed without the mutex
   MutexLock lock(&mu_);
   auto it = map_.find(i);
-  if (it == map_.end() || (only != nullptr && it->second.handle.get() != only)) return false;
+  if (it == map_.end() || (only != nullptr && it->second.handle->backing.get() != only)) {
+    return false;
+  }
   gone = std::move(it->second.handle);
   lru_.erase(it->second.pos);
   map_.erase(it);

@@ -1,16 +1,21 @@
-// Read handles: the descriptors of files the kernel opens without an OPEN.
+// Read handles: descriptors of the store's files that the daemon keeps past the files' opens.
 //
 // On a read-only mount in raw_tier = kernel mode the daemon answers the first OPEN of a data file
 // with ENOSYS; the kernel then opens every data file without asking (no OPEN, no RELEASE: two
 // FUSE trips less for each open and close) and names no handle in its requests (fi->fh == 0). A
 // read that must reach the store still needs a descriptor of the file: ReadHandles keeps one
-// handle per file read this way, opened by the first read that needs one. The kernel says nothing
-// when such a file is closed, so the least recently used handle is closed once more than
-// `capacity` are kept, and all of them when an open fails for want of descriptors (Shed).
+// handle per file read this way, opened by the first read that needs one. On a read-write mount
+// in kernel mode a read-only OPEN keeps its descriptor here past RELEASE, and the next read-only
+// OPEN of the file uses it again once the file is found unchanged: over a network store each
+// open and close of the store's file is a round trip to its server. The kernel says nothing when
+// a file opened without OPEN is closed, and a kept descriptor has no close to wait for, so the
+// least recently used handle is closed once more than `capacity` are kept, and all of them when an
+// open fails for want of descriptors (Shed).
 //
 // Identity: handles are found by Inode and checked by its serial (Inode::serial), which no other
 // Inode ever has; an Inode freed and its memory reused for another file never finds the first
-// file's handle. A handle kept for an Inode that is gone is closed in its turn by the bound.
+// file's handle. A handle goes when its Inode is freed (FORGET), when the file's last link is
+// removed through the mount (so that its space comes back), and when the file is found changed.
 //
 // Ownership: the cache owns a reference to each handle it keeps; a reader holds its own (a
 // std::shared_ptr) for as long as it uses the handle, so a handle closed by the bound stays open
@@ -42,9 +47,10 @@ class ReadHandles {
   // Keeps `h`, just opened for `i`, and returns the handle to use: `h`, or the one another reader
   // kept for `i` meanwhile (then `h` is closed). Handles pushed out by the bound close here.
   std::shared_ptr<FileHandle> Keep(const Inode* i, std::shared_ptr<FileHandle> h);
-  // Lets go of the handle kept for `i` (if `only` is not null: only if that is the one kept), so
-  // that the next read of `i` opens the file anew. Returns whether one was let go.
-  bool Forget(const Inode* i, const FileHandle* only = nullptr);
+  // Lets go of the handle kept for `i` (if `only` is not null: only if it reads through that
+  // backing file), so that the next read or open of `i` opens the file anew. Returns whether one
+  // was let go.
+  bool Forget(const Inode* i, const BackingFile* only = nullptr);
   // Lets go of every kept handle (their descriptors close once no reader holds them); returns how
   // many there were.
   size_t Shed();

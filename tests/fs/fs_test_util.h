@@ -7,9 +7,13 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <filesystem>
 #include <random>
 #include <string>
+#include <system_error>
 #include <vector>
+
+#include <fmt/format.h>
 
 #include "testing/mount_fixture.h"
 
@@ -89,6 +93,26 @@ inline std::vector<std::string> MakeMixedDataset(const std::string& dir, size_t 
     used += n;
   }
   return files;
+}
+
+// The descriptors `pid` holds open on files under `dir` for reading (O_PATH ones, which only name
+// an inode, left out): the daemon's read handles and open handles.
+inline size_t OpenDataDescriptors(pid_t pid, const std::string& dir) {
+  size_t n = 0;
+  std::error_code ec;
+  for (auto it = std::filesystem::directory_iterator(fmt::format("/proc/{}/fd", pid), ec);
+       !ec && it != std::filesystem::directory_iterator(); it.increment(ec)) {
+    std::error_code link_ec;
+    const std::string target = std::filesystem::read_symlink(it->path(), link_ec).string();
+    if (link_ec || target.rfind(dir + "/", 0) != 0) continue;
+    const std::string info = ReadWholeFile(
+        fmt::format("/proc/{}/fdinfo/{}", pid, it->path().filename().string()));
+    const size_t at = info.find("flags:");
+    if (at == std::string::npos) continue;
+    const unsigned long flags = std::stoul(info.substr(at + 6), nullptr, 8);
+    if ((flags & O_PATH) == 0) ++n;
+  }
+  return n;
 }
 
 }  // namespace ccfs::testing

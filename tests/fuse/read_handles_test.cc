@@ -1,8 +1,9 @@
 // The read handles' cache without the kernel: a handle is found by its Inode and serial, kept
 // within its bound, and let go by Forget (all of an Inode's, or only a named one, so that a reader
-// retiring the handle that failed it never drops the fresh one another reader kept meanwhile).
+// retiring the backing file that failed it never drops a fresh one another reader kept meanwhile).
 #include "fuse/read_handles.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
 
 #include <memory>
@@ -12,7 +13,16 @@
 namespace ccfs {
 namespace {
 
-std::shared_ptr<FileHandle> NewHandle() { return std::make_shared<FileHandle>(); }
+// A handle reading /dev/null through a backing file of its own.
+std::shared_ptr<FileHandle> NewHandle() {
+  auto h = std::make_shared<FileHandle>();
+  h->fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+  EXPECT_GE(h->fd, 0);
+  std::unique_ptr<BackingFile> backing;
+  EXPECT_TRUE(NewPosixBackingFile(h->fd, &backing, BackingFileOptions()).ok());
+  h->backing = std::move(backing);
+  return h;
+}
 
 TEST(ReadHandlesTest, ForgetLetsGoOfTheInodesHandleSoTheNextReadOpensAnew) {
   ReadHandles handles(4);
@@ -37,11 +47,11 @@ TEST(ReadHandlesTest, ForgetOfANamedHandleLeavesAnotherKeptSince) {
   a.serial = 7;
   std::shared_ptr<FileHandle> failed = handles.Keep(&a, NewHandle());
   // Another reader retired it and kept a fresh one before this reader got to it.
-  ASSERT_TRUE(handles.Forget(&a, failed.get()));
+  ASSERT_TRUE(handles.Forget(&a, failed->backing.get()));
   std::shared_ptr<FileHandle> fresh = handles.Keep(&a, NewHandle());
-  EXPECT_FALSE(handles.Forget(&a, failed.get()));
+  EXPECT_FALSE(handles.Forget(&a, failed->backing.get()));
   EXPECT_EQ(handles.Find(&a), fresh);
-  EXPECT_TRUE(handles.Forget(&a, fresh.get()));
+  EXPECT_TRUE(handles.Forget(&a, fresh->backing.get()));
   EXPECT_EQ(handles.size(), 0u);
 }
 

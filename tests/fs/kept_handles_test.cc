@@ -1,0 +1,108 @@
+// A read-write mount in raw_tier = kernel mode keeps a read-only open's descriptor of the store's
+// file past RELEASE (fuse/read_handles.h): the next read-only open of the file uses it again and
+// opens nothing on the store (seen by inotify on the data set, as the store's own open events),
+// unless the file changed underneath, which opens it anew; a file removed through the mount keeps
+// no descriptor (its space comes back), and a descriptor read through after the file changed reads
+// the new bytes.
+#include <sys/inotify.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <string>
+#include <thread>
+
+#include "fs/fs_test_util.h"
+#include "testing/mount_fixture.h"
+
+namespace ccfs::testing {
+namespace {
+
+// Counts the opens of the files in one directory, as inotify reports them (IN_OPEN).
+class OpenEvents {
+ public:
+  explicit OpenEvents(const std::string& dir) : fd_(inotify_init1(IN_NONBLOCK | IN_CLOEXEC)) {
+    EXPECT_GE(fd_, 0);
+    EXPECT_GE(inotify_add_watch(fd_, dir.c_str(), IN_OPEN), 0);
+  }
+  ~OpenEvents() { close(fd_); }
+  OpenEvents(const OpenEvents&) = delete;
+  OpenEvents& operator=(const OpenEvents&) = delete;
+
+  // Opens of `name` since the last call.
+  int Of(const std::string& name) {
+    int n = 0;
+    alignas(struct inotify_event) char buf[4096];
+    for (ssize_t got; (got = read(fd_, buf, sizeof(buf))) > 0;) {
+      for (char* p = buf; p < buf + got;) {
+        auto* ev = reinterpret_cast<struct inotify_event*>(p);
+        if (ev->len > 0 && name == ev->name) ++n;
+        p += sizeof(struct inotify_event) + ev->len;
+      }
+    }
+    return n;
+  }
+
+ private:
+  int fd_;
+};
+
+class KeptHandlesMountTest : public MountTest {
+ protected:
+  void MountKernelMode() {
+    ASSERT_NO_FATAL_FAILURE(
+        MountOrDie({"-o", "raw_tier=kernel,memory=8MiB,compressed_percent=50,attr_timeout=0.2"}));
+  }
+};
+
+TEST_F(KeptHandlesMountTest, AReadOnlyOpenAgainOpensNothingOnTheStore) {
+  const std::string v1 = CompressibleBytes(200000, 11);
+  WriteWholeFile(ds_.DataPath("f"), v1);
+  ASSERT_NO_FATAL_FAILURE(MountKernelMode());
+  ASSERT_TRUE(ReadWholeFile(ds_.MntPath("f")) == v1);
+  EXPECT_EQ(OpenDataDescriptors(ds_.pid(), ds_.data()), 1u)
+      << "the read-only open's descriptor of the store's file was not kept past its close";
+  OpenEvents opens(ds_.data());
+  for (int k = 0; k < 3; ++k) ASSERT_TRUE(ReadWholeFile(ds_.MntPath("f")) == v1);
+  EXPECT_EQ(opens.Of("f"), 0) << "a read-only open opened the store's file again";
+  EXPECT_EQ(OpenDataDescriptors(ds_.pid(), ds_.data()), 1u);
+  // A write open is the caller's own, as before: opened on the store, closed at its release.
+  int fd = open(ds_.MntPath("f").c_str(), O_WRONLY);
+  ASSERT_GE(fd, 0) << strerror(errno);
+  ASSERT_EQ(pwrite(fd, "x", 1, 0), 1);
+  close(fd);
+  EXPECT_EQ(opens.Of("f"), 1);
+  std::string v2 = v1;
+  v2[0] = 'x';
+  EXPECT_TRUE(ReadWholeFile(ds_.MntPath("f")) == v2) << "a kept handle read past a write";
+}
+
+TEST_F(KeptHandlesMountTest, AFileChangedUnderneathIsOpenedAnew) {
+  const std::string v1 = CompressibleBytes(200000, 12);
+  const std::string v2 = CompressibleBytes(200000, 13);  // the same size: only the times tell
+  WriteWholeFile(ds_.DataPath("f"), v1);
+  ASSERT_NO_FATAL_FAILURE(MountKernelMode());
+  ASSERT_TRUE(ReadWholeFile(ds_.MntPath("f")) == v1);
+  WriteWholeFile(ds_.DataPath("f"), v2);
+  std::this_thread::sleep_for(std::chrono::milliseconds(1300));  // entry_timeout 1 s, then 0.2 s
+  OpenEvents opens(ds_.data());
+  EXPECT_TRUE(ReadWholeFile(ds_.MntPath("f")) == v2) << "stale bytes past the bound";
+  EXPECT_GE(opens.Of("f"), 1) << "the file found changed at OPEN was read through the kept handle";
+  EXPECT_EQ(OpenDataDescriptors(ds_.pid(), ds_.data()), 1u);
+}
+
+TEST_F(KeptHandlesMountTest, AFileRemovedThroughTheMountKeepsNoDescriptor) {
+  for (const char* name : {"a", "b", "victim"}) {
+    WriteWholeFile(ds_.DataPath(name), CompressibleBytes(100000, name[0]));
+  }
+  ASSERT_NO_FATAL_FAILURE(MountKernelMode());
+  for (const char* name : {"a", "b", "victim"}) ASSERT_FALSE(ReadWholeFile(ds_.MntPath(name)).empty());
+  ASSERT_EQ(OpenDataDescriptors(ds_.pid(), ds_.data()), 3u);
+  ASSERT_EQ(unlink(ds_.MntPath("a").c_str()), 0) << strerror(errno);
+  ASSERT_EQ(rename(ds_.MntPath("b").c_str(), ds_.MntPath("victim").c_str()), 0) << strerror(errno);
+  // Both removed files' space is back: the daemon holds only b's, now named victim.
+  EXPECT_EQ(OpenDataDescriptors(ds_.pid(), ds_.data()), 1u)
+      << "a kept descriptor holds a removed file's space on the store";
+}
+
+}  // namespace
+}  // namespace ccfs::testing
