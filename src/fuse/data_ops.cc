@@ -172,11 +172,11 @@ std::shared_ptr<FileHandle> HandleFor(FsContext* fs, Inode* i, fuse_file_info* f
 // Drops what a change underneath made stale of the open data file `i` (ChangeDetector::
 // CheckBeforeRead) and returns its size now (UINT64_MAX: unknown), or sets *err. A file opened
 // without OPEN, or whose descriptor is a kept read handle's (FileHandle::kept), is checked through
-// the Inode's own descriptor, never through a kept read handle,
-// and before that handle is looked up: over a store that names files by path (sshfs) the handle
-// goes on naming the file it opened after another client renamed a new one over the name, where
-// the Inode's descriptor names what the name names now; a change found lets the handle go
-// (FsContext's stale callback), and the read opens the file anew.
+// the Inode's own descriptor, never through a kept read handle, and before that handle is looked
+// up: over a store that names files by path (sshfs) the handle goes on naming the file it opened
+// after another client renamed a new one over the name, where the Inode's descriptor names what
+// the name names now; a change found lets the handle go (FsContext's stale callback), and the read
+// opens the file anew.
 uint64_t CheckFile(FsContext* fs, Inode* i, fuse_file_info* fi, int* err) {
   if (fi->fh != 0 && !FileOf(fi)->kept) return fs->changes.CheckBeforeRead(i, FileOf(fi)->fd);
   InodeFd path_fd = fs->inodes.Borrow(i);
@@ -301,8 +301,8 @@ void FillResidency(FsContext* fs, uint64_t file_id, uint64_t size, WarmRange* r)
 // next one (read_handles.h). The file is checked first, through the Inode's own descriptor, which
 // names what the file's name names now (a fresh open would open the same), so a change found lets
 // the kept handle go before it is looked up (FsContext's stale callback) and a handle is used only
-// for the file as it is: a reader that opened before a change keeps the file it opened, one that
-// opens after it reads the file anew. Replies to the OPEN.
+// for the file as it is: one that opens after a change reads the file anew. (Its reads go through
+// the read handle kept at the time of each: see Read.) Replies to the OPEN.
 void OpenKept(FsContext* fs, fuse_req_t req, Inode* i, int flags, fuse_file_info* fi) {
   bool changed = false;
   {

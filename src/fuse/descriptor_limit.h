@@ -8,8 +8,8 @@
 // also keeps read handles (fuse/read_handles.h), two descriptors each at most, at most
 // max_open_files / 4 of them: a read-only mount's files, which the kernel opens without OPEN, and
 // on a read-write mount read-only opens' descriptors kept past RELEASE (shared with the open file
-// while it is open). The daemon raises its soft
-// RLIMIT_NOFILE to the hard limit at start (util/descriptor_limit.h).
+// while it is open). The daemon raises its soft RLIMIT_NOFILE to the hard limit at start
+// (util/descriptor_limit.h).
 #ifndef CCFS_FUSE_DESCRIPTOR_LIMIT_H_
 #define CCFS_FUSE_DESCRIPTOR_LIMIT_H_
 
