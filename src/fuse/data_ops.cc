@@ -304,6 +304,9 @@ void FillResidency(FsContext* fs, uint64_t file_id, uint64_t size, WarmRange* r)
 // for the file as it is: one that opens after a change reads the file anew. (Its reads go through
 // the read handle kept at the time of each: see Read.) Replies to the OPEN.
 void OpenKept(FsContext* fs, fuse_req_t req, Inode* i, int flags, fuse_file_info* fi) {
+  // Handles the bound pushes out: closed after the reply, so that the opener does not wait for
+  // their closes (each a round trip to a network store's server).
+  std::vector<std::shared_ptr<FileHandle>> let_go;
   bool changed = false;
   {
     InodeFd path_fd = fs->inodes.Borrow(i);
@@ -318,7 +321,7 @@ void OpenKept(FsContext* fs, fuse_req_t req, Inode* i, int flags, fuse_file_info
     if (fd < 0) return (void)ReplyErr(req, errno);
     const int err = MakeHandle(i, fd, fi->flags, &h);
     if (err != 0) return (void)ReplyErr(req, err);
-    fs->read_handles.Keep(i, std::shared_ptr<FileHandle>(SharedHandle(i, *h)));
+    fs->read_handles.Keep(i, std::shared_ptr<FileHandle>(SharedHandle(i, *h)), &let_go);
     h->kept = true;
   }
   AttachMade(fs, i, std::move(h), fi);

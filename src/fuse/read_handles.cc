@@ -22,7 +22,8 @@ std::shared_ptr<FileHandle> ReadHandles::Find(const Inode* i) {
   return it->second.handle;
 }
 
-std::shared_ptr<FileHandle> ReadHandles::Keep(const Inode* i, std::shared_ptr<FileHandle> h) {
+std::shared_ptr<FileHandle> ReadHandles::Keep(const Inode* i, std::shared_ptr<FileHandle> h,
+                                              std::vector<std::shared_ptr<FileHandle>>* let_go) {
   std::vector<std::shared_ptr<FileHandle>> closed;  // closed after the lock is let go
   std::shared_ptr<FileHandle> use;
   {
@@ -51,6 +52,9 @@ std::shared_ptr<FileHandle> ReadHandles::Keep(const Inode* i, std::shared_ptr<Fi
         lru_.pop_back();
       }
     }
+  }
+  if (let_go != nullptr) {
+    for (auto& c : closed) let_go->push_back(std::move(c));
   }
   closed.clear();
   return use;

@@ -29,6 +29,7 @@
 #include <list>
 #include <memory>
 #include <unordered_map>
+#include <vector>
 
 #include "fuse/open_handles.h"
 #include "util/mutex.h"
@@ -45,8 +46,11 @@ class ReadHandles {
   // The handle kept for `i`, or null.
   std::shared_ptr<FileHandle> Find(const Inode* i);
   // Keeps `h`, just opened for `i`, and returns the handle to use: `h`, or the one another reader
-  // kept for `i` meanwhile (then `h` is closed). Handles pushed out by the bound close here.
-  std::shared_ptr<FileHandle> Keep(const Inode* i, std::shared_ptr<FileHandle> h);
+  // kept for `i` meanwhile (then `h` is let go). Handles pushed out by the bound are let go: closed
+  // here, or moved to *let_go if given, for the caller to close once it has replied (a close of a
+  // network store's file is a round trip its request need not wait for).
+  std::shared_ptr<FileHandle> Keep(const Inode* i, std::shared_ptr<FileHandle> h,
+                                   std::vector<std::shared_ptr<FileHandle>>* let_go = nullptr);
   // Lets go of the handle kept for `i` (if `only` is not null: only if it reads through that
   // backing file), so that the next read or open of `i` opens the file anew. Returns whether one
   // was let go.
