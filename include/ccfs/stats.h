@@ -135,6 +135,8 @@ class LatencyHistogram {
   X(incompressible_skips, Event,                                                                   \
     "victims dropped uncompressed: their region keeps being rejected")                             \
   X(pressure_drops, Event, "victims dropped uncompressed: free frames ran out, pool busy")         \
+  X(pass_through_pages, Event,                                                                     \
+    "raw_tier = kernel: missing pages of a request read past a full staging tier, not kept")       \
   X(compressed_evictions, Event, "compressed pages dropped by the compressed CLOCK")               \
   X(promotions, Event, "compressed hits moved back into a raw frame")                              \
   X(wasted_compressions, Event, "compressed pages dropped before any hit")                         \

@@ -18,7 +18,8 @@
 // frame (a stall), because it is the only time the reader holds no claimed page: a reader never
 // waits (for a frame or for another reader's load) while it holds pages in kLoading, so loads
 // never wait on each other in a cycle, and every claimed page is published or abandoned before
-// Read looks at the next page.
+// Read looks at the next page. Under raw_tier = kernel a run that runs out of frames goes on,
+// unclaimed, to the end of the request's missing pages (LoadRun says why).
 // Read-ahead (page_cache.h; cache/readahead.h for the window and the threads): a read-ahead
 // thread loads a window as runs of misses of its own (LoadRun with `ahead`): the same claims and
 // the same order, so a reader that reaches a page being read ahead waits for that load like any
@@ -32,7 +33,9 @@
 #include "ccfs/page_cache.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <thread>
 #include <vector>
 
@@ -81,6 +84,18 @@ char* ScratchPage(size_t page_size) {
   thread_local std::vector<char> scratch;
   if (scratch.size() < page_size) scratch.resize(page_size);
   return scratch.data();
+}
+
+// Where the pages a kernel-mode request reads past a full staging tier land (LoadRun): aligned as
+// the frames are, since the backing file may read them with O_DIRECT.
+char* PassScratch(size_t bytes) {
+  thread_local std::unique_ptr<char, decltype(&std::free)> scratch(nullptr, &std::free);
+  thread_local size_t size = 0;
+  if (size < bytes) {
+    scratch.reset(static_cast<char*>(std::aligned_alloc(kIoAlignment, bytes)));
+    size = bytes;
+  }
+  return scratch.get();
 }
 
 // Where a blob stored in two pieces is made contiguous for the decompressor.
@@ -341,22 +356,44 @@ Status PageCache::Impl::LoadRun(uint64_t file_id, BackingFile* file, uint64_t of
     return Status::Ok();
   }
   // The pages after it, while they are missing and a frame is free at once.
+  bool out_of_frames = false;
   for (uint64_t p = first + 1; run.size() < max_pages; ++p) {
     {
       RcuReadLock rcu;
       if (index_.Lookup(PageKey{file_id, p}) != nullptr) break;
     }
-    if (!raw_.TryAlloc(&frame)) break;
+    if (!raw_.TryAlloc(&frame)) {
+      out_of_frames = true;
+      break;
+    }
     if (!claim(p, frame)) break;
   }
   if (raw_.free_count() < evictor_->low_watermark()) KickEvictor();
+  // raw_tier = kernel: the kernel keeps what a reader is sent, and the staging tier only holds
+  // pages on their way to the compressed tier. When it has no frame free, the rest of the
+  // request's missing pages are read in the same backing read into scratch pages and sent
+  // without being kept (pass_through_pages): cutting the run there instead made a stream one
+  // backing read per few free frames, waiting on compressions it does not need. These pages are
+  // not claimed, so another reader may load one of them meanwhile; neither read publishes bytes
+  // the other's claim does not cover. Pages read ahead and pinned files' pages are not passed.
+  size_t passed = 0;
+  if (out_of_frames && reader && !promote_ && !pinned) {
+    const uint64_t end = std::min<uint64_t>(wanted, max_pages);
+    for (uint64_t p = first + run.size(); run.size() + passed < end; ++p) {
+      RcuReadLock rcu;
+      if (index_.Lookup(PageKey{file_id, p}) != nullptr) break;
+      ++passed;
+    }
+    char* scratch = PassScratch(passed * page_size_);
+    for (size_t i = 0; i < passed; ++i) bufs.push_back(scratch + i * page_size_);
+  }
 
   size_t got = 0;
   Status st = file->ReadPages(first * page_size_, page_size_, bufs, &got);
   Count(&Shard::backing_reads);
   if (!st.ok()) {
     got = 0;
-    if (reader) Count(&Shard::read_errors, run.size());
+    if (reader) Count(&Shard::read_errors, run.size() + passed);
   }
 
   // Publish (or abandon) every claimed page, in order, copying the request's part of each.
@@ -414,6 +451,22 @@ Status PageCache::Impl::LoadRun(uint64_t file_id, BackingFile* file, uint64_t of
     raw_.Free(f);
     cache::RetireEntry(e);
   }
+  // The pages passed through: the request's part of each, nothing kept.
+  for (size_t i = run.size(); i < run.size() + passed && st.ok() && !*eof; ++i) {
+    const uint64_t at = i * static_cast<uint64_t>(page_size_);
+    if (got <= at) {
+      *eof = true;
+      break;
+    }
+    const auto length = static_cast<uint32_t>(std::min<uint64_t>(page_size_, got - at));
+    const auto want = static_cast<uint32_t>(std::min<uint64_t>(len - *copied, page_size_));
+    const uint32_t c = std::min(want, length);
+    std::memcpy(dst + *copied, bufs[i], c);
+    *copied += c;
+    *eof = c < want;
+    ++pages_read;
+  }
+  if (passed > 0) Count(&Shard::pass_through_pages, passed);
   if (!st.ok()) {
     *copied = 0;
     return st;

@@ -757,7 +757,31 @@ TEST_F(EngineRunTest, ARequestLargerThanTheRawTierIsReadInRuns) {
   CacheStats s = cache->Stats();
   EXPECT_EQ(s.misses, 512u);
   EXPECT_LE(s.backing_reads, 512u / 2);
+  EXPECT_EQ(s.pass_through_pages, 0u);  // daemon mode keeps every page it reads
   ExpectCountersAddUp(s);
+}
+
+// raw_tier = kernel: a request larger than the staging tier's free frames is still one backing
+// read; the pages past the free frames reach the reader without being kept.
+TEST_F(EngineRunTest, KernelModeReadsARequestPastAFullStagingTierInOneBackingRead) {
+  OpenCounting(512);
+  Options o = SmallOptions(50, 4 << 20);  // staging: 64 frames
+  o.raw_tier = "kernel";
+  auto cache = MakeCache(o);
+  ASSERT_LT(cache->Stats().free_frames, 128u);
+  for (uint64_t at = 0; at < 512; at += 128) {
+    ASSERT_NO_FATAL_FAILURE(ReadAndCheck(cache.get(), at * kPs, 128 * kPs));
+  }
+  CacheStats s = cache->Stats();
+  EXPECT_EQ(s.misses, 512u);
+  EXPECT_EQ(s.backing_reads, 4u);
+  EXPECT_GE(s.pass_through_pages, 4u * 64);
+  ExpectCountersAddUp(s);
+  // A passed page was not kept: read again, it is a miss, and the bytes are right.
+  cache->Quiesce();
+  const uint64_t misses = s.misses;
+  ASSERT_NO_FATAL_FAILURE(ReadAndCheck(cache.get(), 127 * kPs, kPs));
+  EXPECT_EQ(cache->Stats().misses, misses + 1);
 }
 
 }  // namespace
