@@ -232,6 +232,16 @@ void Evictor::Admit(std::vector<PageEntry*>* victims) {
   coldest_.clear();
   bool coldest_read = false;
   size_t displaced = 0;
+  // While the tier has room, a page a stream loaded and nobody read again is compressed at its
+  // first eviction only if reading it again from the store takes longer than compressing it (the
+  // two means above). A store that streams faster than the pool compresses (a local disk, a fast
+  // network store on few CPUs) would otherwise have every cold stream fill the tier at the
+  // compressor's speed, on the CPUs the reader needs, with pages that may never be read again; a
+  // slow store's stream costs the reader nothing while the pool keeps up. Such a page is
+  // remembered (ghost set), so that it is kept when it comes back.
+  const uint64_t stream_ns = stream_page_ns_.load(std::memory_order_relaxed);
+  const uint64_t compress_ns = compress_page_ns_.load(std::memory_order_relaxed);
+  const bool streams_outrun_pool = stream_ns > 0 && compress_ns > 0 && stream_ns < compress_ns;
   for (PageEntry* e : *victims) {
     // The kernel holds it: it is demoted when the kernel drops it. A page warmed up and not read
     // since was never sent to the kernel: it goes on to the compressed tier.
@@ -244,6 +254,16 @@ void Evictor::Admit(std::vector<PageEntry*>* victims) {
       Count(&Shard::incompressible_skips);
       DropEvicting(e);
       continue;
+    }
+    if (filter && streams_outrun_pool && room > static_cast<int64_t>(page_size_)) {
+      const uint64_t s = e->state.load(std::memory_order_relaxed);
+      if ((s & kStreamBit) && !(s & (kSeenBit | kWarmBit | kPinBit)) &&
+          !ghost_.Contains(e->key)) {
+        ghost_.Remember(e->key);
+        Count(&Shard::admission_drops);
+        DropEvicting(e);
+        continue;
+      }
     }
     if (filter && room <= static_cast<int64_t>(page_size_)) {
       const uint64_t s = e->state.load(std::memory_order_relaxed);
@@ -294,6 +314,7 @@ bool Evictor::CompressPage(Codec& codec, const PageKey& key, const char* page, u
       *blob = AllocBlob(out.data(), size, charged);
       (*blob)->codec = static_cast<uint8_t>(codec.kind());
     }
+    Smooth(&compress_page_ns_, NowNs() - t0);
   }
   Count(&Shard::compressions);
   Count(&Shard::compress_ns, NowNs() - t0);

@@ -94,6 +94,13 @@ class Evictor {
   // Waits until no sweep, compression or eviction is in flight and none is needed.
   void Quiesce() EXCLUDES(mu_);
 
+  // A reader's or read-ahead's backing read of `pages` pages of a stream (a run of at least
+  // kStreamRunBytes) took `ns`: the store's time per page as streamed, which admission weighs
+  // against a compression's (Admit). Any thread; never blocks.
+  void NoteStreamRead(uint64_t ns, uint64_t pages) {
+    if (pages > 0) Smooth(&stream_page_ns_, ns / pages);
+  }
+
   // Free frames below this wake the evictor (at least 1).
   uint32_t low_watermark() const { return low_watermark_.load(std::memory_order_relaxed); }
   // True while the compression pool holds all the evictor gives it at once (two batches): a miss
@@ -145,6 +152,15 @@ class Evictor {
   std::atomic<double> min_savings_;
   std::atomic<uint32_t> in_flight_{0};     // victims handed to the pool, not yet done
   std::atomic<uint64_t> ghost_slots_{0};   // wanted size of ghost_; the evictor applies it
+  // Moving means (weight 1/8, relaxed: an update lost to a race only delays the mean) of the
+  // store's time per page read as a stream (NoteStreamRead) and of a page's compression on the
+  // pool (CompressPage, wall clock); 0 until measured.
+  std::atomic<uint64_t> stream_page_ns_{0};
+  std::atomic<uint64_t> compress_page_ns_{0};
+  static void Smooth(std::atomic<uint64_t>* mean, uint64_t sample) {
+    const uint64_t m = mean->load(std::memory_order_relaxed);
+    mean->store(m == 0 ? sample : m - m / 8 + sample / 8, std::memory_order_relaxed);
+  }
   GhostSet ghost_;                         // evictor thread only
   uint64_t ghost_applied_ = 0;             // evictor thread only
   RejectMemory reject_memory_;             // evictor thread and workers (relaxed atomics)

@@ -389,8 +389,12 @@ Status PageCache::Impl::LoadRun(uint64_t file_id, BackingFile* file, uint64_t of
   }
 
   size_t got = 0;
+  const uint64_t read_start = NowNs();
   Status st = file->ReadPages(first * page_size_, page_size_, bufs, &got);
   Count(&Shard::backing_reads);
+  if (st.ok() && got >= cache::kStreamRunBytes) {
+    evictor_->NoteStreamRead(NowNs() - read_start, (got + page_size_ - 1) / page_size_);
+  }
   if (!st.ok()) {
     got = 0;
     if (reader) Count(&Shard::read_errors, run.size() + passed);
