@@ -15,7 +15,10 @@
 //    (read ahead, or in a large run: page_entry.h, Q) must also have been read more often lately
 //    (the frequency sketch) than the page it would displace (TinyLFU's admission;
 //    Evictor::Admit), so data scanned in loops larger than the tier keeps a share cached instead
-//    of displacing itself.
+//    of displacing itself. While the tier has room, such a page is compressed at its first
+//    eviction only where the store streams slower than the pool compresses (the two measured
+//    live: Evictor::NoteStreamRead): a fast store's cold stream would fill the tier on the
+//    reader's CPUs with pages it may never read again.
 //  - Incompressible regions (RejectMemory): per 512 KiB region of a file (hashed into a fixed
 //    table), the number of consecutive victims whose compression was rejected. Once a region has
 //    failed kSkipAfter times in a row its victims are dropped without trying, except one in

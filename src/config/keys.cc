@@ -120,9 +120,10 @@ const std::vector<KeySpec>& AllKeys() {
        "Keep a page compressed only if it saves at least this much, percent, 0..99."},
       {"admission_filter", "compression", &Options::admission_filter, Any(), kLive,
        "Compress a raw victim only if it was read again since it was loaded or comes back after an "
-       "earlier eviction, and, once the compressed tier is full, a page a stream loaded only if "
-       "it was read more often lately than the page it would displace (true); or every victim "
-       "(false)."},
+       "earlier eviction (while the compressed tier has room: every victim, but a page a stream "
+       "loaded only if the store streams slower than the pool compresses), and, once the tier is "
+       "full, a page a stream loaded only if it was read more often lately than the page it would "
+       "displace (true); or every victim (false)."},
       {"evict_batch_percent", "eviction", &Options::evict_batch_percent, PercentAbove(0, 50), kLive,
        "Victims taken per sweep of the raw tier, percent of raw frames, (0, 50] (while a miss "
        "waits for a frame: at least 32 pages, or an eighth of the tier if that is fewer)."},
