@@ -33,6 +33,7 @@
 #include "ccfs/page_cache.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -86,14 +87,16 @@ char* ScratchPage(size_t page_size) {
   return scratch.data();
 }
 
-// Where the pages a kernel-mode request reads past a full staging tier land (LoadRun): aligned as
-// the frames are, since the backing file may read them with O_DIRECT.
-char* PassScratch(size_t bytes) {
+// Where a page a kernel-mode request reads past a full staging tier lands when it cannot land in
+// the reader's buffer itself (LoadRun): aligned as the frames are, since the backing file may read
+// it with O_DIRECT. kPassScratchPages per thread at most.
+constexpr size_t kPassScratchPages = 2;
+char* PassScratch(size_t page_size) {
   thread_local std::unique_ptr<char, decltype(&std::free)> scratch(nullptr, &std::free);
   thread_local size_t size = 0;
-  if (size < bytes) {
-    scratch.reset(static_cast<char*>(std::aligned_alloc(kIoAlignment, bytes)));
-    size = bytes;
+  if (size < kPassScratchPages * page_size) {
+    size = kPassScratchPages * page_size;
+    scratch.reset(static_cast<char*>(std::aligned_alloc(kIoAlignment, size)));
   }
   return scratch.get();
 }
@@ -371,21 +374,38 @@ Status PageCache::Impl::LoadRun(uint64_t file_id, BackingFile* file, uint64_t of
   if (raw_.free_count() < evictor_->low_watermark()) KickEvictor();
   // raw_tier = kernel: the kernel keeps what a reader is sent, and the staging tier only holds
   // pages on their way to the compressed tier. When it has no frame free, the rest of the
-  // request's missing pages are read in the same backing read into scratch pages and sent
-  // without being kept (pass_through_pages): cutting the run there instead made a stream one
+  // request's missing pages are read in the same backing read and sent without being kept
+  // (pass_through_pages): cutting the run there instead made a stream one
   // backing read per few free frames, waiting on compressions it does not need. These pages are
   // not claimed, so another reader may load one of them meanwhile; neither read publishes bytes
   // the other's claim does not cover. Pages read ahead and pinned files' pages are not passed.
   size_t passed = 0;
+  thread_local std::vector<bool> in_place;  // passed page k was read into dst itself
+  in_place.clear();
   if (out_of_frames && reader && !promote_ && !pinned) {
+    // A page the request covers whole is read straight into the reader's buffer where it lies
+    // there aligned as a backing read needs (the FUSE layer's buffers are); any other page into
+    // the thread's scratch, which holds kPassScratchPages.
+    char* scratch = PassScratch(page_size_);
+    size_t scratched = 0;
+    const uint64_t in_first = offset % page_size_;
     const uint64_t end = std::min<uint64_t>(wanted, max_pages);
-    for (uint64_t p = first + run.size(); run.size() + passed < end; ++p) {
-      RcuReadLock rcu;
-      if (index_.Lookup(PageKey{file_id, p}) != nullptr) break;
+    for (uint64_t i = run.size(); i < end; ++i) {
+      {
+        RcuReadLock rcu;
+        if (index_.Lookup(PageKey{file_id, first + i}) != nullptr) break;
+      }
+      char* at = dst + (i * page_size_ - in_first);
+      const bool direct = (i + 1) * page_size_ - in_first <= len &&
+                          reinterpret_cast<uintptr_t>(at) % kIoAlignment == 0;
+      if (!direct) {
+        if (scratched == kPassScratchPages) break;
+        at = scratch + scratched++ * page_size_;
+      }
+      bufs.push_back(at);
+      in_place.push_back(direct);
       ++passed;
     }
-    char* scratch = PassScratch(passed * page_size_);
-    for (size_t i = 0; i < passed; ++i) bufs.push_back(scratch + i * page_size_);
   }
 
   size_t got = 0;
@@ -455,7 +475,8 @@ Status PageCache::Impl::LoadRun(uint64_t file_id, BackingFile* file, uint64_t of
     raw_.Free(f);
     cache::RetireEntry(e);
   }
-  // The pages passed through: the request's part of each, nothing kept.
+  // The pages passed through: the request's part of each (already in place, or copied from the
+  // scratch), nothing kept.
   for (size_t i = run.size(); i < run.size() + passed && st.ok() && !*eof; ++i) {
     const uint64_t at = i * static_cast<uint64_t>(page_size_);
     if (got <= at) {
@@ -465,7 +486,7 @@ Status PageCache::Impl::LoadRun(uint64_t file_id, BackingFile* file, uint64_t of
     const auto length = static_cast<uint32_t>(std::min<uint64_t>(page_size_, got - at));
     const auto want = static_cast<uint32_t>(std::min<uint64_t>(len - *copied, page_size_));
     const uint32_t c = std::min(want, length);
-    std::memcpy(dst + *copied, bufs[i], c);
+    if (!in_place[i - run.size()]) std::memcpy(dst + *copied, bufs[i], c);
     *copied += c;
     *eof = c < want;
     ++pages_read;

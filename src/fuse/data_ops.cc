@@ -17,11 +17,13 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <memory>
 #include <vector>
 
+#include "ccfs/backing_store.h"
 #include "ccfs/mount_protocol.h"
 #include "fuse/caller_identity.h"
 #include "fuse/kill_priv.h"
@@ -408,11 +410,16 @@ void Create(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode, fu
 }
 
 // One buffer per thread that finishes reads, grown to the largest read seen; the reply copies out
-// of it before the thread takes its next read.
+// of it before the thread takes its next read. Aligned for O_DIRECT, so that the engine may read
+// a request's pages from the store straight into it (PageCache::Read, pass_through_pages).
 char* ReadBuffer(size_t size) {
-  thread_local std::vector<char> buffer;
-  if (buffer.size() < size) buffer.resize(size);
-  return buffer.data();
+  thread_local std::unique_ptr<char, decltype(&std::free)> buffer(nullptr, &std::free);
+  thread_local size_t have = 0;
+  if (have < size) {
+    have = (size + kIoAlignment - 1) / kIoAlignment * kIoAlignment;
+    buffer.reset(static_cast<char*>(std::aligned_alloc(kIoAlignment, have)));
+  }
+  return buffer.get();
 }
 
 // Answers a read of [off, off + size) with the `n` bytes in `buf` (n < size: the read reached
