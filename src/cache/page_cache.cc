@@ -375,17 +375,17 @@ Status PageCache::Impl::LoadRun(uint64_t file_id, BackingFile* file, uint64_t of
   // raw_tier = kernel: the kernel keeps what a reader is sent, and the staging tier only holds
   // pages on their way to the compressed tier. When it has no frame free, the rest of the
   // request's missing pages are read in the same backing read and sent without being kept
-  // (pass_through_pages): cutting the run there instead made a stream one
-  // backing read per few free frames, waiting on compressions it does not need. These pages are
-  // not claimed, so another reader may load one of them meanwhile; neither read publishes bytes
-  // the other's claim does not cover. Pages read ahead and pinned files' pages are not passed.
+  // (pass_through_pages): cutting the run there made a stream one backing read per few free
+  // frames, waiting on compressions it does not need. These pages are not claimed, so another
+  // reader may load one of them meanwhile; neither read publishes bytes the other's claim does not
+  // cover. Pages read ahead and pinned files' pages are not passed.
   size_t passed = 0;
   thread_local std::vector<bool> in_place;  // passed page k was read into dst itself
   in_place.clear();
   if (out_of_frames && reader && !promote_ && !pinned) {
-    // A page the request covers whole is read straight into the reader's buffer where it lies
-    // there aligned as a backing read needs (the FUSE layer's buffers are); any other page into
-    // the thread's scratch, which holds kPassScratchPages.
+    // A page the request covers whole is read straight into its place in the reader's buffer,
+    // if that place is aligned as a backing read needs (in the FUSE layer's buffers it is); any
+    // other page goes to the thread's scratch, and the run ends when the scratch is full.
     char* scratch = PassScratch(page_size_);
     size_t scratched = 0;
     const uint64_t in_first = offset % page_size_;
