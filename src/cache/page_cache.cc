@@ -380,8 +380,6 @@ Status PageCache::Impl::LoadRun(uint64_t file_id, BackingFile* file, uint64_t of
   // reader may load one of them meanwhile; neither read publishes bytes the other's claim does not
   // cover. Pages read ahead and pinned files' pages are not passed.
   size_t passed = 0;
-  thread_local std::vector<bool> in_place;  // passed page k was read into dst itself
-  in_place.clear();
   if (out_of_frames && reader && !promote_ && !pinned) {
     // A page the request covers whole is read straight into its place in the reader's buffer,
     // if that place is aligned as a backing read needs (in the FUSE layer's buffers it is); any
@@ -403,7 +401,6 @@ Status PageCache::Impl::LoadRun(uint64_t file_id, BackingFile* file, uint64_t of
         at = scratch + scratched++ * page_size_;
       }
       bufs.push_back(at);
-      in_place.push_back(direct);
       ++passed;
     }
   }
@@ -486,7 +483,7 @@ Status PageCache::Impl::LoadRun(uint64_t file_id, BackingFile* file, uint64_t of
     const auto length = static_cast<uint32_t>(std::min<uint64_t>(page_size_, got - at));
     const auto want = static_cast<uint32_t>(std::min<uint64_t>(len - *copied, page_size_));
     const uint32_t c = std::min(want, length);
-    if (!in_place[i - run.size()]) std::memcpy(dst + *copied, bufs[i], c);
+    if (bufs[i] != dst + *copied) std::memcpy(dst + *copied, bufs[i], c);  // from the scratch
     *copied += c;
     *eof = c < want;
     ++pages_read;
