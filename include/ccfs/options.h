@@ -184,12 +184,13 @@ struct Options {
   // fuse/mount_readahead.h). The kernel also reads a whole window around every page fault that
   // misses on a mapping (read-around), and a window ahead of most random read(2) misses, so each
   // such miss pushes up to a window of pages no one asked for into the kernel's share: the window
-  // is `readahead` but at most kernel_budget() / kKernelReadaheadShare, and at least
+  // is `readahead` but at most kernel_budget() / kKernelReadaheadShare (at 1/128 a random mapped
+  // or read(2) reader did not pay for it, and a cold stream gained a third), and at least
   // kMinKernelReadahead (four of the kernel's pages a fault reads around, two of ccfs's pages);
   // whole 4 KiB pages (sysfs counts KiB, the kernel pages). `readahead = 0` (nothing ahead) is one
   // ccfs page, not 0: with no window the kernel asks for a read(2)'s pages one 4 KiB request at a
   // time, and an 8 KiB read costs two trips to the daemon instead of one.
-  static constexpr uint64_t kKernelReadaheadShare = 512;
+  static constexpr uint64_t kKernelReadaheadShare = 128;
   static constexpr uint64_t kMinKernelReadahead = 32 << 10;
   uint64_t kernel_readahead() const {
     if (readahead == 0) return (page_size + 4095) / 4096 * 4096;

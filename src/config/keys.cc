@@ -107,7 +107,7 @@ const std::vector<KeySpec>& AllKeys() {
        "auto: the most compressed_percent moves in one decision, percentage points, 1..95."},
       {"readahead", "cache", &Options::readahead, SizeIn(0, 64 << 20), kLive,
        "The most bytes read ahead of a sequential reader of a file, 0..64MiB, at most 1/8 of the "
-       "raw tier (raw_tier = kernel: the kernel's window, at most 1/512 of its share, at least "
+       "raw tier (raw_tier = kernel: the kernel's window, at most 1/128 of its share, at least "
        "32KiB); 0 = off (kernel: one page)."},
       {"compressor", "compression", &Options::compressor, Codec(), kLive,
        "Codec of the compressed tier: \"lz4\" or \"zstd\", or \"auto\" (chosen live).",

@@ -154,7 +154,7 @@ TEST(OptionsValidateTest, EdgesOfEveryRangeAreAccepted) {
   }
 }
 
-// Kernel mode's read-ahead window: the key, within 1/512 of the kernel's share, not under 32 KiB,
+// Kernel mode's read-ahead window: the key, within 1/128 of the kernel's share, not under 32 KiB,
 // in whole 4 KiB pages; 0 stays off.
 TEST(KernelReadaheadTest, TheKeyWithinTheKernelsShare) {
   Options o;
@@ -163,9 +163,12 @@ TEST(KernelReadaheadTest, TheKeyWithinTheKernelsShare) {
   o.compressed_percent = 25;
   o.readahead = 2 << 20;
   EXPECT_EQ(o.kernel_readahead(), 2u << 20) << "1.5 GiB raw: the key binds";
-  o.memory = 64 << 20;  // 48 MiB raw less 1 MiB of staging: 94 KiB, 92 in whole pages
+  o.memory = 64 << 20;  // 48 MiB raw less 1 MiB of staging: 376 KiB
   EXPECT_NEAR(static_cast<double>(o.kernel_budget()), 47 << 20, 64);
-  EXPECT_EQ(o.kernel_readahead(), 92u << 10);
+  EXPECT_EQ(o.kernel_readahead(), 376u << 10);
+  o.compressed_percent = 90;  // 6.4 MiB raw less 1 MiB: 43.2 KiB, 40 in whole pages
+  EXPECT_EQ(o.kernel_readahead(), 40u << 10);
+  o.compressed_percent = 25;
   o.memory = 4 << 20;
   EXPECT_EQ(o.kernel_readahead(), 32u << 10) << "the floor";
   o.memory = 1ull << 30;

@@ -214,7 +214,7 @@ TEST_P(SmallFileMountTest, ASmallFileReadFromItsStartCostsOneBackingRead) {
     WriteWholeFile(ds_.DataPath("s" + std::to_string(f)), contents.back());
   }
   WriteWholeFile(ds_.DataPath("mid"), contents[0]);
-  // The bound: daemon mode 128 KiB; kernel mode the kernel's window, 1/512 of its share (60 KiB).
+  // The bound: daemon mode 128 KiB; kernel mode the kernel's window, 1/128 of its share (248 KiB).
   ASSERT_NO_FATAL_FAILURE(
       MountOrDie({"-o", "memory=64MiB,compressed_percent=50,raw_tier=" + GetParam()}));
   for (int f = 0; f < kFiles; ++f) {
@@ -259,21 +259,21 @@ TEST_F(ReadaheadMountTest, KernelModeTheKernelsWindowIsTheKeyWithinItsShareAtMou
     EXPECT_EQ(write(fd, line.data(), line.size()), static_cast<ssize_t>(line.size())) << line;
     close(fd);
   };
-  // At most 1/512 of the kernel's share: 64 MiB at C = 25 leaves 48 MiB raw, less the 1 MiB
-  // staging tier, 47 MiB: 94 KiB, 92 in whole pages.
+  // At most 1/128 of the kernel's share: 64 MiB at C = 25 leaves 48 MiB raw, less the 1 MiB
+  // staging tier, 47 MiB: 376 KiB.
   set("readahead = 2MiB\n");
-  EXPECT_EQ(BdiReadaheadKiB(), 92);
-  // A smaller share, live: at C = 90, 6.4 MiB raw less 1 MiB; 32 KiB is the floor.
-  set("compressed_percent = 90\n");
+  EXPECT_EQ(BdiReadaheadKiB(), 376);
+  // A smaller share, live: at C = 95, 3.2 MiB raw less 1 MiB; 32 KiB is the floor.
+  set("compressed_percent = 95\n");
   EXPECT_EQ(BdiReadaheadKiB(), 32);
   set("compressed_percent = 25\n");
-  EXPECT_EQ(BdiReadaheadKiB(), 92);
+  EXPECT_EQ(BdiReadaheadKiB(), 376);
   // Nothing ahead is one ccfs page, not 0: a window of 0 makes the kernel ask for a read's pages
   // one 4 KiB request at a time.
   set("readahead = 0\n");
   EXPECT_EQ(BdiReadaheadKiB(), 8);
   set("readahead = 2MiB\n");
-  EXPECT_EQ(BdiReadaheadKiB(), 92);
+  EXPECT_EQ(BdiReadaheadKiB(), 376);
   ASSERT_NO_FATAL_FAILURE(ReadInOrder(ds_.MntPath("seq"), expected));
   const nlohmann::json stats = ds_.Stats();
   EXPECT_EQ(Counter(stats, "readahead_pages"), 0u) << "the kernel reads ahead, not the daemon";
