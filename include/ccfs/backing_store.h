@@ -16,8 +16,10 @@
 
 #include <sys/types.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <memory>
 #include <span>
 #include <string>
@@ -28,6 +30,15 @@ namespace ccfs {
 
 // Buffers handed to BackingFile::ReadPages and ReadPage must be aligned to this many bytes.
 inline constexpr size_t kIoAlignment = 4096;
+
+// A buffer of at least `bytes` (at least one unit) aligned to kIoAlignment, its size rounded up to
+// whole units, not zeroed: what a reader hands the store to read into.
+using IoBuffer = std::unique_ptr<char, decltype(&std::free)>;
+inline IoBuffer NewIoBuffer(size_t bytes) {
+  const size_t units = std::max<size_t>((bytes + kIoAlignment - 1) / kIoAlignment, 1);
+  return IoBuffer(static_cast<char*>(std::aligned_alloc(kIoAlignment, units * kIoAlignment)),
+                  &std::free);
+}
 
 // The most buffers one ReadPages call may take (Linux's IOV_MAX).
 inline constexpr size_t kMaxReadBuffers = 1024;

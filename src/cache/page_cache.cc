@@ -92,11 +92,11 @@ char* ScratchPage(size_t page_size) {
 // it with O_DIRECT. kPassScratchPages per thread at most.
 constexpr size_t kPassScratchPages = 2;
 char* PassScratch(size_t page_size) {
-  thread_local std::unique_ptr<char, decltype(&std::free)> scratch(nullptr, &std::free);
+  thread_local IoBuffer scratch(nullptr, &std::free);
   thread_local size_t size = 0;
   if (size < kPassScratchPages * page_size) {
     size = kPassScratchPages * page_size;
-    scratch.reset(static_cast<char*>(std::aligned_alloc(kIoAlignment, size)));
+    scratch = NewIoBuffer(size);
   }
   return scratch.get();
 }

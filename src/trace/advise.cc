@@ -116,8 +116,7 @@ Status SamplePages(const Dataset& dataset, uint64_t count, uint64_t seed, PageSa
   uint32_t file_no = UINT32_MAX;
   const uint32_t page_size = dataset.page_size();
   const size_t frame = (page_size + kIoAlignment - 1) / kIoAlignment * kIoAlignment;
-  std::unique_ptr<char, decltype(&std::free)> buf(
-      static_cast<char*>(std::aligned_alloc(kIoAlignment, frame)), &std::free);
+  IoBuffer buf = NewIoBuffer(frame);
   double total_us = 0;
   for (uint64_t page : sample->pages) {
     const Dataset::PageRef ref = dataset.Locate(page);

@@ -102,8 +102,8 @@ void MeasureTransport(const OpRunner& runner, const CacheStats& d, ReplayResult*
 // ---- the workers --------------------------------------------------------------------------------
 
 void OpRunner::Work(uint64_t end, bool measure) {
-  char* buf = static_cast<char*>(std::aligned_alloc(
-      kIoAlignment, (page_size_ + kIoAlignment - 1) / kIoAlignment * kIoAlignment));
+  const IoBuffer io = NewIoBuffer(page_size_);
+  char* buf = io.get();
   for (;;) {
     uint64_t i = next_.fetch_add(1, std::memory_order_relaxed);
     if (i >= end || stop_.load(std::memory_order_relaxed)) break;
@@ -139,7 +139,6 @@ void OpRunner::Work(uint64_t end, bool measure) {
       stop_ = true;
     }
   }
-  std::free(buf);
 }
 
 Status OpRunner::Run(uint64_t begin, uint64_t end, bool measure) {
