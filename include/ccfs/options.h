@@ -184,8 +184,9 @@ struct Options {
   // fuse/mount_readahead.h). The kernel also reads a whole window around every page fault that
   // misses on a mapping (read-around), and a window ahead of most random read(2) misses, so each
   // such miss pushes up to a window of pages no one asked for into the kernel's share: the window
-  // is `readahead` but at most kernel_budget() / kKernelReadaheadShare (at 1/128 a random mapped
-  // or read(2) reader did not pay for it, and a cold stream gained a third), and at least
+  // is `readahead` but at most kernel_budget() / kKernelReadaheadShare (wide enough that a stream's
+  // requests reach max_pages at a few hundred MiB of memory, narrow enough that random readers,
+  // mapped or not, read no more: docs/MEASUREMENTS.md, fsx), and at least
   // kMinKernelReadahead (four of the kernel's pages a fault reads around, two of ccfs's pages);
   // whole 4 KiB pages (sysfs counts KiB, the kernel pages). `readahead = 0` (nothing ahead) is one
   // ccfs page, not 0: with no window the kernel asks for a read(2)'s pages one 4 KiB request at a

@@ -425,8 +425,7 @@ char* ReadBuffer(size_t size) {
 // A buffer of `size` bytes for one read finished on a miss pool thread: aligned as ReadBuffer's
 // (the store may read into it with O_DIRECT) and not zeroed (the read fills what it replies
 // with). Taken from operator new and aligned within: glibc's aligned_alloc of a request's size
-// took fresh pages from the kernel for most reads of a cold stream (the daemon's page faults
-// 3-4x, its CPU time 1.4x).
+// took fresh pages from the kernel for most reads of a stream (results/pool-read-buffer).
 std::shared_ptr<char> PoolReadBuffer(size_t size) {
   std::shared_ptr<char[]> block(new char[size + kIoAlignment]);
   const uintptr_t past = reinterpret_cast<uintptr_t>(block.get()) % kIoAlignment;
