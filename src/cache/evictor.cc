@@ -206,12 +206,25 @@ void Evictor::Loop() {
   }
 }
 
+void Evictor::NotePassed(const PageKey& first, uint32_t pages) {
+  MutexLock lock(&passed_mu_);
+  if (passed_.size() < kMaxPassedRuns) passed_.emplace_back(first, pages);
+}
+
 void Evictor::Admit(std::vector<PageEntry*>* victims) {
   uint64_t slots = ghost_slots_.load(std::memory_order_relaxed);
   if (slots != ghost_applied_) {
     ghost_.Resize(slots);
     ghost_applied_ = slots;
   }
+  {
+    MutexLock lock(&passed_mu_);
+    passed_taken_.swap(passed_);
+  }
+  for (const auto& [first, pages] : passed_taken_) {
+    for (uint32_t i = 0; i < pages; ++i) ghost_.Remember(PageKey{first.file_id, first.page_no + i});
+  }
+  passed_taken_.clear();
   const bool filter = admission_filter_.load(std::memory_order_relaxed);
   // While the compressed tier has room, every victim is worth keeping: admitting it displaces
   // nothing. Pages already handed to the pool will take about half a page each. (A full tier is

@@ -26,6 +26,7 @@
 #include <atomic>
 #include <cstdint>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "cache/admission.h"
@@ -101,6 +102,13 @@ class Evictor {
     if (pages > 0) Smooth(&stream_page_ns_, ns / pages);
   }
 
+  // Kernel mode: `pages` pages from `first` on were read past a full staging tier and sent
+  // without being kept (pass_through_pages). The evictor remembers them as it does a stream's
+  // pages it drops (Admit), so that they are kept when they come back: a data set scanned again
+  // and again would otherwise have most of a pass never remembered. Any thread; at most
+  // kMaxPassedRuns runs wait for the evictor, the rest are not remembered.
+  void NotePassed(const PageKey& first, uint32_t pages);
+
   // Free frames below this wake the evictor (at least 1).
   uint32_t low_watermark() const { return low_watermark_.load(std::memory_order_relaxed); }
   // True while the compression pool holds all the evictor gives it at once (two batches): a miss
@@ -166,6 +174,12 @@ class Evictor {
   RejectMemory reject_memory_;             // evictor thread and workers (relaxed atomics)
   uint64_t reads_at_last_aging_ = 0;       // evictor thread only
   std::vector<PageKey> coldest_;           // evictor thread only: Admit's scratch
+
+  // NotePassed's runs, until the evictor's next Admit remembers them.
+  static constexpr size_t kMaxPassedRuns = 4096;
+  Mutex passed_mu_;
+  std::vector<std::pair<PageKey, uint32_t>> passed_ GUARDED_BY(passed_mu_);
+  std::vector<std::pair<PageKey, uint32_t>> passed_taken_;  // evictor thread only: Admit's scratch
 
   Mutex mu_;
   CondVar cv_;                         // with mu_: Kick, Stop; waited on by the evictor thread

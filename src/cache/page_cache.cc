@@ -488,7 +488,10 @@ Status PageCache::Impl::LoadRun(uint64_t file_id, BackingFile* file, uint64_t of
     *eof = c < want;
     ++pages_read;
   }
-  if (passed > 0) Count(&Shard::pass_through_pages, passed);
+  if (passed > 0) {
+    Count(&Shard::pass_through_pages, passed);
+    evictor_->NotePassed(PageKey{file_id, first + run.size()}, static_cast<uint32_t>(passed));
+  }
   if (!st.ok()) {
     *copied = 0;
     return st;

@@ -794,5 +794,50 @@ TEST_F(EngineRunTest, KernelModeReadsARequestPastAFullStagingTierInOneBackingRea
   EXPECT_EQ(cache->Stats().misses, misses + 1);
 }
 
+// raw_tier = kernel over a store that streams faster than the pool compresses (this one, in
+// memory): a page a stream loads is dropped at its first eviction and remembered, and a page a
+// request read past a full staging tier is remembered too (Evictor::NotePassed). A second pass
+// over the file, in requests the staging tier holds, then keeps the pages it loads; had the passed
+// pages been forgotten, it would drop them again.
+TEST_F(EngineRunTest, KernelModePagesPassedThroughAreKeptWhenTheyComeBack) {
+  constexpr uint64_t kPages = 256;  // 2 MiB of pages that compress: the compressed tier holds all
+  OpenCounting(kPages);
+  Options o = SmallOptions(50, 4 << 20);  // staging: 64 frames
+  o.raw_tier = "kernel";
+  o.compressor = CodecKind::kZstd;
+  o.compression_level = 19;  // slow, so that this store surely streams faster than it compresses
+  auto cache = MakeCache(o);
+  IoBuffer buf = NewIoBuffer(128 * kPs);
+  // Both rates measured first: a stream of another file (id 2) whose first victims are compressed.
+  for (uint64_t at = 0; at < 64; at += 16) {
+    size_t n = 0;
+    ASSERT_TRUE(cache->Read(2, counting_.get(), at * kPs, 16 * kPs, buf.get(), &n).ok());
+    cache->Quiesce();
+  }
+  ASSERT_GT(cache->Stats().compressions, 0u);
+  for (uint64_t at = 0; at < kPages; at += 128) {
+    size_t n = 0;
+    ASSERT_TRUE(cache->Read(1, counting_.get(), at * kPs, 128 * kPs, buf.get(), &n).ok());
+    ASSERT_EQ(n, 128 * kPs);
+  }
+  cache->Quiesce();
+  CacheStats s = cache->Stats();
+  const uint64_t passed = s.pass_through_pages;  // file 2's requests fit the free frames
+  ASSERT_GE(passed, 64u);
+  const PageCache::Residency first = cache->ResidencyOf(1, 0, kPages);
+  EXPECT_LE(first.compressed_pages + first.raw_pages, kPages - passed) << "passed pages: not kept";
+  // The second pass: a stream again, in requests the staging tier's free frames hold.
+  for (uint64_t at = 0; at < kPages; at += 16) {
+    ASSERT_NO_FATAL_FAILURE(ReadAndCheck(cache.get(), at * kPs, 16 * kPs));
+    if (at % 64 == 48) cache->Quiesce();
+  }
+  cache->Quiesce();
+  // A page the ghost set forgot is dropped again: it is a table of fingerprints (1024 slots here),
+  // where some of the pages collide.
+  const uint64_t dropped_again = cache->Stats().admission_drops - s.admission_drops;
+  EXPECT_LE(dropped_again, passed / 2) << "passed " << passed;
+  ExpectCountersAddUp(cache->Stats());
+}
+
 }  // namespace
 }  // namespace ccfs
