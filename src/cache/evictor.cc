@@ -57,6 +57,7 @@ Evictor::Evictor(const Parts& parts, const Options& o)
       admission_filter_(o.admission_filter),
       min_savings_(o.min_savings_percent),
       ghost_(std::max<uint64_t>(1024, o.memory / o.page_size * 2)),
+      stream_ghost_(std::max<uint64_t>(1024, o.memory / o.page_size * kStreamGhostSlotsPerPage)),
       reject_memory_(o.page_size) {
   Configure(o);
   thread_ = std::thread([this] { Loop(); });
@@ -222,7 +223,9 @@ void Evictor::Admit(std::vector<PageEntry*>* victims) {
     passed_taken_.swap(passed_);
   }
   for (const auto& [first, pages] : passed_taken_) {
-    for (uint32_t i = 0; i < pages; ++i) ghost_.Remember(PageKey{first.file_id, first.page_no + i});
+    for (uint32_t i = 0; i < pages; ++i) {
+      stream_ghost_.Remember(PageKey{first.file_id, first.page_no + i});
+    }
   }
   passed_taken_.clear();
   const bool filter = admission_filter_.load(std::memory_order_relaxed);
@@ -251,7 +254,7 @@ void Evictor::Admit(std::vector<PageEntry*>* victims) {
   // network store on few CPUs) would otherwise have every cold stream fill the tier at the
   // compressor's speed, on the CPUs the reader needs, with pages that may never be read again; a
   // slow store's stream costs the reader nothing while the pool keeps up. Such a page is
-  // remembered (ghost set), so that it is kept when it comes back.
+  // remembered (stream_ghost_), so that it is kept when it comes back.
   const uint64_t stream_ns = stream_page_ns_.load(std::memory_order_relaxed);
   const uint64_t compress_ns = compress_page_ns_.load(std::memory_order_relaxed);
   const bool streams_outrun_pool = stream_ns > 0 && compress_ns > 0 && stream_ns < compress_ns;
@@ -271,8 +274,8 @@ void Evictor::Admit(std::vector<PageEntry*>* victims) {
     if (filter && streams_outrun_pool && room > static_cast<int64_t>(page_size_)) {
       const uint64_t s = e->state.load(std::memory_order_relaxed);
       if ((s & kStreamBit) && !(s & (kSeenBit | kWarmBit | kPinBit)) &&
-          !ghost_.Contains(e->key)) {
-        ghost_.Remember(e->key);
+          !stream_ghost_.Contains(e->key)) {
+        stream_ghost_.Remember(e->key);
         Count(&Shard::admission_drops);
         DropEvicting(e);
         continue;
@@ -280,7 +283,8 @@ void Evictor::Admit(std::vector<PageEntry*>* victims) {
     }
     if (filter && room <= static_cast<int64_t>(page_size_)) {
       const uint64_t s = e->state.load(std::memory_order_relaxed);
-      bool reused = (s & kSeenBit) != 0 || ghost_.Contains(e->key);
+      bool reused = (s & kSeenBit) != 0 || ghost_.Contains(e->key) ||
+                    ((s & kStreamBit) && stream_ghost_.Contains(e->key));
       if (reused && (s & kStreamBit) && !(s & (kWarmBit | kPinBit))) {
         if (!coldest_read) {
           parts_.compressed->Coldest(victims->size(), &coldest_);

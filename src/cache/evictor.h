@@ -170,6 +170,15 @@ class Evictor {
     mean->store(m == 0 ? sample : m - m / 8 + sample / 8, std::memory_order_relaxed);
   }
   GhostSet ghost_;                         // evictor thread only
+  // Stream pages dropped at their first eviction while the compressed tier had room, and pages
+  // passed through (NotePassed): they come back a whole pass over the data set later, and a pass
+  // over data larger than memory makes as many fingerprints, each of which overwrites one (a
+  // fingerprint outlives D later ones in N slots with probability about e^(-D/N)). Sized as
+  // ghost_ is, most of a pass over twice memory was forgotten before it came back; at
+  // kStreamGhostSlotsPerPage slots per page of memory about three quarters is remembered, for 4
+  // bytes a slot (LazyArray: resident as written). Evictor thread only.
+  static constexpr uint64_t kStreamGhostSlotsPerPage = 8;
+  GhostSet stream_ghost_;
   uint64_t ghost_applied_ = 0;             // evictor thread only
   RejectMemory reject_memory_;             // evictor thread and workers (relaxed atomics)
   uint64_t reads_at_last_aging_ = 0;       // evictor thread only
