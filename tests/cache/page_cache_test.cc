@@ -832,8 +832,8 @@ TEST_F(EngineRunTest, KernelModePagesPassedThroughAreKeptWhenTheyComeBack) {
     if (at % 64 == 48) cache->Quiesce();
   }
   cache->Quiesce();
-  // A page the ghost set forgot is dropped again: it is a table of fingerprints (1024 slots here),
-  // where some of the pages collide.
+  // A page the stream ghost set forgot is dropped again: it is a table of fingerprints (4096 slots
+  // here), where some of the pages collide.
   const uint64_t dropped_again = cache->Stats().admission_drops - s.admission_drops;
   EXPECT_LE(dropped_again, passed / 2) << "passed " << passed;
   ExpectCountersAddUp(cache->Stats());
