@@ -11,15 +11,15 @@
 # random), EQUAL_RAM_SIZE the file (1G), EQUAL_RAM_MEMORY ccfs's memory, EQUAL_RAM_DATA the file's
 # bytes (random, or mix: `ccfs mkdata`'s default mix, seed 1), EQUAL_RAM_WARM the seconds of fio
 # before the measured run (10; time for `auto` to choose), EQUAL_RAM_STORE where the file is: local
-# (the disk) or sshfs (scripts/stores.sh: ccfs over the default mount, every read reaching the
-# server; the page cache over a second mount of the same source with --page-cache). After the
+# (the disk), sshfs or gluster (scripts/stores.sh: ccfs over the default mount, every read reaching
+# the server; the page cache over a second mount of the same source with --page-cache). After the
 # rounds the
 # null-FUSE round trip is measured once (bench/fuse_rtt, when built): a ccfs miss crosses it.
 #
 # Per run: fio's mean; the pages the cgroup took in per fio read (memory.stat pgpgin: every page
 # the kernel cached for a reader, read-ahead included, and the daemon's own pages); at the end the
 # cgroup's cached file pages and anonymous memory (cache, rss) and the daemon's VmRSS; for ccfs the
-# requests and misses the daemon saw per fio read.
+# requests and misses the daemon saw per fio read, and its stats.json at the end (stats-rROUND-TAG).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 me=equal-ram
@@ -60,7 +60,15 @@ case $store in
     store_up "$work/state" sshfs "$work/store" --source "$work/data"
     store_up "$work/state-pc" sshfs "$work/store-pc" --source "$work/data" --page-cache
     dataset=$work/store; pc_file=$work/store-pc/f ;;
-  *) die "EQUAL_RAM_STORE: local or sshfs, not '$store'" ;;
+  gluster)
+    # --remote-dio: the client does not forward ccfs's O_DIRECT, so the brick answers both mounts'
+    # misses alike; the page cache reads a second mount of the same volume that the kernel caches.
+    store_up "$work/state" gluster "$work/store" --remote-dio
+    volume=$(. "$work/state/gluster/info" && echo "$volume")
+    STORES_GLUSTER_VOLUME=$volume store_up "$work/state-pc" gluster "$work/store-pc" --page-cache
+    cp "$work/data/f" "$work/store/f"; rm -f "$work/data/f"
+    dataset=$work/store; pc_file=$work/store-pc/f ;;
+  *) die "EQUAL_RAM_STORE: local, sshfs or gluster, not '$store'" ;;
 esac
 : >"$out/equal-ram.jsonl"
 # The daemon's pid, from its stats.json: $daemon_pid is the shell that in_cgroup runs it from.
@@ -80,7 +88,9 @@ run() {  # TAG FILE
     --random_distribution=$law --norandommap --time_based --runtime="$secs" \
     --invalidate=0 --output-format=json --output="$work/fio.json" >/dev/null
   in1=$(stat_of pgpgin)
-  [ "$tag" = pagecache ] || { r1=$(ccfs_reads_misses "$mnt"); l1=$(miss_ns "$mnt"); rss=$(awk '/VmRSS/ {print $2}' "/proc/$(daemon_of "$mnt")/status"); split=$(split_of "$mnt"); }
+  [ "$tag" = pagecache ] || { r1=$(ccfs_reads_misses "$mnt"); l1=$(miss_ns "$mnt"); rss=$(awk '/VmRSS/ {print $2}' "/proc/$(daemon_of "$mnt")/status"); split=$(split_of "$mnt")
+    python3 -c "import json, sys; print(json.dumps(json.load(open(sys.argv[1])), separators=(',', ':')))" \
+      "$mnt/.ccfs/stats.json" >"$out/stats-r$rnd-$(echo "$tag" | tr -c 'A-Za-z0-9=_.\n-' _).json"; }
   python3 - "$work/fio.json" "$tag" "$rnd" "$law" "$size" "$in0" "$in1" "$(stat_of cache)" "$(stat_of rss)" \
     "$rss" $r0 $r1 $l0 $l1 $split "$data" "$store" <<'PY' >>"$out/equal-ram.jsonl"
 import json, sys
