@@ -203,9 +203,13 @@ struct Options {
 
 // What `ccfs mount` starts from before the config file and -o: Options{} with raw pages in the
 // kernel's page cache, where a hot read costs what it costs without ccfs (raw_tier = daemon makes
-// every read cross FUSE; it stays the measurement mode, named where a tool needs it), and half of
-// memory compressed with zstd at level 1, which keeps more pages per byte than lz4 on mixed data
-// and so turns more of the misses in front of a dear store into hits.
+// every read cross FUSE; it stays the measurement mode, named where a tool needs it), and a
+// zstd-compressed tier (level 1, which keeps more pages per byte than lz4 on mixed data) whose
+// share starts at half of memory and is then moved by the split tuner (compressed_percent =
+// auto): no fixed share serves both a store whose misses are dear, where a larger compressed tier
+// turns more of them into hits, and one whose misses are cheap, where every compressed hit is a
+// trip the kernel's share would have saved. Setting compressed_percent fixes it (and ends the
+// trip that a read of one of the pages auto keeps out of the kernel's cache costs).
 Options MountDefaults();
 
 }  // namespace ccfs

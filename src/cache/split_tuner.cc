@@ -113,12 +113,14 @@ std::vector<AdviseRow> PredictLive(const LiveInputs& in) {
   return PredictSplits(a);
 }
 
-std::vector<int> CandidatePercents(const Options& o) {
+std::vector<int> CandidatePercents(const Options& o, const HostMemory& host) {
   std::vector<int> out;
   auto fits = [&](int p) {
     Options t = o;
     t.compressed_percent = p;
-    return t.raw_share() >= config::kMinRawPages * o.page_size;
+    // Only under raw_tier = kernel does the split move what the daemon holds.
+    return t.raw_share() >= config::kMinRawPages * o.page_size &&
+           (!t.kernel_raw_tier() || CheckMemoryFits(t, host).ok());
   };
   for (int p = 0; p <= 90; p += 5) {
     if (fits(p)) out.push_back(p);
@@ -250,7 +252,7 @@ bool ProfileMoved(const CodecProfile& average, const CodecProfile& a, const Code
 // ---- the tuner ------------------------------------------------------------------------------------
 
 SplitTuner::SplitTuner(Engine* engine, const VictimSample* sample)
-    : engine_(engine), sample_(sample) {}
+    : engine_(engine), sample_(sample), host_(HostMemory::Read()) {}
 
 void SplitTuner::Start() { thread_ = std::thread([this] { Loop(); }); }
 
@@ -386,7 +388,7 @@ bool SplitTuner::Predict(const Options& o, const TunerWindow& w, std::vector<Adv
   in.admitted_per_victim = admitted_;
   in.compress_charge = 1;
   in.codecs = codecs_;
-  in.percents = CandidatePercents(o);
+  in.percents = CandidatePercents(o, host_);
   const bool kernel = o.kernel_raw_tier();
   if (kernel) {
     in.raw_tier = RawTierMode::kKernel;

@@ -75,6 +75,7 @@
 #include "ccfs/page_cache.h"
 #include "ccfs/stats.h"
 #include "ccfs/status.h"
+#include "config/memory_bound.h"
 #include "model/codec_profile.h"
 #include "model/split_prediction.h"
 #include "util/mutex.h"
@@ -148,8 +149,11 @@ double CurveHitRatio(const std::vector<PageCache::CurvePoint>& curve, double mis
 std::vector<AdviseRow> PredictLive(const LiveInputs& in);
 
 // The splits compressed_percent may take: 0, 5, .., 90 and `current`, those leaving the raw tier
-// kMinRawPages pages (config/keys.h), ascending.
-std::vector<int> CandidatePercents(const Options& o);
+// kMinRawPages pages (config/keys.h) and, under raw_tier = kernel, fitting `host` as a mount at
+// that split must (config/memory_bound.h: the daemon holds the compressed tier, so a higher split
+// needs more of the memory cgroup's room), ascending. The mount checks only the split it starts
+// from; auto must not move beyond what the cgroup holds.
+std::vector<int> CandidatePercents(const Options& o, const HostMemory& host = {});
 
 // Whether two samples running, `a` then `b`, both lie away from the codec's running average the
 // same way by more than SplitTuner::kProfileShift: in the share of pages kept (absolute) or in
@@ -263,6 +267,7 @@ class SplitTuner {
 
   Engine* const engine_;
   const VictimSample* const sample_;
+  const HostMemory host_;  // read once: the machine and memory cgroup the splits must fit
 
   mutable Mutex mu_;
   bool have_base_ GUARDED_BY(mu_) = false;

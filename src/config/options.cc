@@ -130,7 +130,11 @@ static Status CheckRule(const Options& o, const KeySpec& key);
 // "auto" (KeySpec::auto_flag set): what the split tuner needs to choose this key's value.
 static Status CheckAuto(const Options& o, const KeySpec& key) {
   const std::string name(key.name);
-  if (!o.estimate_splits) return Refuse(key, "auto", "needs estimate_splits = true");
+  // compressed_percent is auto by default (MountDefaults), so this is what a mount that only turns
+  // the estimator off meets: the message says what else to set.
+  if (!o.estimate_splits) {
+    return Refuse(key, "auto", "needs estimate_splits = true (set a fixed value to run without it)");
+  }
   if (name == "compressor") {
     if (o.compressed_percent == 0 && !o.compressed_percent_auto) {
       return Refuse(key, "auto",
@@ -268,6 +272,7 @@ Options MountDefaults() {
   o.compressor = CodecKind::kZstd;
   o.compression_level = 1;
   o.compressed_percent = 50;
+  o.compressed_percent_auto = true;
   return o;
 }
 

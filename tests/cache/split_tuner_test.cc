@@ -125,6 +125,34 @@ TEST(SplitTunerTest, CandidatesLeaveTheRawTierItsPagesAndIncludeTheCurrentSplit)
   EXPECT_LT(p.back(), 90) << "90% of 40 pages leaves 4 raw pages";
 }
 
+// Under raw_tier = kernel the daemon holds the compressed tier: auto may reach only the splits a
+// mount would have been allowed in the memory cgroup it runs in. The daemon's raw tier holds all
+// of memory at every split, so there the cgroup does not cut the candidates.
+TEST(SplitTunerTest, CandidatesUnderTheKernelTierFitTheMemoryCgroup) {
+  Options o;
+  o.memory = 64ull << 20;
+  o.compressed_percent = 50;
+  o.raw_tier = "kernel";
+  HostMemory host;
+  host.cgroup_limit_bytes = 64ull << 20;
+  std::vector<int> p = CandidatePercents(o, host);
+  ASSERT_FALSE(p.empty());
+  EXPECT_NE(std::find(p.begin(), p.end(), 50), p.end());
+  EXPECT_LT(p.back(), 90) << "at 90 the daemon's tiers and its own memory exceed 64 MiB";
+  for (int c : p) {
+    Options t = o;
+    t.compressed_percent = c;
+    EXPECT_TRUE(CheckMemoryFits(t, host).ok()) << c;
+  }
+  Options roomy = o;
+  roomy.memory = 32ull << 20;
+  EXPECT_EQ(CandidatePercents(roomy, host).back(), 90) << "every split fits twice the memory";
+  Options daemon = o;
+  daemon.raw_tier = "daemon";
+  daemon.memory = 40ull << 20;
+  EXPECT_EQ(CandidatePercents(daemon, host).back(), 90);
+}
+
 std::vector<AdviseRow> Rows(std::initializer_list<std::tuple<int, CodecKind, double>> list) {
   std::vector<AdviseRow> rows;
   for (auto [percent, codec, us] : list) {

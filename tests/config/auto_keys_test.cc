@@ -65,6 +65,22 @@ TEST(AutoKeysTest, AutoWorksWithEitherRawTier) {
   }
 }
 
+// A mount's split is auto by default: turning the estimator off alone is refused, saying what else
+// to set; with a fixed split it mounts.
+TEST(AutoKeysTest, TheMountsAutoSplitNeedsTheEstimator) {
+  Options o = MountDefaults();
+  EXPECT_TRUE(o.compressed_percent_auto);
+  Status s = ApplyOptionList("estimate_splits=false", "-o", &o, nullptr);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("compressed_percent = auto: needs estimate_splits = true (set a fixed "
+                             "value to run without it)"),
+            std::string::npos)
+      << s.ToString();
+  s = ApplyOptionList("estimate_splits=false,compressed_percent=50", "-o", &o, nullptr);
+  EXPECT_TRUE(s.ok()) << s.ToString();
+  EXPECT_FALSE(o.compressed_percent_auto);
+}
+
 TEST(AutoKeysTest, AutoThatCannotWorkIsRefusedNamingTheKey) {
   std::string m = RefusalOf("compressed_percent=auto,estimate_splits=false");
   EXPECT_NE(m.find("compressed_percent = auto: needs estimate_splits = true"), std::string::npos) << m;
