@@ -325,21 +325,21 @@ if floor and _preads and c0 and _mem and _data:
             kind="bound")
         ratio = div(b["t_ideal"], t0)
         fig(g, f"ideal µs/buffer at {name} / ideal at C=0 (compression free)", b["t_ideal"], "µs",
-            "ideal at C=0", t0, ratio, "≤0.8 (issue target)", note(ratio, 0.8, "ideal cache", "0.8×"),
+            "ideal at C=0", t0, ratio, "≤0.8 (the target)", note(ratio, 0.8, "ideal cache", "0.8×"),
             kind="bound")
         if b["t_ideal_dec"] is not None:
             ratio = div(b["t_ideal_dec"], t0)
             fig(g, f"ideal + decompressions at {name}: + h_comp·t_dec, h_comp = {b['h_comp']:.3f}, "
                 f"t_dec = {b['t_dec']:.2f} µs", b["t_ideal_dec"], "µs", "ideal at C=0", t0, ratio,
-                "≤0.8 (issue target)", note(ratio, 0.8, "ideal cache", "0.8×"), kind="bound")
+                "≤0.8 (the target)", note(ratio, 0.8, "ideal cache", "0.8×"), kind="bound")
         ratio = div(1 - b["h"], 1 - o0["h"])
         fig(g, f"oracle miss ratio at {name} (free hits: all the extra capacity can buy)", 1 - b["h"], "",
-            "oracle miss ratio at C=0", 1 - o0["h"], ratio, "≤0.8 (issue target)",
+            "oracle miss ratio at C=0", 1 - o0["h"], ratio, "≤0.8 (the target)",
             note(ratio, 0.8, "free hits", "0.8×"), kind="bound")
         if pc:
             ratio = div(b["t_ideal"], pc["us"])
             fig(g, f"ideal µs/buffer at {name}", b["t_ideal"], "µs",
-                "Linux page cache (headline median)", pc["us"], ratio, "≤1.0 (issue target)",
+                "Linux page cache (headline median)", pc["us"], ratio, "≤1.0 (the target)",
                 note(ratio, 1.0, "ideal cache", "the page cache"), kind="bound")
 
 # ---- in-process: ccfs engine vs RocksDB tiered ---------------------------------------------------
