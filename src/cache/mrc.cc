@@ -21,6 +21,45 @@ int BinOf(uint64_t distance) { return LatencyHistogram::BucketOf(distance); }
 uint64_t BinLow(int bin) { return bin == 0 ? 0 : LatencyHistogram::BucketUpper(bin - 1) + 1; }
 uint64_t BinHigh(int bin) { return LatencyHistogram::BucketUpper(bin); }
 
+// A count of sampled pages as a count of pages: times 1/R, capped.
+uint64_t Scaled(uint64_t count, double weight) {
+  const double scaled = static_cast<double>(count) * weight;
+  return scaled >= 0x1p62 ? (1ull << 62) : static_cast<uint64_t>(scaled);
+}
+
+// A histogram over BinOf's bins, read as the weight of values below k (interpolated within a
+// bin).
+class Cumulative {
+ public:
+  explicit Cumulative(const std::vector<double>& bins) : bins_(bins), below_(bins.size() + 1, 0) {
+    for (size_t b = 0; b < bins.size(); ++b) below_[b + 1] = below_[b] + bins[b];
+  }
+  // The weight of values < k, i.e. <= k - 1. REQUIRES: k > 0.
+  double Below(uint64_t k) const {
+    const int b = BinOf(k - 1);
+    const double lo = static_cast<double>(BinLow(b));
+    const double width = static_cast<double>(BinHigh(b) - BinLow(b)) + 1;
+    return below_[b] + bins_[b] * (static_cast<double>(k - 1) - lo + 1) / width;
+  }
+  // The value below which `share` of the weight lies (interpolated within its bin; at least 1).
+  uint64_t Quantile(double share) const {
+    const double want = share * below_.back();
+    for (size_t b = 0; b < bins_.size(); ++b) {
+      if (bins_[b] > 0 && below_[b + 1] >= want) {
+        const int bin = static_cast<int>(b);
+        const double width = static_cast<double>(BinHigh(bin) - BinLow(bin)) + 1;
+        const double v = static_cast<double>(BinLow(bin)) + (want - below_[b]) / bins_[b] * width;
+        return std::max<uint64_t>(1, static_cast<uint64_t>(v));
+      }
+    }
+    return 1;
+  }
+
+ private:
+  const std::vector<double>& bins_;
+  std::vector<double> below_;
+};
+
 }  // namespace
 
 // The state a drain updates: the sampled pages, their LRU order and the histogram. Used under the
@@ -39,8 +78,10 @@ class MissRatioCurve::Stack {
  public:
   Stack(const Config& config, uint32_t threshold)
       : max_keys_(config.max_keys), threshold_(threshold), half_life_(config.half_life_reads),
-        by_samples_(config.normalize_by_samples),
-        bins_(LatencyHistogram::kBuckets, 0.0) {
+        by_samples_(config.normalize_by_samples), by_footprint_(config.by_footprint),
+        bins_(LatencyHistogram::kBuckets, 0.0),
+        footprint_bins_(by_footprint_ ? LatencyHistogram::kBuckets : 0, 0.0),
+        footprint_reuse_bins_(by_footprint_ ? LatencyHistogram::kBuckets : 0, 0.0) {
     Rehash(1024);
     Compact(kMinTimes);
   }
@@ -48,6 +89,7 @@ class MissRatioCurve::Stack {
   uint32_t threshold() const { return threshold_; }
   uint32_t keys() const { return keys_; }
   uint64_t reuses() const { return reuses_; }
+  double covered() const { return by_samples_ ? weight_ : reads_; }
 
   // One sampled read. Returns false when the page is no longer sampled (the rate fell after the
   // sample was queued).
@@ -56,11 +98,14 @@ class MissRatioCurve::Stack {
     if (hash == 0) hash = 1;  // 0 marks an empty slot
     const double weight = static_cast<double>(kFullThreshold) / threshold_;  // 1 / R
     Slot* slot = Find(hash);
+    // The distinct pages read before this read (scaled): sizes up to it are told by this read.
+    const int footprint = by_footprint_ ? BinOf(Scaled(keys_, weight)) : 0;
+    if (by_footprint_) footprint_bins_[footprint] += weight;
     if (slot != nullptr) {
+      if (by_footprint_) footprint_reuse_bins_[footprint] += weight;
       ++reuses_;
       const uint64_t d = keys_ - OnesThrough(slot->time);
-      const double scaled = static_cast<double>(d) * weight;
-      bins_[BinOf(scaled >= 0x1p62 ? (1ull << 62) : static_cast<uint64_t>(scaled))] += weight;
+      bins_[BinOf(Scaled(d, weight))] += weight;
       Flip(slot->time, -1);
     } else {
       if (2 * (keys_ + 1) > table_.size()) Rehash(table_.size() * 2);
@@ -99,6 +144,8 @@ class MissRatioCurve::Stack {
       const uint64_t step = half_life_ - since_halved_;
       reads_ = (reads_ + static_cast<double>(step)) / 2;
       for (double& b : bins_) b /= 2;
+      for (double& b : footprint_bins_) b /= 2;
+      for (double& b : footprint_reuse_bins_) b /= 2;
       weight_ /= 2;
       fresh -= step;
       since_halved_ = 0;
@@ -110,6 +157,8 @@ class MissRatioCurve::Stack {
   // Forgets the counts (then call Advance before HitRatios).
   void Reset() {
     std::fill(bins_.begin(), bins_.end(), 0.0);
+    std::fill(footprint_bins_.begin(), footprint_bins_.end(), 0.0);
+    std::fill(footprint_reuse_bins_.begin(), footprint_reuse_bins_.end(), 0.0);
     weight_ = 0;
     reads_ = 0;
   }
@@ -119,19 +168,27 @@ class MissRatioCurve::Stack {
     const double n = reads_;
     std::vector<double> out(capacities.size(), 0.0);
     if (n <= 0 || weight_ <= 0) return out;
-    // hits_below[b]: weight of bins < b.
-    std::vector<double> hits_below(bins_.size() + 1, 0.0);
-    for (size_t b = 0; b < bins_.size(); ++b) hits_below[b + 1] = hits_below[b] + bins_[b];
+    const Cumulative hits(bins_);
+    if (by_footprint_) {
+      const Cumulative told(footprint_bins_), reuses(footprint_reuse_bins_);
+      // Sizes beyond what a quarter of the reads can tell are read at the largest that they can.
+      const uint64_t reach = told.Quantile(0.75);
+      for (size_t i = 0; i < capacities.size(); ++i) {
+        const uint64_t k = std::min(capacities[i], reach);
+        if (k == 0) continue;
+        // Reads made before the curve had seen k pages cannot tell a cache of k pages (a first
+        // read then may be a reuse at a distance below k of a read before the start); every
+        // reuse among them lies below k. Counted over the rest:
+        const double eligible = weight_ - told.Below(k);
+        const double hit = (hits.Below(k) - reuses.Below(k)) / eligible;
+        out[i] = eligible > 0 ? std::clamp(hit, 0.0, 1.0) : 0.0;
+      }
+      return out;
+    }
     for (size_t i = 0; i < capacities.size(); ++i) {
       const uint64_t k = capacities[i];
       if (k == 0) continue;
-      // A read at distance d hits a cache of k pages when d < k, i.e. d <= k - 1.
-      const int b = BinOf(k - 1);
-      const double lo = static_cast<double>(BinLow(b));
-      const double width = static_cast<double>(BinHigh(b) - BinLow(b)) + 1;
-      const double hits =
-          hits_below[b] + bins_[b] * (static_cast<double>(k - 1) - lo + 1) / width;
-      const double miss = (weight_ - hits) / (by_samples_ ? weight_ : n);
+      const double miss = (weight_ - hits.Below(k)) / (by_samples_ ? weight_ : n);
       out[i] = std::clamp(1.0 - miss, 0.0, 1.0);
     }
     return out;
@@ -237,6 +294,7 @@ class MissRatioCurve::Stack {
   uint32_t threshold_;
   const uint64_t half_life_;
   const bool by_samples_;
+  const bool by_footprint_;
   uint64_t reuses_ = 0;  // Access calls that found their page tracked
   uint32_t keys_ = 0;
 
@@ -249,6 +307,10 @@ class MissRatioCurve::Stack {
 
   std::vector<double> bins_;    // weight of sampled reuses by scaled distance
   double weight_ = 0;           // weight of all sampled reads (reuses and first reads)
+  // Config::by_footprint: the weight of sampled reads, and of the reuses among them, by the
+  // distinct pages (scaled) read before each.
+  std::vector<double> footprint_bins_;
+  std::vector<double> footprint_reuse_bins_;
   double reads_ = 0;            // N: reads recorded, less those dropped, aged
   uint64_t seen_reads_ = 0;     // the owner's counters at the last Advance
   uint64_t seen_drops_ = 0;
@@ -280,6 +342,7 @@ MissRatioCurve::Config MissRatioCurve::Config::ForKernelTier(uint64_t cache_page
   Config c = ForCache(cache_pages);
   c.initial_rate = std::min(c.initial_rate, kKernelRate);
   c.normalize_by_samples = true;
+  c.by_footprint = true;
   return c;
 }
 
@@ -347,6 +410,7 @@ void MissRatioCurve::DrainLocked(int max) const {
   if ((samples - processed) / kAdvanceEvery != samples / kAdvanceEvery) {
     stack_->Advance(TotalReads(), drops_.load(std::memory_order_relaxed));
   }
+  PublishCovered();
   // A reader that sees the lower threshold stops sampling pages the stack no longer tracks.
   if (stack_->threshold() != threshold_.load(std::memory_order_relaxed)) {
     threshold_.store(stack_->threshold(), std::memory_order_relaxed);
@@ -366,6 +430,7 @@ std::vector<double> MissRatioCurve::HitRatios(const std::vector<uint64_t>& capac
   MutexLock lock(&mu_);
   DrainLocked(static_cast<int>(ring_mask_ + 1));
   stack_->Advance(TotalReads(), drops_.load(std::memory_order_relaxed));
+  PublishCovered();
   return stack_->HitRatios(capacities);
 }
 
@@ -374,6 +439,12 @@ void MissRatioCurve::ResetCounts() {
   DrainLocked(static_cast<int>(ring_mask_ + 1));
   stack_->Advance(TotalReads(), drops_.load(std::memory_order_relaxed));
   stack_->Reset();
+  PublishCovered();
+}
+
+void MissRatioCurve::PublishCovered() const {
+  covered_.store(static_cast<uint64_t>(std::max(0.0, stack_->covered())),
+                 std::memory_order_relaxed);
 }
 
 MissRatioCurve::Counts MissRatioCurve::counts() const {
@@ -384,6 +455,7 @@ MissRatioCurve::Counts MissRatioCurve::counts() const {
   c.drops = drops_.load(std::memory_order_relaxed);
   c.rate = static_cast<double>(threshold_.load(std::memory_order_relaxed)) / kFullThreshold;
   c.keys = keys_.load(std::memory_order_relaxed);
+  c.covered = covered_.load(std::memory_order_relaxed);
   return c;
 }
 

@@ -86,6 +86,13 @@ class MissRatioCurve {
     // true: plain SHARDS, hit(k) = sampled weight below k / all sampled weight, without the
     // correction by the true read count (for comparison: bench/mrc_accuracy).
     bool normalize_by_samples = false;
+    // With normalize_by_samples: the hit ratio at k pages counts only the reads made once the
+    // curve had seen k distinct pages. An earlier read cannot tell a cache of k pages: a page's
+    // first read then may be a reuse, at a distance below k, of a read before the start. Counted,
+    // a first pass's first reads scale every size's hit ratio down until aging halves them, long
+    // after the data has been read once, so a larger cache looks worth less than it is. Sizes
+    // beyond the distinct pages seen before three quarters of the reads are read at that size.
+    bool by_footprint = false;
 
     // What the engine runs for a cache of `cache_pages` pages (memory / page_size): at most 8 Ki
     // sampled pages, at most one read in two sampled, counts halved every 64 cache sizes of
@@ -96,6 +103,9 @@ class MissRatioCurve {
     // KeepsFromKernel). Each sampled page then costs its readers a trip on every read, so the rate
     // starts at kKernelRate; and since the engine counts only the reads that reach it, the curve
     // is normalised by the sampled weight (normalize_by_samples) rather than by the read count.
+    // Nothing anchors that curve to a measured hit ratio (the readers' is not seen, while under
+    // raw_tier = daemon the tuner scales the curve to the engine's), so it counts each size over
+    // the reads that can tell it (by_footprint).
     static constexpr double kKernelRate = 1.0 / 128;
     static Config ForKernelTier(uint64_t cache_pages);
   };
@@ -107,6 +117,10 @@ class MissRatioCurve {
     uint64_t drops = 0;     // sampled reads dropped because the ring was full
     double rate = 0;        // sampling rate now
     uint32_t keys = 0;      // sampled pages tracked now
+    // The reads the curve's counts stand for now, aged with them: the sampled weight (sum of 1/R)
+    // under normalize_by_samples, else N. A curve shows reuse only at distances its reads have
+    // had time to reach, so it describes caches up to a fraction of this many pages.
+    uint64_t covered = 0;
   };
 
   // A reader drains at most this many samples per Record (a query drains them all).
@@ -172,6 +186,8 @@ class MissRatioCurve {
   bool Push(uint64_t hash);
   // Processes up to `max` samples from the ring.
   void DrainLocked(int max) const REQUIRES(mu_);
+  // Stores the stack's covered reads for counts().
+  void PublishCovered() const REQUIRES(mu_);
   uint64_t TotalReads() const;
 
   // Members written by drains are mutable: a query (const) drains pending samples first; what it
@@ -195,6 +211,7 @@ class MissRatioCurve {
   mutable std::atomic<uint64_t> samples_{0};  // written under mu_, read without
   mutable std::atomic<uint64_t> reuses_{0};   // written under mu_, read without
   mutable std::atomic<uint32_t> keys_{0};     // written under mu_, read without
+  mutable std::atomic<uint64_t> covered_{0};  // written under mu_, read without
 };
 
 // ExactLruCurve: the reference MissRatioCurve is measured against: the LRU stack distance of every

@@ -77,6 +77,7 @@ class PageCache::Impl final : public cache::SplitTuner::Engine {
   void AttachKernelSide(KernelSide side) EXCLUDES(kernel_side_mu_);
   double TripUs() override EXCLUDES(kernel_side_mu_);
   uint64_t CurveReuses() const override { return mrc_.counts().reuses; }
+  uint64_t CurveReads() const override { return mrc_.counts().covered; }
   void SplitApplied() override EXCLUDES(kernel_side_mu_);
 
  private:

@@ -308,6 +308,7 @@ void SplitTuner::Step() {
     TunerWindow w;
     std::vector<AdviseRow> rows;
     if (!Measure(o, now, trip_us, &w) || !Predict(o, w, &rows)) return;
+    if (!CurveSpansCandidates(rows)) return;
     const SplitDecider::Decision d = Decide(o, rows);
     if (!d.change) return;
     percent = d.percent;
@@ -426,6 +427,14 @@ bool SplitTuner::Predict(const Options& o, const TunerWindow& w, std::vector<Adv
   *rows = PredictLive(in);
   predicted_ = Predictions(*rows);
   return true;
+}
+
+bool SplitTuner::CurveSpansCandidates(const std::vector<AdviseRow>& rows) const {
+  double largest = 0;
+  for (const AdviseRow& r : rows) {
+    largest = std::max(largest, r.model.raw_capacity_pages + r.model.compressed_capacity_pages);
+  }
+  return static_cast<double>(engine_->CurveReads()) >= kCurveSpan * largest;
 }
 
 SplitDecider::Decision SplitTuner::Decide(const Options& o, const std::vector<AdviseRow>& rows) {

@@ -47,8 +47,9 @@
 //      in daemon mode, over the reads that reached the engine;
 //    - an applied split moves the kernel's share too (Engine::SplitApplied).
 //
-// 4. Decisions (every auto_interval seconds, once the window holds kMinWindowReads reads and the
-//    curve has seen kMinCurveReuses reuses). The best prediction among the splits auto may
+// 4. Decisions (every auto_interval seconds, once the window holds kMinWindowReads reads, the
+//    curve has seen kMinCurveReuses reuses and stands for kCurveSpan times the reads of the
+//    largest cache a candidate split makes). The best prediction among the splits auto may
 //    choose must beat the split in force by kMinGain, and lie the same way from it (with the same codec) in two decisions running (hysteresis); then
 //    compressed_percent moves towards the latest by at most auto_max_step points, and the codec
 //    switches; each later decision that still agrees moves another step. The window after a
@@ -205,6 +206,8 @@ class SplitTuner {
     virtual void SplitApplied() {}
     // Reads the curve has seen of a page it had seen before (MissRatioCurve::Counts::reuses).
     virtual uint64_t CurveReuses() const { return kMinCurveReuses; }
+    // The reads the curve stands for (MissRatioCurve::Counts::covered).
+    virtual uint64_t CurveReads() const { return UINT64_MAX; }
   };
   static constexpr uint64_t kMinWindowReads = 4096;
   // No prediction until the curve has seen this many reuses of its sampled pages. Before, its
@@ -212,6 +215,15 @@ class SplitTuner {
   // only costs, so a cache still filling would be moved towards C = 0 before its reuse shows
   // (the sample is small under raw_tier = kernel: one page in 128).
   static constexpr uint64_t kMinCurveReuses = 256;
+  // Predictions are shown, but no split is recommended or chosen, until the curve stands for
+  // kCurveSpan times as many reads as the largest cache a candidate split makes (its raw pages
+  // plus the pages its compressed tier holds at the measured ratio). A young curve has seen reuse
+  // only at the distances its reads have had time to reach: it is flat beyond the pages read so
+  // far, by which a larger compressed tier gains nothing and only takes pages from the raw tier,
+  // so a cache in its first pass over data larger than itself would be moved towards C = 0, then
+  // back. After 2K uniform reads over D >= K pages, D (1 - e^(-2K/D)) >= 0.86 K pages have been
+  // read: the curve reaches most of the way to the largest cache.
+  static constexpr double kCurveSpan = 2;
   // The share of compression time readers are taken to wait for before any measurement: the pool
   // runs beside them (compress_threads leaves them a CPU by default), so not all of it, but on a
   // small machine some.
@@ -257,6 +269,8 @@ class SplitTuner {
   // false, with nothing exported, without a curve or a candidate split.
   bool Predict(const Options& o, const TunerWindow& w, std::vector<AdviseRow>* rows)
       REQUIRES(mu_);
+  // Whether the curve stands for enough reads to tell the rows' caches apart (kCurveSpan).
+  bool CurveSpansCandidates(const std::vector<AdviseRow>& rows) const REQUIRES(mu_);
   // Decide: the recommendation for Fill, and under auto whether to change (the decider's
   // hysteresis).
   SplitDecider::Decision Decide(const Options& o, const std::vector<AdviseRow>& rows)

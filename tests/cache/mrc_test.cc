@@ -172,6 +172,53 @@ TEST(MissRatioCurveTest, AgingFollowsAChangeOfWorkload) {
   EXPECT_LT(aged.HitRatios({200})[0], 0.01);
   EXPECT_GT(aged.HitRatios({2000})[0], 0.98);
   EXPECT_NEAR(flat.HitRatios({200})[0], 0.5, 0.01);
+  // The reads each curve stands for: all of them, or what aging left (between one and two
+  // half-lives' worth, less rounding).
+  EXPECT_EQ(flat.counts().covered, 400000u);
+  EXPECT_GE(aged.counts().covered, 19000u);
+  EXPECT_LE(aged.counts().covered, 40000u);
+}
+
+// raw_tier = kernel's curve, young: uniform reads over 32 Ki pages, three passes. Counted over
+// every read, the first pass's first reads (a third of the reads) hold the hit ratio at the larger
+// sizes well below the steady state's k / 32 Ki; counted over the reads that can tell each size,
+// it is near. Beyond the data, the curve is flat.
+TEST(MissRatioCurveTest, KernelTiersYoungCurveTakesTheFirstReadsOfTheLatestReads) {
+  constexpr uint64_t kPages = 32768, kCache = 16384;
+  MissRatioCurve::Config whole = MissRatioCurve::Config::ForKernelTier(kCache);
+  whole.by_footprint = false;
+  MissRatioCurve latest(MissRatioCurve::Config::ForKernelTier(kCache));
+  MissRatioCurve history(whole);
+  std::mt19937_64 rng(5);
+  for (uint64_t i = 0; i < kPages * 3; ++i) {
+    const uint64_t h = H(rng() % kPages);
+    latest.Record(h);
+    history.Record(h);
+  }
+  for (uint64_t k : {kPages / 4, kPages / 2, kPages * 3 / 4, kPages * 7 / 8}) {
+    const double steady = static_cast<double>(k) / kPages;
+    const double got = latest.HitRatios({k})[0], was = history.HitRatios({k})[0];
+    std::printf("%llu pages: %.3f, over every read %.3f, steady %.3f\n",
+                static_cast<unsigned long long>(k), got, was, steady);
+    EXPECT_NEAR(got, steady, 0.1 * steady) << k;
+    if (k >= kPages * 3 / 4) EXPECT_LT(was, 0.85 * steady) << k;
+  }
+  const double full = latest.HitRatios({kPages})[0];
+  EXPECT_GT(full, 0.85);
+  EXPECT_DOUBLE_EQ(latest.HitRatios({2 * kPages})[0], full);
+}
+
+// Normalised by its samples (raw_tier = kernel's curve), a curve stands for its sampled weight:
+// about the reads of the pages it samples, scaled by the rate.
+TEST(MissRatioCurveTest, CoveredReadsAreTheSampledWeightWhenNormalisedBySamples) {
+  MissRatioCurve::Config config;
+  config.initial_rate = 1.0 / 8;
+  config.max_keys = 0;
+  config.normalize_by_samples = true;
+  MissRatioCurve mrc(config);
+  for (int i = 0; i < 400000; ++i) mrc.Record(H(i % 20000));
+  mrc.HitRatios({100});
+  EXPECT_NEAR(static_cast<double>(mrc.counts().covered), 400000.0, 40000.0);
 }
 
 TEST(MissRatioCurveTest, RecordDropsRatherThanWaitsWhileTheLockIsHeld) {

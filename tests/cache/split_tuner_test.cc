@@ -288,6 +288,75 @@ std::string RandomData(size_t bytes, uint32_t seed) {
   return out;
 }
 
+// An engine whose reads, curve and split the test sets: the tuner's own steps, without reads.
+class FakeEngine final : public SplitTuner::Engine {
+ public:
+  explicit FakeEngine(const std::string& settings) {
+    EXPECT_TRUE(ApplyOptionList(settings, "test", &o_, nullptr).ok()) << settings;
+  }
+  CacheStats Stats() const override {
+    CacheStats s;
+    s.reads = reads_;
+    s.raw_hits = reads_ / 2;
+    s.compressed_percent = o_.compressed_percent;
+    return s;
+  }
+  std::vector<PageCache::CurvePoint> HitRatioCurve() const override {
+    return UniformCurve(2048, 1024);  // data twice the memory: compressing pays
+  }
+  Options options() const override { return o_; }
+  Status ApplySplit(int percent, CodecKind codec) override {
+    o_.compressed_percent = percent;
+    o_.compressor = codec;
+    ++applied_;
+    return Status::Ok();
+  }
+  uint64_t CurveReads() const override { return curve_reads_; }
+
+  uint64_t reads_ = 0;
+  uint64_t curve_reads_ = 0;
+  int applied_ = 0;
+
+ private:
+  Options o_;
+};
+
+// A young curve, one standing for fewer reads than kCurveSpan times the largest cache a candidate
+// split makes, is flat beyond the pages read so far: its predictions are shown, but nothing is
+// recommended or changed. Once the same curve stands for enough reads, auto moves.
+TEST(SplitTunerTest, NoDecisionUntilTheCurveSpansTheLargestCandidateCache) {
+  FakeEngine engine("memory=8MiB,compressed_percent=auto,auto_max_step=10");
+  const int start = engine.options().compressed_percent;
+  VictimSample sample(8192);
+  const std::string text = CompressibleData(8192 * 64, 9);
+  for (uint32_t i = 0; i < VictimSample::kEvery * 64; ++i) {
+    sample.Offer(text.data() + 8192 * (i / VictimSample::kEvery), 8192);
+  }
+  SplitTuner tuner(&engine, &sample);
+  auto steps = [&](int n) {
+    for (int i = 0; i < n; ++i) {
+      engine.reads_ += 2 * SplitTuner::kMinWindowReads;
+      tuner.Step();
+    }
+  };
+  // The largest cache: 1024 pages of memory, nearly all of it compressed ~3x, read twice.
+  engine.curve_reads_ = 2 * 1024;
+  steps(8);
+  CacheStats s;
+  tuner.Fill(&s);
+  EXPECT_FALSE(s.predicted.empty()) << "predictions are shown while the curve is young";
+  EXPECT_EQ(s.recommended_percent, -1);
+  EXPECT_EQ(engine.applied_, 0);
+  EXPECT_EQ(engine.options().compressed_percent, start);
+
+  engine.curve_reads_ = 64 * 1024;
+  steps(8);
+  tuner.Fill(&s);
+  EXPECT_GT(s.recommended_percent, start);
+  EXPECT_GT(engine.applied_, 0);
+  EXPECT_GT(engine.options().compressed_percent, start);
+}
+
 struct AutoRun {
   CacheStats stats;
   std::vector<int> percents;  // compressed_percent seen after each burst
