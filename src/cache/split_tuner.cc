@@ -57,12 +57,23 @@ TunerWindow TunerWindow::Between(const CacheStats& before, const CacheStats& aft
   w.us_per_buffer =
       w.reads ? static_cast<double>(raw.sum_ns() + comp.sum_ns() + miss.sum_ns()) / w.reads / 1e3
               : 0;
+  w.compressed_hits = after.compressed_hits - before.compressed_hits;
+  w.promotions = after.promotions - before.promotions;
   w.evictions = after.evictions - before.evictions;
   w.compressions = after.compressions - before.compressions;
   return w;
 }
 
 // ---- the prediction -------------------------------------------------------------------------------
+
+double ReadsKeptFraction(double victims_kept, const TunerWindow& w) {
+  const double hits = static_cast<double>(w.compressed_hits);
+  const double misses = static_cast<double>(w.misses);
+  const double promoted = static_cast<double>(w.promotions);
+  if (hits <= 0 || misses <= 0) return victims_kept;
+  const double kept_misses = std::clamp(victims_kept * (misses + promoted) - promoted, 0.0, misses);
+  return std::clamp((hits + kept_misses) / (hits + misses), victims_kept, 1.0);
+}
 
 double CurveHitRatio(const std::vector<PageCache::CurvePoint>& curve, double miss_scale,
                      double pages) {
@@ -389,6 +400,7 @@ bool SplitTuner::Predict(const Options& o, const TunerWindow& w, std::vector<Adv
   in.admitted_per_victim = admitted_;
   in.compress_charge = 1;
   in.codecs = codecs_;
+  for (CodecProfile& c : in.codecs) c.storable_fraction = ReadsKeptFraction(c.storable_fraction, w);
   in.percents = CandidatePercents(o, host_);
   const bool kernel = o.kernel_raw_tier();
   if (kernel) {

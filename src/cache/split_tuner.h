@@ -16,6 +16,9 @@
 //                          here with each codec the decision may choose — the pages actually
 //                          cached, off the read path, whatever compressed_percent is (so C = 0
 //                          learns ratios too);
+//                          the share kept taken back from the victims' to the reads' pages
+//                          (ReadsKeptFraction: a compressed tier's misses are mostly of pages it
+//                          cannot keep);
 //                          averaged over decisions (kProfileWeight), since one sample is 64 pages,
 //                          restarted when two samples running say the data read has moved
 //                          (kProfileShift: the hot set went from text to media, say);
@@ -115,6 +118,8 @@ struct TunerWindow {
   double miss_us = 0;             // mean, µs; 0 if no miss
   double us_per_buffer = 0;       // the engine's, all paths
   uint64_t misses = 0;
+  uint64_t compressed_hits = 0;
+  uint64_t promotions = 0;
   uint64_t evictions = 0;
   uint64_t compressions = 0;
   // The window between two snapshots of the engine's counters.
@@ -145,6 +150,14 @@ struct LiveInputs {
 // point; its miss ratio then scaled by miss_scale, the hit ratio clamped to [0, 1].
 double CurveHitRatio(const std::vector<PageCache::CurvePoint>& curve, double miss_scale,
                      double pages);
+
+// The share of the pages read that a codec keeps, from `victims_kept`, the share of the raw tier's
+// victims it keeps, over window `w`. The victims are the pages entering the raw tier: misses and
+// promotions. A compressed tier holding the pages it can keep turns their misses into hits, so
+// the misses, and the victims with them, over-represent the pages it cannot keep. Of the reads, raw hits are of any page, compressed hits of kept ones; so the share is
+// (compressed hits + kept misses) / (compressed hits + misses), the kept misses being the kept
+// victims less the promotions. `victims_kept` itself while the window has no compressed hit.
+double ReadsKeptFraction(double victims_kept, const TunerWindow& w);
 
 // One row per (percent, codec), as PredictSplits gives them.
 std::vector<AdviseRow> PredictLive(const LiveInputs& in);

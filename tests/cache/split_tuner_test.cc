@@ -97,6 +97,27 @@ const AdviseRow& Best(const std::vector<AdviseRow>& rows) {
   return *best;
 }
 
+// The victims are the pages entering the raw tier, misses and promotions; with a compressed tier
+// holding what it keeps, the misses are mostly of pages it cannot keep.
+TEST(SplitTunerTest, KeptShareIsTakenBackFromTheVictimsToTheReads) {
+  TunerWindow w;
+  EXPECT_DOUBLE_EQ(ReadsKeptFraction(0.75, w), 0.75) << "no reads: the victims' share";
+  w.misses = 310;
+  EXPECT_DOUBLE_EQ(ReadsKeptFraction(0.75, w), 0.75) << "no compressed hit (C = 0): the same";
+  // raw_tier = kernel: no promotions. 690 compressed hits (kept pages), 310 misses of which 3/4
+  // kept: 922.5 of 1000 reads' pages kept.
+  w.compressed_hits = 690;
+  EXPECT_DOUBLE_EQ(ReadsKeptFraction(0.75, w), 0.9225);
+  // raw_tier = daemon: 200 of the 510 victims were promotions, all kept; the misses' kept share
+  // is what the other victims leave: 0.75 * 510 - 200 = 182.5 of 310.
+  w.promotions = 200;
+  EXPECT_NEAR(ReadsKeptFraction(0.75, w), (690 + 182.5) / 1000, 1e-12);
+  // Never below the victims' share, nor above 1.
+  w.promotions = 0;
+  EXPECT_DOUBLE_EQ(ReadsKeptFraction(1.0, w), 1.0);
+  EXPECT_DOUBLE_EQ(ReadsKeptFraction(0.0, w), 0.69);
+}
+
 TEST(SplitTunerTest, PredictionFavoursCompressionOnlyWhereItPays) {
   // Compressible data twice the memory, dear misses: a large split fits it all.
   std::vector<AdviseRow> rows = PredictLive(Inputs(3.0, 1.0, 200));
