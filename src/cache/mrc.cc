@@ -168,7 +168,7 @@ class MissRatioCurve::Stack {
     const double n = reads_;
     std::vector<double> out(capacities.size(), 0.0);
     if (n <= 0 || weight_ <= 0) return out;
-    const Cumulative hits(bins_);
+    const Cumulative hits(bins_);  // a read at distance d hits a cache of k pages when d < k
     if (by_footprint_) {
       const Cumulative told(footprint_bins_), reuses(footprint_reuse_bins_);
       // Sizes beyond what a quarter of the reads can tell are read at the largest that they can.
@@ -180,8 +180,8 @@ class MissRatioCurve::Stack {
         // read then may be a reuse at a distance below k of a read before the start); every
         // reuse among them lies below k. Counted over the rest:
         const double eligible = weight_ - told.Below(k);
-        const double hit = (hits.Below(k) - reuses.Below(k)) / eligible;
-        out[i] = eligible > 0 ? std::clamp(hit, 0.0, 1.0) : 0.0;
+        if (eligible <= 0) continue;
+        out[i] = std::clamp((hits.Below(k) - reuses.Below(k)) / eligible, 0.0, 1.0);
       }
       return out;
     }
