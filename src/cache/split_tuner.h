@@ -154,9 +154,10 @@ double CurveHitRatio(const std::vector<PageCache::CurvePoint>& curve, double mis
 // The share of the pages read that a codec keeps, from `victims_kept`, the share of the raw tier's
 // victims it keeps, over window `w`. The victims are the pages entering the raw tier: misses and
 // promotions. A compressed tier holding the pages it can keep turns their misses into hits, so
-// the misses, and the victims with them, over-represent the pages it cannot keep. Of the reads, raw hits are of any page, compressed hits of kept ones; so the share is
-// (compressed hits + kept misses) / (compressed hits + misses), the kept misses being the kept
-// victims less the promotions. `victims_kept` itself while the window has no compressed hit.
+// the misses, and the victims with them, over-represent the pages it cannot keep. Of the reads,
+// raw hits are of any page, compressed hits of kept ones; so the share is (compressed hits + kept
+// misses) / (compressed hits + misses), the kept misses being the kept victims less the
+// promotions. `victims_kept` itself while the window has no compressed hit.
 double ReadsKeptFraction(double victims_kept, const TunerWindow& w);
 
 // One row per (percent, codec), as PredictSplits gives them.

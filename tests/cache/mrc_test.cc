@@ -183,7 +183,7 @@ TEST(MissRatioCurveTest, AgingFollowsAChangeOfWorkload) {
 // every read, the first pass's first reads (a third of the reads) hold the hit ratio at the larger
 // sizes well below the steady state's k / 32 Ki; counted over the reads that can tell each size,
 // it is near. Beyond the data, the curve is flat.
-TEST(MissRatioCurveTest, KernelTiersYoungCurveTakesTheFirstReadsOfTheLatestReads) {
+TEST(MissRatioCurveTest, KernelTiersYoungCurveCountsEachSizeOverTheReadsThatCanTellIt) {
   constexpr uint64_t kPages = 32768, kCache = 16384;
   MissRatioCurve::Config whole = MissRatioCurve::Config::ForKernelTier(kCache);
   whole.by_footprint = false;
