@@ -29,6 +29,7 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -198,6 +199,19 @@ struct SplitPrediction {
   double us_per_buffer = 0;  // the engine's, as us_per_buffer() measures it
 };
 
+// CacheStats::split_waiting: what keeps the split estimator from deciding.
+namespace split_waiting {
+inline constexpr char kWindow[] = "window";            // a window of reads to measure over
+inline constexpr char kReuses[] = "reuses";            // reuses in the hit-ratio curve
+inline constexpr char kTrip[] = "trip";                // raw_tier = kernel: the FUSE trip's time
+inline constexpr char kAfterChange[] = "after_change"; // the window after a change is skipped
+inline constexpr char kCodecs[] = "codecs";            // a sample of evicted pages to profile
+inline constexpr char kFit[] = "fit";                  // no split fits the memory the daemon has
+inline constexpr char kCurveSpan[] = "curve_span";     // the curve's reads, to span the caches
+inline constexpr char kAutoKeys[] = "auto_keys";       // raw_tier = kernel with both keys fixed
+inline constexpr char kOff[] = "estimate_splits";      // estimate_splits = false
+}  // namespace split_waiting
+
 struct CacheStats {
   // The counters (see CCFS_CACHE_COUNTERS for what each means).
 #define CCFS_CACHE_STATS_FIELD(field, kind, help) uint64_t field = 0;
@@ -225,6 +239,13 @@ struct CacheStats {
   // raw_tier = kernel under auto: the FUSE round trip the prediction took, measured (0 in daemon
   // mode, where the trip is the same at every split and the prediction leaves it out).
   double predicted_trip_us = 0;
+  // What the estimator's latest step waited for instead of deciding (one of split_waiting::*),
+  // with how far it had got and what it needs (0 and 0 where no count applies). Empty once a step
+  // has decided: a recommendation then stands until the next decision, and a wait for the next
+  // window between decisions is the normal cadence.
+  std::string split_waiting;
+  uint64_t split_waiting_have = 0;
+  uint64_t split_waiting_need = 0;
 
   // Latency per path, measured inside the engine around each page.
   HistogramSnapshot raw_hit_latency;

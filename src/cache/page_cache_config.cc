@@ -10,6 +10,7 @@
 #include "cache/rcu.h"
 #include "cache/readahead.h"
 #include "config/live_options.h"
+#include "config/memory_bound.h"
 #include "util/cpus.h"
 
 namespace ccfs {
@@ -80,6 +81,8 @@ PageCache::Impl::~Impl() {
 // ---- the live keys ------------------------------------------------------------------------------
 
 Status PageCache::Impl::Reconfigure(const Options& wanted) {
+  // Read before the lock: Stats takes the tuner's mutex, which Step holds while it reads options.
+  const CacheStats now = Stats();
   MutexLock lock(&reconfigure_mu_);
   Options o = wanted;
   const Options cur = options();
@@ -88,6 +91,18 @@ Status PageCache::Impl::Reconfigure(const Options& wanted) {
     o.compressed_percent = cur.compressed_percent;
   }
   if (o.compressor_auto && cur.compressor_auto) o.compressor = cur.compressor;
+  // raw_tier = kernel: a higher split grows what the daemon holds, which must fit the memory
+  // cgroup it is in now, as auto's moves must (split_tuner.h CandidatePercents). A split set by
+  // hand that does not is refused; auto, turned on, starts at the largest that does.
+  if (o.kernel_raw_tier() && o.memory - o.kernel_budget() > cur.memory - cur.kernel_budget()) {
+    const HostMemory host = HostMemory::Read();
+    const uint64_t tiers_now = now.raw_bytes + now.compressed_bytes;
+    if (o.compressed_percent_auto) {
+      o.compressed_percent = cache::FittingPercentAtMost(o, host, tiers_now);
+    } else if (Status st = CheckSplitFits(o, host, tiers_now); !st.ok()) {
+      return st;
+    }
+  }
   return ApplyLocked(o);
 }
 
@@ -186,7 +201,11 @@ CacheStats PageCache::Impl::Stats() const {
   s.compression_level = o.compression_level;
   s.compressed_percent_auto = o.compressed_percent_auto;
   s.compressor_auto = o.compressor_auto;
-  if (tuner_) tuner_->Fill(&s);
+  if (tuner_) {
+    tuner_->Fill(&s);
+  } else {
+    s.split_waiting = split_waiting::kOff;
+  }
   s.raw_hit_latency = raw_hit_latency_.Snapshot();
   s.compressed_hit_latency = compressed_hit_latency_.Snapshot();
   s.miss_latency = miss_latency_.Snapshot();

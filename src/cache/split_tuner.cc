@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <string_view>
 
 #include <pthread.h>
 
@@ -124,15 +125,28 @@ std::vector<AdviseRow> PredictLive(const LiveInputs& in) {
   return PredictSplits(a);
 }
 
-std::vector<int> CandidatePercents(const Options& o, const HostMemory& host) {
+namespace {
+
+bool PercentFits(const Options& o, int percent, const HostMemory& host, uint64_t tiers_now) {
+  Options t = o;
+  t.compressed_percent = percent;
+  // Only under raw_tier = kernel does the split move what the daemon holds.
+  return t.raw_share() >= config::kMinRawPages * o.page_size &&
+         (!t.kernel_raw_tier() || CheckSplitFits(t, host, tiers_now).ok());
+}
+
+}  // namespace
+
+int FittingPercentAtMost(const Options& o, const HostMemory& host, uint64_t tiers_now) {
+  for (int p = o.compressed_percent; p > 0; p = (p - 1) / 5 * 5) {
+    if (PercentFits(o, p, host, tiers_now)) return p;
+  }
+  return 0;
+}
+
+std::vector<int> CandidatePercents(const Options& o, const HostMemory& host, uint64_t tiers_now) {
   std::vector<int> out;
-  auto fits = [&](int p) {
-    Options t = o;
-    t.compressed_percent = p;
-    // Only under raw_tier = kernel does the split move what the daemon holds.
-    return t.raw_share() >= config::kMinRawPages * o.page_size &&
-           (!t.kernel_raw_tier() || CheckMemoryFits(t, host).ok());
-  };
+  auto fits = [&](int p) { return PercentFits(o, p, host, tiers_now); };
   for (int p = 0; p <= 90; p += 5) {
     if (fits(p)) out.push_back(p);
   }
@@ -263,7 +277,7 @@ bool ProfileMoved(const CodecProfile& average, const CodecProfile& a, const Code
 // ---- the tuner ------------------------------------------------------------------------------------
 
 SplitTuner::SplitTuner(Engine* engine, const VictimSample* sample)
-    : engine_(engine), sample_(sample), host_(HostMemory::Read()) {}
+    : engine_(engine), sample_(sample) {}
 
 void SplitTuner::Start() { thread_ = std::thread([this] { Loop(); }); }
 
@@ -299,8 +313,20 @@ void SplitTuner::Step() {
   // raw_tier = kernel: the curve covers the readers' reads only while a key is under auto (the
   // engine keeps the curve's pages out of the kernel then); without it no prediction is made.
   const bool kernel = o.kernel_raw_tier();
-  if (kernel && !o.compressed_percent_auto && !o.compressor_auto) return;
+  if (kernel && !o.compressed_percent_auto && !o.compressor_auto) {
+    MutexLock lock(&mu_);
+    Wait(split_waiting::kAutoKeys);
+    return;
+  }
   const CacheStats now = engine_->Stats();
+  const HostMemory host = engine_->Host();
+  const uint64_t tiers_now = now.raw_bytes + now.compressed_bytes;
+  if (kernel && o.compressed_percent_auto) {
+    if (const int fit = FittingPercentAtMost(o, host, tiers_now); fit < o.compressed_percent) {
+      Apply(fit, o.compressor);
+      return;
+    }
+  }
   // The trip, once the window is long enough to decide on: measured without mu_, since its
   // request is answered by threads that may be reading the stats, which take mu_ (Fill).
   double trip_us = 0;
@@ -316,10 +342,13 @@ void SplitTuner::Step() {
   CodecKind codec = CodecKind::kLz4;
   {
     MutexLock lock(&mu_);
+    host_ = host;
+    tiers_now_ = tiers_now;
     TunerWindow w;
     std::vector<AdviseRow> rows;
     if (!Measure(o, now, trip_us, &w) || !Predict(o, w, &rows)) return;
     if (!CurveSpansCandidates(rows)) return;
+    Wait("");
     const SplitDecider::Decision d = Decide(o, rows);
     if (!d.change) return;
     percent = d.percent;
@@ -334,20 +363,35 @@ bool SplitTuner::Measure(const Options& o, const CacheStats& now, double trip_us
   if (!have_base_) {
     base_ = now;
     have_base_ = true;
+    Wait(split_waiting::kWindow, 0, kMinWindowReads);
     return false;
   }
   *w = TunerWindow::Between(base_, now);
-  if (w->reads < kMinWindowReads) return false;  // let the window grow
+  if (w->reads < kMinWindowReads) {  // let the window grow
+    // Until the first full window, the window is what is waited for; after it, what that window
+    // found missing stands (or "": decided) while the next one grows.
+    if (std::string_view(waiting_) == split_waiting::kWindow) {
+      Wait(split_waiting::kWindow, w->reads, kMinWindowReads);
+    }
+    return false;
+  }
   base_ = now;
-  if (engine_->CurveReuses() < kMinCurveReuses) return false;
+  if (const uint64_t reuses = engine_->CurveReuses(); reuses < kMinCurveReuses) {
+    Wait(split_waiting::kReuses, reuses, kMinCurveReuses);
+    return false;
+  }
   if (o.kernel_raw_tier()) {
-    if (trip_us <= 0) return false;
+    if (trip_us <= 0) {
+      Wait(split_waiting::kTrip);
+      return false;
+    }
     // One probe is a few trips on an idle thread; smoothed, so one slow wake-up does not swing
     // every prediction.
     trip_us_ = trip_us_ > 0 ? 0.5 * trip_us_ + 0.5 * trip_us : trip_us;
   }
   if (skip_windows_ > 0) {
     --skip_windows_;
+    Wait(split_waiting::kAfterChange);
     return false;
   }
   // Costs: the latest window with enough of each path.
@@ -359,6 +403,7 @@ bool SplitTuner::Measure(const Options& o, const CacheStats& now, double trip_us
     admitted_ = std::min(1.0, static_cast<double>(w->compressions) / w->evictions);
   }
   ProfileCodecs(o);
+  if (codecs_.empty()) Wait(split_waiting::kCodecs);
   return !codecs_.empty();
 }
 
@@ -401,13 +446,20 @@ bool SplitTuner::Predict(const Options& o, const TunerWindow& w, std::vector<Adv
   in.compress_charge = 1;
   in.codecs = codecs_;
   for (CodecProfile& c : in.codecs) c.storable_fraction = ReadsKeptFraction(c.storable_fraction, w);
-  in.percents = CandidatePercents(o, host_);
+  in.percents = CandidatePercents(o, host_, tiers_now_);
   const bool kernel = o.kernel_raw_tier();
   if (kernel) {
     in.raw_tier = RawTierMode::kKernel;
     in.trip_us = trip_us_;
   }
-  if (in.curve.empty() || in.percents.empty()) return false;
+  if (in.curve.empty()) {
+    Wait(split_waiting::kReuses, 0, kMinCurveReuses);
+    return false;
+  }
+  if (in.percents.empty()) {
+    Wait(split_waiting::kFit);
+    return false;
+  }
   *rows = PredictLive(in);
   // Anchor the curve at the split in force: its predicted miss ratio is scaled to the measured one
   // (the engine's policy misses a share of what LRU would, across sizes, more nearly than it hits
@@ -441,12 +493,22 @@ bool SplitTuner::Predict(const Options& o, const TunerWindow& w, std::vector<Adv
   return true;
 }
 
-bool SplitTuner::CurveSpansCandidates(const std::vector<AdviseRow>& rows) const {
+bool SplitTuner::CurveSpansCandidates(const std::vector<AdviseRow>& rows) {
   double largest = 0;
   for (const AdviseRow& r : rows) {
     largest = std::max(largest, r.model.raw_capacity_pages + r.model.compressed_capacity_pages);
   }
-  return static_cast<double>(engine_->CurveReads()) >= kCurveSpan * largest;
+  const uint64_t reads = engine_->CurveReads();
+  const double need = kCurveSpan * largest;
+  if (static_cast<double>(reads) >= need) return true;
+  Wait(split_waiting::kCurveSpan, reads, static_cast<uint64_t>(std::ceil(need)));
+  return false;
+}
+
+void SplitTuner::Wait(const char* what, uint64_t have, uint64_t need) {
+  waiting_ = what;
+  waiting_have_ = have;
+  waiting_need_ = need;
 }
 
 SplitDecider::Decision SplitTuner::Decide(const Options& o, const std::vector<AdviseRow>& rows) {
@@ -489,6 +551,9 @@ void SplitTuner::Fill(CacheStats* s) const {
   s->recommended_codec = recommended_codec_;
   s->predicted_us_per_buffer = predicted_us_;
   s->predicted_trip_us = trip_us_;
+  s->split_waiting = waiting_;
+  s->split_waiting_have = waiting_have_;
+  s->split_waiting_need = waiting_need_;
   s->split_changes = changes_.load(std::memory_order_relaxed);
 }
 

@@ -164,11 +164,17 @@ double ReadsKeptFraction(double victims_kept, const TunerWindow& w);
 std::vector<AdviseRow> PredictLive(const LiveInputs& in);
 
 // The splits compressed_percent may take: 0, 5, .., 90 and `current`, those leaving the raw tier
-// kMinRawPages pages (config/keys.h) and, under raw_tier = kernel, fitting `host` as a mount at
-// that split must (config/memory_bound.h: the daemon holds the compressed tier, so a higher split
-// needs more of the memory cgroup's room), ascending. The mount checks only the split it starts
-// from; auto must not move beyond what the cgroup holds.
-std::vector<int> CandidatePercents(const Options& o, const HostMemory& host = {});
+// kMinRawPages pages (config/keys.h) and, under raw_tier = kernel, fitting `host` with the daemon's
+// tiers, holding `tiers_now` bytes now, at their budgets there (config/memory_bound.h
+// CheckSplitFits: the daemon holds the compressed tier, so a higher split needs more of the memory
+// cgroup's room), ascending. The mount checks only the split it starts from; auto must not move
+// beyond what the cgroup holds.
+std::vector<int> CandidatePercents(const Options& o, const HostMemory& host = {},
+                                   uint64_t tiers_now = 0);
+
+// raw_tier = kernel: the largest of `o`'s compressed_percent and the multiples of 5 below it that
+// fits as CandidatePercents says; 0 when none does (the least the daemon can hold).
+int FittingPercentAtMost(const Options& o, const HostMemory& host, uint64_t tiers_now);
 
 // Whether two samples running, `a` then `b`, both lie away from the codec's running average the
 // same way by more than SplitTuner::kProfileShift: in the share of pages kept (absolute) or in
@@ -222,6 +228,9 @@ class SplitTuner {
     virtual uint64_t CurveReuses() const { return kMinCurveReuses; }
     // The reads the curve stands for (MissRatioCurve::Counts::covered).
     virtual uint64_t CurveReads() const { return UINT64_MAX; }
+    // The machine and the memory cgroup the daemon is in, now: read at every step, since the
+    // daemon may be moved into a cgroup after its mount (ccfs replay does).
+    virtual HostMemory Host() const { return HostMemory::Read(); }
   };
   static constexpr uint64_t kMinWindowReads = 4096;
   // No prediction until the curve has seen this many reuses of its sampled pages. Before, its
@@ -262,10 +271,12 @@ class SplitTuner {
   // Stops and joins the thread.
   void Stop();
   // Looks at the reads since the last window: Measure, Predict, Decide (a recommendation; under
-  // auto, a change) and Apply.
+  // auto, a change) and Apply. First, under raw_tier = kernel with compressed_percent = auto, a
+  // split in force that no longer fits the memory cgroup (FittingPercentAtMost) is left at once,
+  // without a window or the decider's hysteresis: the cgroup's OOM killer would end the mount.
   void Step() EXCLUDES(mu_);
   // The latest prediction into `s` (predicted, recommended_*, predicted_us_per_buffer,
-  // split_changes).
+  // split_waiting*, split_changes).
   void Fill(CacheStats* s) const EXCLUDES(mu_);
 
  private:
@@ -284,7 +295,10 @@ class SplitTuner {
   bool Predict(const Options& o, const TunerWindow& w, std::vector<AdviseRow>* rows)
       REQUIRES(mu_);
   // Whether the curve stands for enough reads to tell the rows' caches apart (kCurveSpan).
-  bool CurveSpansCandidates(const std::vector<AdviseRow>& rows) const REQUIRES(mu_);
+  bool CurveSpansCandidates(const std::vector<AdviseRow>& rows) REQUIRES(mu_);
+  // What the step waits for instead of deciding, for Fill (CacheStats::split_waiting); "" once it
+  // decides. Each early return of Step's parts says why.
+  void Wait(const char* what, uint64_t have = 0, uint64_t need = 0) REQUIRES(mu_);
   // Decide: the recommendation for Fill, and under auto whether to change (the decider's
   // hysteresis).
   SplitDecider::Decision Decide(const Options& o, const std::vector<AdviseRow>& rows)
@@ -295,7 +309,6 @@ class SplitTuner {
 
   Engine* const engine_;
   const VictimSample* const sample_;
-  const HostMemory host_;  // read once: the machine and memory cgroup the splits must fit
 
   mutable Mutex mu_;
   bool have_base_ GUARDED_BY(mu_) = false;
@@ -313,6 +326,11 @@ class SplitTuner {
   int recommended_percent_ GUARDED_BY(mu_) = -1;
   int recommended_codec_ GUARDED_BY(mu_) = 0;
   double predicted_us_ GUARDED_BY(mu_) = 0;
+  HostMemory host_ GUARDED_BY(mu_);  // this step's: the machine and cgroup the splits must fit
+  uint64_t tiers_now_ GUARDED_BY(mu_) = 0;  // the bytes the daemon's tiers hold at this step
+  const char* waiting_ GUARDED_BY(mu_) = split_waiting::kWindow;  // a string literal
+  uint64_t waiting_have_ GUARDED_BY(mu_) = 0;
+  uint64_t waiting_need_ GUARDED_BY(mu_) = kMinWindowReads;
   std::atomic<uint64_t> changes_{0};
 
   Mutex wake_mu_;

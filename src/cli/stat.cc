@@ -131,9 +131,11 @@ int PrintSplits(const StatArgs& args) {
   std::printf("split in force: compressed_percent = %s%d, compressor = %s%s\n",
               s.compressed_percent_auto ? "auto, now " : "", s.compressed_percent,
               s.compressor_auto ? "auto, now " : "", codec.c_str());
+  // What it waits for, said while there is no prediction, or no recommendation beside one.
+  const std::string waiting = SplitWaitingText(s);
   if (s.predicted.empty()) {
-    std::printf("no prediction yet: the estimator needs a window of reads (4096) first, and "
-                "estimate_splits = true\n");
+    std::printf("no prediction yet: waiting for %s\n",
+                waiting.empty() ? "a window of reads" : waiting.c_str());
     return 0;
   }
   std::printf("%4s %5s %7s %9s\n", "C%", "codec", "hit%", "us/buf");
@@ -144,6 +146,9 @@ int PrintSplits(const StatArgs& args) {
                 p.percent == 0 ? "-" : CodecName(static_cast<CodecKind>(p.codec)),
                 100 * p.hit_ratio, p.us_per_buffer, current ? "  <- in force" : "",
                 best ? "  <- recommended" : "");
+  }
+  if (s.recommended_percent < 0 && !waiting.empty()) {
+    std::printf("no recommendation yet: waiting for %s\n", waiting.c_str());
   }
   return 0;
 }

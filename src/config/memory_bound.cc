@@ -1,5 +1,9 @@
 #include "config/memory_bound.h"
 
+#include <unistd.h>
+
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "ccfs/config.h"
@@ -12,7 +16,11 @@ HostMemory HostMemory::Read() {
   HostMemory h;
   h.ram_bytes = ProcMeminfoBytes("MemTotal:");
   CgroupMemory m;
-  if (ReadCgroupMemory(&m)) h.cgroup_limit_bytes = m.limit;
+  if (ReadCgroupMemory(&m)) {
+    h.cgroup_limit_bytes = m.limit;
+    h.cgroup_unreclaimable_bytes = m.usage > m.file ? m.usage - m.file : 0;
+  }
+  h.self_anon_bytes = ProcStatusBytes(getpid(), "RssAnon:");
   return h;
 }
 
@@ -52,6 +60,26 @@ Status CheckMemoryFits(const Options& o, const HostMemory& host) {
       "memory to at most {} or raise the cgroup's limit",
       memory, FormatSize(kDaemonOwnBytes), FormatSize(tiers + kDaemonOwnBytes), FormatSize(limit),
       FormatSize(limit > kDaemonOwnBytes ? limit - kDaemonOwnBytes : 0)));
+}
+
+Status CheckSplitFits(const Options& o, const HostMemory& host, uint64_t tiers_now) {
+  Status st = CheckMemoryFits(o, host);
+  if (!st.ok() || host.cgroup_limit_bytes == 0) return st;
+  const uint64_t own = std::max(
+      host.self_anon_bytes > tiers_now ? host.self_anon_bytes - tiers_now : 0, kDaemonOwnBytes);
+  // Charge made before the daemon was moved into the cgroup stays where it was made: the cgroup
+  // may hold less of the daemon than its RssAnon, and then nothing is counted as the readers'.
+  const uint64_t readers = host.cgroup_unreclaimable_bytes > host.self_anon_bytes
+                               ? host.cgroup_unreclaimable_bytes - host.self_anon_bytes
+                               : 0;
+  const uint64_t tiers = o.memory - o.kernel_budget();
+  const uint64_t need = own + readers + tiers + kSplitHeadroomBytes;
+  if (need <= host.cgroup_limit_bytes) return Status::Ok();
+  return Status::InvalidArgument(fmt::format(
+      "compressed_percent = {}: the daemon's tiers ({}), its own memory ({}), its readers' ({}) "
+      "and {} of room need {}, more than the limit of the memory cgroup it is in now ({})",
+      o.compressed_percent, FormatSize(tiers), FormatSize(own), FormatSize(readers),
+      FormatSize(kSplitHeadroomBytes), FormatSize(need), FormatSize(host.cgroup_limit_bytes)));
 }
 
 }  // namespace ccfs

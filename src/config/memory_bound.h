@@ -29,14 +29,30 @@ inline constexpr uint64_t kDaemonOwnBytes = 16ull << 20;
 struct HostMemory {
   uint64_t ram_bytes = 0;           // MemTotal; 0: unknown, not checked
   uint64_t cgroup_limit_bytes = 0;  // the memory cgroup's limit (the tightest of its ancestors'); 0: none
+  // What the cgroup is charged now beyond page cache (its processes' anonymous memory: the
+  // daemon's and its readers'); 0 without a limit.
+  uint64_t cgroup_unreclaimable_bytes = 0;
+  uint64_t self_anon_bytes = 0;     // this process's anonymous resident memory (RssAnon); 0: unknown
 
   // This machine and this process's memory cgroup, now.
   static HostMemory Read();
 };
 
+// Room kept free in the cgroup beside what CheckSplitFits counts: a reader's heap and pages in
+// flight grow between two decisions.
+inline constexpr uint64_t kSplitHeadroomBytes = 4ull << 20;
+
 // Ok, or InvalidArgument naming `memory` (and, in kernel mode, `compressed_percent`) with the
 // figures, when `o` cannot fit in `host` as the file comment says.
 Status CheckMemoryFits(const Options& o, const HostMemory& host);
+
+// raw_tier = kernel, a split auto may move to: CheckMemoryFits, then whether the cgroup the daemon
+// is in now holds the daemon's tiers at their budgets under `o`'s split beside what it holds
+// already. A daemon may be moved into a cgroup after its mount (ccfs replay puts it beside its
+// reader), so the mount's check says nothing of it. Counted: the daemon's own memory (its RssAnon
+// beyond `tiers_now`, the bytes its tiers hold now; at least kDaemonOwnBytes), the cgroup's other
+// unreclaimable charge (its readers'), the tiers' budgets and kSplitHeadroomBytes.
+Status CheckSplitFits(const Options& o, const HostMemory& host, uint64_t tiers_now);
 
 }  // namespace ccfs
 

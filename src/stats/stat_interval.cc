@@ -214,4 +214,33 @@ std::string FormatStatJson(const StatInterval& iv, std::time_t now) {
   return j.dump() + "\n";
 }
 
+std::string SplitWaitingText(const CacheStats& s) {
+  namespace w = split_waiting;
+  const std::string& what = s.split_waiting;
+  const std::string counts =
+      fmt::format("{} of {}", s.split_waiting_have, s.split_waiting_need);
+  if (what.empty()) return "";
+  if (what == w::kWindow) return "a window of reads to measure over (" + counts + " reads)";
+  if (what == w::kReuses) {
+    return "the hit-ratio curve to see pages read again (" + counts + " reuses sampled)";
+  }
+  if (what == w::kTrip) return "a measurement of the FUSE round trip (raw_tier = kernel)";
+  if (what == w::kAfterChange) return "the window after a change of split to pass (tiers refilling)";
+  if (what == w::kCodecs) return "pages evicted from the raw tier to profile the codecs on";
+  if (what == w::kFit) {
+    return "a split whose tiers fit the memory the daemon has (none fits: see `ccfs mount`'s "
+           "memory check)";
+  }
+  if (what == w::kCurveSpan) {
+    return "the hit-ratio curve to span the largest candidate cache twice over (" + counts +
+           " reads)";
+  }
+  if (what == w::kAutoKeys) {
+    return "compressed_percent or compressor = auto: under raw_tier = kernel the estimator sees "
+           "the readers' reads only then";
+  }
+  if (what == w::kOff) return "estimate_splits = true (it is false)";
+  return what;
+}
+
 }  // namespace ccfs

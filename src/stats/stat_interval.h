@@ -81,6 +81,10 @@ std::string FormatStatLine(const StatInterval& iv, std::time_t now, bool energy)
 // joules_per_buffer is null when iv.joules is unknown; since_mount tells the summary apart.
 std::string FormatStatJson(const StatInterval& iv, std::time_t now);
 
+// What keeps the split estimator from recommending a split, in words with its counts
+// (CacheStats::split_waiting); "" when nothing does.
+std::string SplitWaitingText(const CacheStats& s);
+
 }  // namespace ccfs
 
 #endif  // CCFS_STATS_STAT_INTERVAL_H_

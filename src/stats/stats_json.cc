@@ -135,6 +135,7 @@ Status ParseHistogram(const Json& j, const std::string& where, HistogramSnapshot
 }
 
 // "split_estimate": {recommended_percent, recommended_compressor, predicted_us_per_buffer, trip_us,
+// waiting_for, waiting_have, waiting_need,
 // predicted: [{compressed_percent, compressor, hit_ratio, us_per_buffer}, ...]}.
 Status ParseSplitEstimate(const Json& j, CacheStats* out) {
   auto bad = [](const std::string& what, const Json& got) {
@@ -164,6 +165,17 @@ Status ParseSplitEstimate(const Json& j, CacheStats* out) {
   if (auto it = j.find("trip_us"); it != j.end()) {
     if (!it->is_number()) return bad("trip_us must be a number", *it);
     out->predicted_trip_us = it->get<double>();
+  }
+  if (auto it = j.find("waiting_for"); it != j.end()) {
+    if (!it->is_string()) return bad("waiting_for must be a string", *it);
+    out->split_waiting = it->get<std::string>();
+  }
+  for (auto [name, field] : {std::pair{"waiting_have", &out->split_waiting_have},
+                             std::pair{"waiting_need", &out->split_waiting_need}}) {
+    if (auto it = j.find(name); it != j.end()) {
+      if (!it->is_number_unsigned()) return bad(std::string(name) + " must be a count", *it);
+      *field = it->get<uint64_t>();
+    }
   }
   if (auto it = j.find("predicted"); it != j.end()) {
     if (!it->is_array()) return bad("predicted must be an array", *it);
@@ -212,6 +224,9 @@ Json StatsObject(const CacheStats& s) {
   split["recommended_compressor"] = CodecName(static_cast<CodecKind>(s.recommended_codec));
   split["predicted_us_per_buffer"] = Round3(s.predicted_us_per_buffer);
   split["trip_us"] = Round3(s.predicted_trip_us);
+  split["waiting_for"] = s.split_waiting;
+  split["waiting_have"] = s.split_waiting_have;
+  split["waiting_need"] = s.split_waiting_need;
   Json curve = Json::array();
   for (const SplitPrediction& p : s.predicted) {
     curve.push_back({{"compressed_percent", p.percent},

@@ -201,7 +201,9 @@ TEST(MissRatioCurveTest, KernelTiersYoungCurveCountsEachSizeOverTheReadsThatCanT
     std::printf("%llu pages: %.3f, over every read %.3f, steady %.3f\n",
                 static_cast<unsigned long long>(k), got, was, steady);
     EXPECT_NEAR(got, steady, 0.1 * steady) << k;
-    if (k >= kPages * 3 / 4) EXPECT_LT(was, 0.85 * steady) << k;
+    if (k >= kPages * 3 / 4) {
+      EXPECT_LT(was, 0.85 * steady) << k;
+    }
   }
   const double full = latest.HitRatios({kPages})[0];
   EXPECT_GT(full, 0.85);

@@ -333,10 +333,12 @@ class FakeEngine final : public SplitTuner::Engine {
     return Status::Ok();
   }
   uint64_t CurveReads() const override { return curve_reads_; }
+  HostMemory Host() const override { return host_; }
 
   uint64_t reads_ = 0;
   uint64_t curve_reads_ = 0;
   int applied_ = 0;
+  HostMemory host_;  // none: every split fits
 
  private:
   Options o_;
@@ -354,6 +356,9 @@ TEST(SplitTunerTest, NoDecisionUntilTheCurveSpansTheLargestCandidateCache) {
     sample.Offer(text.data() + 8192 * (i / VictimSample::kEvery), 8192);
   }
   SplitTuner tuner(&engine, &sample);
+  CacheStats s;
+  tuner.Fill(&s);
+  EXPECT_EQ(s.split_waiting, split_waiting::kWindow) << "before the first step";
   auto steps = [&](int n) {
     for (int i = 0; i < n; ++i) {
       engine.reads_ += 2 * SplitTuner::kMinWindowReads;
@@ -363,19 +368,55 @@ TEST(SplitTunerTest, NoDecisionUntilTheCurveSpansTheLargestCandidateCache) {
   // The largest cache: 1024 pages of memory, nearly all of it compressed ~3x, read twice.
   engine.curve_reads_ = 2 * 1024;
   steps(8);
-  CacheStats s;
   tuner.Fill(&s);
   EXPECT_FALSE(s.predicted.empty()) << "predictions are shown while the curve is young";
   EXPECT_EQ(s.recommended_percent, -1);
   EXPECT_EQ(engine.applied_, 0);
   EXPECT_EQ(engine.options().compressed_percent, start);
+  // Which is said: what it waits for, how far the curve has got and how far it must.
+  EXPECT_EQ(s.split_waiting, split_waiting::kCurveSpan);
+  EXPECT_EQ(s.split_waiting_have, 2u * 1024);
+  EXPECT_GT(s.split_waiting_need, 2u * 1024);
+  EXPECT_LE(s.split_waiting_need, 64u * 1024);
+  // A window still growing does not hide that reason.
+  engine.reads_ += SplitTuner::kMinWindowReads / 2;
+  tuner.Step();
+  tuner.Fill(&s);
+  EXPECT_EQ(s.split_waiting, split_waiting::kCurveSpan);
 
   engine.curve_reads_ = 64 * 1024;
   steps(8);
   tuner.Fill(&s);
+  EXPECT_EQ(s.split_waiting, "") << "decided";
   EXPECT_GT(s.recommended_percent, start);
   EXPECT_GT(engine.applied_, 0);
   EXPECT_GT(engine.options().compressed_percent, start);
+}
+
+// Under raw_tier = kernel the daemon may be moved into a memory cgroup after its mount (ccfs
+// replay does), or its readers there may grow: a split in force that no longer fits is left at
+// the next step, for the largest that fits, without a window of reads or the decider's agreement.
+TEST(SplitTunerTest, KernelModeLeavesASplitThatNoLongerFitsAtOnce) {
+  FakeEngine engine("memory=64MiB,raw_tier=kernel,compressed_percent=auto");
+  const int start = engine.options().compressed_percent;
+  ASSERT_GE(start, 20);
+  SplitTuner tuner(&engine, nullptr);
+  tuner.Step();
+  EXPECT_EQ(engine.applied_, 0) << "no cgroup: the split stays";
+  engine.host_.cgroup_limit_bytes = 64ull << 20;
+  engine.host_.self_anon_bytes = 20ull << 20;  // tiers empty (FakeEngine): 20 MiB of its own
+  engine.host_.cgroup_unreclaimable_bytes = 50ull << 20;  // 30 MiB of readers
+  tuner.Step();
+  EXPECT_EQ(engine.applied_, 1);
+  const int fit = engine.options().compressed_percent;
+  EXPECT_LT(fit, start);
+  EXPECT_GT(fit, 0);
+  Options o = engine.options();
+  EXPECT_TRUE(CheckSplitFits(o, engine.host_, 0).ok()) << fit;
+  o.compressed_percent = fit + 5;
+  EXPECT_FALSE(CheckSplitFits(o, engine.host_, 0).ok()) << "the largest that fits";
+  tuner.Step();
+  EXPECT_EQ(engine.applied_, 1) << "what fits is left alone";
 }
 
 struct AutoRun {
@@ -515,6 +556,7 @@ TEST(SplitTunerEngineTest, KernelRawTierGetsNoPrediction) {
   EXPECT_GT(run.stats.reads, 12000u) << "enough reads for a few windows";
   EXPECT_TRUE(run.stats.predicted.empty());
   EXPECT_EQ(run.stats.recommended_percent, -1);
+  EXPECT_EQ(run.stats.split_waiting, split_waiting::kAutoKeys);
 }
 
 // What the FUSE layer asks of the engine for each page it serves under raw_tier = kernel: keep it
@@ -549,6 +591,9 @@ TEST(SplitTunerEngineTest, KernelRawTierUnderAutoPredictsWithTheMeasuredTrip) {
   AutoRun blind = RunAuto(data, settings, 30, [](const CacheStats& s) { return s.reads > 12000; });
   EXPECT_GT(blind.stats.reads, 12000u);
   EXPECT_TRUE(blind.stats.predicted.empty()) << "no trip measured, no prediction";
+  EXPECT_TRUE(blind.stats.split_waiting == split_waiting::kTrip ||
+              blind.stats.split_waiting == split_waiting::kReuses)
+      << blind.stats.split_waiting;
 
   std::atomic<int> probes{0}, applied{0};
   AutoRun run = RunAuto(
@@ -574,6 +619,7 @@ TEST(SplitTunerEngineTest, EstimatorOffRecordsNothing) {
   EXPECT_EQ(run.stats.mrc_samples, 0u);
   EXPECT_TRUE(run.stats.predicted.empty());
   EXPECT_EQ(run.stats.recommended_percent, -1);
+  EXPECT_EQ(run.stats.split_waiting, split_waiting::kOff);
 }
 
 }  // namespace

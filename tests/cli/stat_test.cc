@@ -41,17 +41,40 @@ CacheStats Steady() {
 }
 
 // --splits prints the estimator's whole prediction once, marking the split in force and the
-// recommended one; without a prediction it says why.
+// recommended one; without a prediction, or without a recommendation beside it, it says what the
+// estimator waits for (through stats.json, as a mount publishes it).
 TEST(StatCommandTest, SplitsPrintsThePredictionOnce) {
   FakeMount mount;
   CacheStats s = Steady();
   s.compressed_percent_auto = true;
+  s.split_waiting = split_waiting::kReuses;
+  s.split_waiting_have = 100;
+  s.split_waiting_need = 256;
   mount.SetStats(s);
   auto r = RunCcfs({"stat", mount.path(), "--splits"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("compressed_percent = auto, now 25"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("no prediction yet"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("no prediction yet: waiting for the hit-ratio curve to see pages read "
+                       "again (100 of 256 reuses sampled)"),
+            std::string::npos)
+      << r.out;
 
+  // Predictions, held back from a recommendation while the curve is young.
+  s.split_waiting = split_waiting::kCurveSpan;
+  s.split_waiting_have = 5000;
+  s.split_waiting_need = 20000;
+  s.predicted = {{0, static_cast<int>(CodecKind::kZstd), 0.5, 50.0},
+                 {25, static_cast<int>(CodecKind::kZstd), 0.6, 40.0}};
+  mount.SetStats(s);
+  r = RunCcfs({"stat", mount.path(), "--splits"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out.find("<- recommended"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("no recommendation yet: waiting for the hit-ratio curve to span the "
+                       "largest candidate cache twice over (5000 of 20000 reads)"),
+            std::string::npos)
+      << r.out;
+
+  s.split_waiting.clear();
   s.recommended_percent = 40;
   s.recommended_codec = static_cast<int>(CodecKind::kZstd);
   s.predicted = {{0, static_cast<int>(CodecKind::kZstd), 0.5, 50.0},

@@ -1,5 +1,6 @@
 // CheckMemoryFits: a `memory` the machine or the daemon's memory cgroup cannot hold is refused,
-// naming the keys and the figures; what fits is accepted.
+// naming the keys and the figures; what fits is accepted. CheckSplitFits: a split auto or
+// `ccfs set` may move to, against what the cgroup holds now.
 #include "config/memory_bound.h"
 
 #include <gmock/gmock.h>
@@ -67,6 +68,35 @@ TEST(MemoryBoundTest, KernelModeCountsOnlyTheDaemonsTiers) {
   // The same budget in daemon mode holds all 64 MiB itself.
   o.raw_tier = "daemon";
   EXPECT_FALSE(CheckMemoryFits(o, host).ok());
+}
+
+// What the cgroup holds now counts: the daemon's own memory as measured (its RssAnon beyond its
+// tiers' bytes), and its readers' (the cgroup's unreclaimable charge beyond the daemon's).
+TEST(MemoryBoundTest, SplitFitsCountWhatTheCgroupHoldsNow) {
+  HostMemory host{24 * kGiB, 64 * kMiB};
+  host.self_anon_bytes = 50 * kMiB;  // 30 MiB in the tiers: 20 of its own
+  host.cgroup_unreclaimable_bytes = 50 * kMiB;
+  Options o = WithMemory(64 * kMiB);
+  o.raw_tier = "kernel";
+  o.compressed_percent = 50;  // 32 MiB compressed + the staging tier: 20 + 33 + 4 < 64
+  EXPECT_TRUE(CheckSplitFits(o, host, 30 * kMiB).ok()) << CheckSplitFits(o, host, 30 * kMiB).ToString();
+  // A reader takes 16 MiB more: 20 + 16 + 33 + 4 > 64.
+  host.cgroup_unreclaimable_bytes = 66 * kMiB;
+  Status s = CheckSplitFits(o, host, 30 * kMiB);
+  ASSERT_FALSE(s.ok());
+  EXPECT_THAT(s.message(), HasSubstr("compressed_percent = 50"));
+  EXPECT_THAT(s.message(), HasSubstr("its readers' (16MiB)"));
+  EXPECT_THAT(s.message(), HasSubstr("memory cgroup"));
+  o.compressed_percent = 25;
+  EXPECT_TRUE(CheckSplitFits(o, host, 30 * kMiB).ok());
+  // The daemon's own memory is never taken below the mount's allowance.
+  host.self_anon_bytes = 30 * kMiB;
+  host.cgroup_unreclaimable_bytes = 30 * kMiB;
+  o.compressed_percent = 70;  // 16 + 45.8 + 4 > 64
+  EXPECT_FALSE(CheckSplitFits(o, host, 30 * kMiB).ok());
+  // Without a cgroup limit only the machine counts.
+  host.cgroup_limit_bytes = 0;
+  EXPECT_TRUE(CheckSplitFits(o, host, 30 * kMiB).ok());
 }
 
 }  // namespace
