@@ -1,6 +1,7 @@
 // The memory budget seen from a mount: a `memory` the machine or the daemon's memory cgroup cannot
-// hold is refused before anything is mounted; a large budget over a small data set costs about
-// what a small one does; the daemon's resident memory is in its stats.
+// hold is refused before anything is mounted; a daemon moved into a cgroup afterwards keeps its
+// splits within it; a large budget over a small data set costs about what a small one does; the
+// daemon's resident memory is in its stats.
 #include <gmock/gmock.h>
 
 #include <signal.h>
@@ -32,6 +33,24 @@ class MountMemoryTest : public MountTest {
   // Reads every byte of `rel` through the mount.
   void ReadThrough(const std::string& rel) {
     EXPECT_EQ(ReadWholeFile(ds_.MntPath(rel)), ReadWholeFile(ds_.DataPath(rel)));
+  }
+
+  // A fresh memory cgroup of 64 MiB, the equal-RAM rule's for memory=64MiB; null with *skip set
+  // where the test cannot run: a sanitizer build's daemon (shadow memory, quarantine) does not
+  // run within 64 MiB, or there is no cgroup v1 memory controller.
+  static std::unique_ptr<MemoryCgroup> Cgroup64MiB(std::string* skip) {
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+    *skip = "sanitizer build: its daemon needs more than the 64 MiB cgroup";
+    return nullptr;
+#endif
+    if (!std::filesystem::exists(std::string(MemoryCgroup::kRoot) + "/cgroup.procs")) {
+      *skip = std::string("no cgroup v1 memory controller at ") + MemoryCgroup::kRoot;
+      return nullptr;
+    }
+    std::unique_ptr<MemoryCgroup> cgroup;
+    const Status s = MemoryCgroup::Create(64 * kMiB, &cgroup);
+    if (!s.ok()) *skip = s.ToString();
+    return cgroup;
   }
 };
 
@@ -97,16 +116,9 @@ TEST_F(MountMemoryTest, ALargeBudgetOverASmallDataSetCostsLittle) {
 // daemon's own memory overflow the cgroup would end in its OOM killer. Refused at mount; a
 // smaller share mounts.
 TEST_F(MountMemoryTest, KernelModeTiersThatOverflowTheDaemonsCgroupAreRefused) {
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-  // A sanitizer build's daemon (shadow memory, quarantine) does not start within 64 MiB.
-  GTEST_SKIP() << "sanitizer build: its daemon needs more than the 64 MiB cgroup";
-#endif
-  if (!std::filesystem::exists(std::string(MemoryCgroup::kRoot) + "/cgroup.procs")) {
-    GTEST_SKIP() << "no cgroup v1 memory controller at " << MemoryCgroup::kRoot;
-  }
-  std::unique_ptr<MemoryCgroup> cgroup;
-  Status s = MemoryCgroup::Create(64 * kMiB, &cgroup);
-  if (!s.ok()) GTEST_SKIP() << s.ToString();
+  std::string skip;
+  const std::unique_ptr<MemoryCgroup> cgroup = Cgroup64MiB(&skip);
+  if (!cgroup) GTEST_SKIP() << skip;
   auto mount_in_cgroup = [&](const std::string& options) {
     std::vector<std::string> argv = {"sh", "-c", "echo $$ > \"$0/cgroup.procs\" && exec \"$@\"",
                                      cgroup->path(), CCFS_BINARY};
@@ -140,16 +152,10 @@ TEST_F(MountMemoryTest, KernelModeTiersThatOverflowTheDaemonsCgroupAreRefused) {
 // now. Auto leaves a split in force that no longer fits it at its next step, without waiting for a
 // window of reads; `ccfs set` refuses a split whose tiers would overflow it; the mount stays up.
 TEST_F(MountMemoryTest, KernelModeSplitsFitTheCgroupTheDaemonIsMovedInto) {
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-  GTEST_SKIP() << "sanitizer build: its daemon's own memory alone nears the 64 MiB cgroup";
-#endif
-  if (!std::filesystem::exists(std::string(MemoryCgroup::kRoot) + "/cgroup.procs")) {
-    GTEST_SKIP() << "no cgroup v1 memory controller at " << MemoryCgroup::kRoot;
-  }
   // As ccfs replay makes it: the size of `memory`, the daemon moved in after the mount.
-  std::unique_ptr<MemoryCgroup> cgroup;
-  Status s = MemoryCgroup::Create(64 * kMiB, &cgroup);
-  if (!s.ok()) GTEST_SKIP() << s.ToString();
+  std::string skip;
+  const std::unique_ptr<MemoryCgroup> cgroup = Cgroup64MiB(&skip);
+  if (!cgroup) GTEST_SKIP() << skip;
   WriteWholeFile(ds_.DataPath("g"), RandomBytes(1 * kMiB, 5));
   MountOrDie({"-o", "raw_tier=kernel,memory=64MiB,compressed_percent=auto,compressor=zstd,"
                     "auto_interval=0.2"});
