@@ -6,9 +6,12 @@
 // process) with memory.limit_in_bytes set; AddProcess() moves a process in (this one for a replay
 // of a plain directory; later a daemon and its readers together).
 //
-// The destructor moves this process back to the root cgroup if it was added, asks the kernel to
-// reclaim the cgroup's page cache (memory.force_empty) and removes the directory. Other processes
-// added must have left (exited, or been moved) by then, or the directory stays behind.
+// The destructor moves what is left in the cgroup (this process, a daemon it added) back to the
+// root cgroup, asks the kernel to reclaim the cgroup's page cache (memory.force_empty) and removes
+// the directory. A process ended by a signal runs no destructor: a guardian, a child forked by
+// Create() and left outside the cgroup, waits for this process to end and does the same, so a
+// replay killed (kill -9, its cgroup's OOM killer) leaves no cgroup behind and no daemon held to
+// its limit. Create() also removes the cgroups of replays whose guardian died with them.
 //
 // Needs the cgroup v1 memory controller mounted at /sys/fs/cgroup/memory and the right to create
 // cgroups there (root): Create() says which is missing.
@@ -22,7 +25,6 @@
 #include <cstdint>
 #include <memory>
 #include <string>
-#include <vector>
 
 #include "ccfs/status.h"
 
@@ -40,7 +42,8 @@ class MemoryCgroup {
 
   // Moves process `pid` into the cgroup; its later page-cache use is charged here, and so are the
   // pages it had charged elsewhere (move_charge_at_immigrate), so memory a process allocated
-  // before it joined counts too. The destructor moves it back to the root cgroup.
+  // before it joined counts too. The destructor (or the guardian) moves it back to the root
+  // cgroup.
   Status AddProcess(pid_t pid);
 
   // The cgroup's directory.
@@ -51,7 +54,7 @@ class MemoryCgroup {
 
   std::string path_;
   bool created_ = false;
-  std::vector<pid_t> added_;  // moved back to the root cgroup before removing
+  pid_t guardian_ = -1;  // the child that removes the cgroup if this process dies first
 };
 
 }  // namespace ccfs
