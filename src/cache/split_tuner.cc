@@ -112,6 +112,7 @@ std::vector<AdviseRow> PredictLive(const LiveInputs& in) {
   a.costs.trip_us = in.trip_us;
   a.codecs = in.codecs;
   a.percents = in.percents;
+  a.raw_pages_at = in.raw_pages_at;
   const std::vector<PageCache::CurvePoint>* curve = &in.curve;
   const double scale = in.curve_miss_scale;
   a.hot_share = [curve, scale](double pages) { return CurveHitRatio(*curve, scale, pages); };
@@ -451,6 +452,17 @@ bool SplitTuner::Predict(const Options& o, const TunerWindow& w, std::vector<Adv
   if (kernel) {
     in.raw_tier = RawTierMode::kKernel;
     in.trip_us = trip_us_;
+    // In a memory cgroup (ccfs replay puts the daemon beside its reader in one of `memory`), the
+    // kernel's share is what the cgroup leaves beside the daemon, and a higher split leaves less:
+    // predicted at its budget, every split with a compressed tier looked better than it is.
+    if (host_.cgroup_limit_bytes > 0) {
+      in.raw_pages_at = [o, host = host_, tiers_now = tiers_now_](int percent) {
+        Options t = o;
+        t.compressed_percent = percent;
+        const uint64_t squeezed = t.kernel_budget() - KernelShareBytes(t, host, tiers_now);
+        return static_cast<double>(t.raw_share() - squeezed) / t.page_size;
+      };
+    }
   }
   if (in.curve.empty()) {
     Wait(split_waiting::kReuses, 0, kMinCurveReuses);

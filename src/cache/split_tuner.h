@@ -71,6 +71,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -142,6 +143,9 @@ struct LiveInputs {
   // read that reaches the engine trip_us more than its work there. kDaemon: the engine's.
   RawTierMode raw_tier = RawTierMode::kDaemon;
   double trip_us = 0;
+  // raw_tier = kernel: the raw level's pages at a split (AdviseInputs::raw_pages_at); empty: its
+  // share of memory_bytes.
+  std::function<double(int percent)> raw_pages_at;
   std::vector<CodecProfile> codecs;  // each codec the prediction covers
   std::vector<int> percents;         // ascending
 };

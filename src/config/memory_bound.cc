@@ -62,24 +62,52 @@ Status CheckMemoryFits(const Options& o, const HostMemory& host) {
       FormatSize(limit > kDaemonOwnBytes ? limit - kDaemonOwnBytes : 0)));
 }
 
+namespace {
+
+// What the cgroup the daemon is in holds beside its tiers and the kernel's pages, as
+// CheckSplitFits counts it.
+struct BesideTiers {
+  uint64_t own = 0;      // the daemon's own memory: RssAnon beyond its tiers
+  uint64_t readers = 0;  // the cgroup's other unreclaimable charge
+};
+
+// `floor`: the least own memory counted (a check that must not let the daemon outgrow the cgroup
+// takes the mount's allowance; an estimate takes what is measured, when it is).
+BesideTiers CountBesideTiers(const HostMemory& host, uint64_t tiers_now, uint64_t floor) {
+  BesideTiers b;
+  b.own = std::max(host.self_anon_bytes > tiers_now ? host.self_anon_bytes - tiers_now : 0, floor);
+  // Charge made before the daemon was moved into the cgroup stays where it was made: the cgroup
+  // may hold less of the daemon than its RssAnon, and then nothing is counted as the readers'.
+  b.readers = host.cgroup_unreclaimable_bytes > host.self_anon_bytes
+                  ? host.cgroup_unreclaimable_bytes - host.self_anon_bytes
+                  : 0;
+  return b;
+}
+
+}  // namespace
+
 Status CheckSplitFits(const Options& o, const HostMemory& host, uint64_t tiers_now) {
   Status st = CheckMemoryFits(o, host);
   if (!st.ok() || host.cgroup_limit_bytes == 0) return st;
-  const uint64_t own = std::max(
-      host.self_anon_bytes > tiers_now ? host.self_anon_bytes - tiers_now : 0, kDaemonOwnBytes);
-  // Charge made before the daemon was moved into the cgroup stays where it was made: the cgroup
-  // may hold less of the daemon than its RssAnon, and then nothing is counted as the readers'.
-  const uint64_t readers = host.cgroup_unreclaimable_bytes > host.self_anon_bytes
-                               ? host.cgroup_unreclaimable_bytes - host.self_anon_bytes
-                               : 0;
+  const BesideTiers b = CountBesideTiers(host, tiers_now, kDaemonOwnBytes);
   const uint64_t tiers = o.memory - o.kernel_budget();
-  const uint64_t need = own + readers + tiers + kSplitHeadroomBytes;
+  const uint64_t need = b.own + b.readers + tiers + kSplitHeadroomBytes;
   if (need <= host.cgroup_limit_bytes) return Status::Ok();
   return Status::InvalidArgument(fmt::format(
       "compressed_percent = {}: the daemon's tiers ({}), its own memory ({}), its readers' ({}) "
       "and {} of room need {}, more than the limit of the memory cgroup it is in now ({})",
-      o.compressed_percent, FormatSize(tiers), FormatSize(own), FormatSize(readers),
+      o.compressed_percent, FormatSize(tiers), FormatSize(b.own), FormatSize(b.readers),
       FormatSize(kSplitHeadroomBytes), FormatSize(need), FormatSize(host.cgroup_limit_bytes)));
+}
+
+uint64_t KernelShareBytes(const Options& o, const HostMemory& host, uint64_t tiers_now) {
+  const uint64_t budget = o.kernel_budget();
+  if (host.cgroup_limit_bytes == 0) return budget;
+  const BesideTiers b =
+      CountBesideTiers(host, tiers_now, host.self_anon_bytes > 0 ? 0 : kDaemonOwnBytes);
+  const uint64_t beside = b.own + b.readers + (o.memory - budget);
+  const uint64_t room = host.cgroup_limit_bytes > beside ? host.cgroup_limit_bytes - beside : 0;
+  return std::min(budget, room);
 }
 
 }  // namespace ccfs

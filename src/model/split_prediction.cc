@@ -26,6 +26,7 @@ ModelInputs SplitInputs(const AdviseInputs& in, int percent, const CodecProfile&
   m.costs.decompress_us = codec.decompress_us + in.costs.hit_us;
   m.hot_share = in.hot_share;
   m.compressions_per_read = 0;
+  if (in.raw_pages_at) m.raw_pages = in.raw_pages_at(percent);
   return m;
 }
 

@@ -40,6 +40,10 @@ struct AdviseInputs {
   // reach_pages and a ghost set of ghost_pages (ReuseProfile::AdmittedPerRead, or a mount's
   // measured rate). REQUIRES: set.
   std::function<double(double raw_pages, double reach_pages, double ghost_pages)> admitted_per_read;
+  // The raw level's pages at a split, where they are fewer than its share of memory_bytes (the
+  // kernel's share squeezed by a memory cgroup: config/memory_bound.h KernelShareBytes). Empty:
+  // the share.
+  std::function<double(int percent)> raw_pages_at;
 };
 
 struct AdviseRow {

@@ -131,6 +131,26 @@ TEST(SplitTunerTest, PredictionFavoursCompressionOnlyWhereItPays) {
   EXPECT_EQ(Best(rows).percent, 0);
 }
 
+// raw_tier = kernel in a memory cgroup of `memory`: the kernel's share is what the cgroup leaves
+// beside the daemon's own memory (here 30% of it) and its compressed tier, so the raw level of a
+// split with a compressed tier is smaller than its budget, and the prediction says so.
+TEST(SplitTunerTest, KernelShareSqueezedByTheCgroupIsPredictedAsSuch) {
+  LiveInputs in = Inputs(3.0, 1.0, 200);
+  in.raw_tier = RawTierMode::kKernel;
+  in.trip_us = 20;
+  const std::vector<AdviseRow> free_rows = PredictLive(in);
+  auto squeezed = [](int percent) { return std::max(0.0, 1024 * (0.7 - percent / 100.0)); };
+  in.raw_pages_at = squeezed;
+  const std::vector<AdviseRow> rows = PredictLive(in);
+  ASSERT_EQ(rows.size(), free_rows.size());
+  for (size_t i = 0; i < rows.size(); ++i) {
+    EXPECT_DOUBLE_EQ(rows[i].model.raw_capacity_pages, squeezed(rows[i].percent));
+    // Fewer of the reads are the kernel's: more of them pay a trip.
+    EXPECT_LT(rows[i].model.raw_hit_ratio, free_rows[i].model.raw_hit_ratio) << rows[i].percent;
+    EXPECT_GT(rows[i].model.us_per_buffer, free_rows[i].model.us_per_buffer) << rows[i].percent;
+  }
+}
+
 TEST(SplitTunerTest, CandidatesLeaveTheRawTierItsPagesAndIncludeTheCurrentSplit) {
   Options o;
   o.memory = 40 * 8192;

@@ -99,5 +99,36 @@ TEST(MemoryBoundTest, SplitFitsCountWhatTheCgroupHoldsNow) {
   EXPECT_TRUE(CheckSplitFits(o, host, 30 * kMiB).ok());
 }
 
+// The kernel's share is its budget, or what the cgroup leaves beside the daemon when that is less;
+// a higher split leaves less.
+TEST(MemoryBoundTest, KernelShareIsWhatTheCgroupLeavesBesideTheDaemon) {
+  HostMemory host{24 * kGiB, 0};
+  host.self_anon_bytes = 20 * kMiB;  // no tiers held: 20 MiB of its own
+  Options o = WithMemory(64 * kMiB);
+  o.raw_tier = "kernel";
+  o.compressed_percent = 0;
+  EXPECT_EQ(KernelShareBytes(o, host, 0), o.kernel_budget()) << "no cgroup: the budget";
+  host.cgroup_limit_bytes = 64 * kMiB;
+  host.cgroup_unreclaimable_bytes = 24 * kMiB;  // the daemon's 20 and a reader's 4
+  const uint64_t at0 = KernelShareBytes(o, host, 0);
+  EXPECT_EQ(at0, 64 * kMiB - 20 * kMiB - 4 * kMiB - (o.memory - o.kernel_budget()));
+  o.compressed_percent = 50;
+  const uint64_t at50 = KernelShareBytes(o, host, 0);
+  EXPECT_LT(at50, o.kernel_budget());
+  EXPECT_EQ(at50, 64 * kMiB - 20 * kMiB - 4 * kMiB - (o.memory - o.kernel_budget()));
+  EXPECT_LT(at50, at0);
+  // The daemon's own memory as measured, below the mount's allowance too (an estimate, not a
+  // check): 10 MiB of its own and a reader's 4.
+  host.self_anon_bytes = 10 * kMiB;
+  host.cgroup_unreclaimable_bytes = 14 * kMiB;
+  EXPECT_EQ(KernelShareBytes(o, host, 0), 64 * kMiB - 10 * kMiB - 4 * kMiB - (o.memory - o.kernel_budget()));
+  // A cgroup with room to spare leaves the budget.
+  host.cgroup_limit_bytes = 1 * kGiB;
+  EXPECT_EQ(KernelShareBytes(o, host, 0), o.kernel_budget());
+  // One with no room left: nothing, not an underflow.
+  host.cgroup_limit_bytes = 30 * kMiB;
+  EXPECT_EQ(KernelShareBytes(o, host, 0), 0u);
+}
+
 }  // namespace
 }  // namespace ccfs
