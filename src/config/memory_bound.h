@@ -59,8 +59,9 @@ Status CheckSplitFits(const Options& o, const HostMemory& host, uint64_t tiers_n
 // much beside what CheckSplitFits counts (its limit less the daemon's own memory, its readers' and
 // the daemon-held tiers at their budgets; no headroom, the kernel reclaims page cache down to the
 // limit itself; the daemon's own memory as measured, below the mount's allowance too, since an
-// estimate that is not a safety check should not be pessimistic). A daemon in a cgroup of `memory`, as ccfs replay puts it, has a kernel share
-// smaller than its budget, and the smaller the higher the split.
+// estimate that is not a safety check should not be pessimistic). A daemon in a cgroup of
+// `memory`, as ccfs replay puts it, has a kernel share smaller than its budget, and the smaller
+// the higher the split.
 uint64_t KernelShareBytes(const Options& o, const HostMemory& host, uint64_t tiers_now);
 
 }  // namespace ccfs

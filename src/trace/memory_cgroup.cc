@@ -94,7 +94,7 @@ pid_t StartGuardian(const std::string& dir) {
   }
   // Nothing of the replay's stays open here: its files on a mount would keep the mount busy, and
   // its output pipes would keep a caller waiting for their end.
-  ::syscall(SYS_close_range, 0, pidfd - 1, 0);
+  if (pidfd > 0) ::syscall(SYS_close_range, 0, pidfd - 1, 0);
   ::syscall(SYS_close_range, pidfd + 1, ~0U, 0);
   struct sigaction ignore;
   std::memset(&ignore, 0, sizeof(ignore));

@@ -121,7 +121,8 @@ TEST(MemoryBoundTest, KernelShareIsWhatTheCgroupLeavesBesideTheDaemon) {
   // check): 10 MiB of its own and a reader's 4.
   host.self_anon_bytes = 10 * kMiB;
   host.cgroup_unreclaimable_bytes = 14 * kMiB;
-  EXPECT_EQ(KernelShareBytes(o, host, 0), 64 * kMiB - 10 * kMiB - 4 * kMiB - (o.memory - o.kernel_budget()));
+  EXPECT_EQ(KernelShareBytes(o, host, 0),
+            64 * kMiB - 10 * kMiB - 4 * kMiB - (o.memory - o.kernel_budget()));
   // A cgroup with room to spare leaves the budget.
   host.cgroup_limit_bytes = 1 * kGiB;
   EXPECT_EQ(KernelShareBytes(o, host, 0), o.kernel_budget());

@@ -231,14 +231,16 @@ TEST_F(ReplayKernelMountTest, AReplayKilledLeavesNoCgroupAndNoDaemonInIt) {
   const pid_t gone = testing::Spawn({"true"}, -1, -1);
   ASSERT_GT(gone, 0);
   ASSERT_EQ(testing::Reap(gone, 10), 0);
-  const std::string left = std::string(MemoryCgroup::kRoot) + "/ccfs-replay-" + std::to_string(gone);
+  const std::string left =
+      std::string(MemoryCgroup::kRoot) + "/ccfs-replay-" + std::to_string(gone);
   ASSERT_EQ(mkdir(left.c_str(), 0755), 0) << left << ": " << strerror(errno);
 
   std::vector<std::string> argv = {CCFS_BINARY, "replay", ds_.mnt(), "--dist", "uniform",
                                    "--ops", "100000000", "--no-progress"};
   const pid_t replay = testing::Spawn(argv, -1, -1);
   ASSERT_GT(replay, 0);
-  const std::string mine = std::string(MemoryCgroup::kRoot) + "/ccfs-replay-" + std::to_string(replay);
+  const std::string mine =
+      std::string(MemoryCgroup::kRoot) + "/ccfs-replay-" + std::to_string(replay);
   bool joined = false;
   for (int i = 0; i < 200 && !joined; ++i) {
     joined = InAReplayCgroup(ds_.pid());
