@@ -217,9 +217,9 @@ std::string FormatStatJson(const StatInterval& iv, std::time_t now) {
 std::string SplitWaitingText(const CacheStats& s) {
   namespace w = split_waiting;
   const std::string& what = s.split_waiting;
+  if (what.empty()) return "";
   const std::string counts =
       fmt::format("{} of {}", s.split_waiting_have, s.split_waiting_need);
-  if (what.empty()) return "";
   if (what == w::kWindow) return "a window of reads to measure over (" + counts + " reads)";
   if (what == w::kReuses) {
     return "the hit-ratio curve to see pages read again (" + counts + " reuses sampled)";

@@ -23,17 +23,6 @@ namespace {
 
 constexpr const char kPrefix[] = "ccfs-replay-";
 
-// Control files take one value per write(2); the kernel's answer is the write's result.
-Status WriteValue(const std::string& path, const std::string& value) {
-  int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
-  if (fd < 0) return Status::FromErrno(errno, path);
-  ssize_t n = ::write(fd, value.data(), value.size());
-  int err = errno;
-  ::close(fd);
-  if (n != static_cast<ssize_t>(value.size())) return Status::FromErrno(err, path);
-  return Status::Ok();
-}
-
 // The helpers below use system calls and stack buffers only (no allocation, no locks): the
 // guardian runs them in a child forked from a process with threads, where nothing else is safe.
 
@@ -45,11 +34,21 @@ void Join(char (&dst)[PATH_MAX], const char* a, const char* b) {
   dst[n] = '\0';
 }
 
-void Put(const char* path, const char* value, size_t len) {
+// Writes `value` to control file `path`: 0, or the errno. Control files take one value per
+// write(2); the kernel's answer is the write's result.
+int Put(const char* path, const char* value, size_t len) {
   int fd = ::open(path, O_WRONLY | O_CLOEXEC);
-  if (fd < 0) return;
-  (void)!::write(fd, value, len);
+  if (fd < 0) return errno;
+  const ssize_t n = ::write(fd, value, len);
+  const int err = n == static_cast<ssize_t>(len) ? 0 : (n < 0 ? errno : EIO);
   ::close(fd);
+  return err;
+}
+
+// Put with its error named (not for the guardian: a Status allocates).
+Status WriteValue(const std::string& path, const std::string& value) {
+  const int err = Put(path.c_str(), value.data(), value.size());
+  return err == 0 ? Status::Ok() : Status::FromErrno(err, path);
 }
 
 // Moves every process left in cgroup `dir` to the root cgroup, has the kernel reclaim the page
