@@ -118,7 +118,11 @@ TEST_F(PersistMountTest, ARemountServesRightBytesWithHitsFromRestoredPages) {
   ASSERT_NO_FATAL_FAILURE(ExpectRightBytes());
   s = ds_.Stats();
   EXPECT_GT(Counter(s, "compressed_hits"), MoreThan(300)) << "the restored pages are hits";
-  EXPECT_LT(Counter(s, "misses"), Counter(s, "compressed_hits"));
+  // Each restored page is read once, and from the compressed tier: the files fit in it whole.
+  EXPECT_GE(Counter(s, "compressed_hits"), Counter(s, "persist_pages_restored")) << s.dump();
+  if (!TestRawTierIsKernel()) {  // there the daemon keeps only what its staging tier held
+    EXPECT_LT(Counter(s, "misses"), Counter(s, "compressed_hits"));
+  }
 }
 
 // A file `pin` names comes back pinned: its restored pages are pinned before any read.
