@@ -218,7 +218,10 @@ TEST_F(PersistMountTest, ADamagedCacheFileStartsColdWithOneWarning) {
     EXPECT_EQ(Counter(s, "persist_pages_restored"), 0u);
     EXPECT_EQ(Counter(s, "persist_errors"), 1u);
     ASSERT_NO_FATAL_FAILURE(ExpectRightBytes());
-    EXPECT_EQ(Counter(ds_.Stats(), "compressed_hits"), 0u) << "a cold start";
+    s = ds_.Stats();
+    // A cold start: no page is served from the compressed tier but one the kernel asked for
+    // again (raw_tier = kernel: a page the daemon compressed meanwhile; none in daemon mode).
+    EXPECT_LE(Counter(s, "compressed_hits"), Counter(s, "kernel_rerequests")) << "a cold start";
     ASSERT_EQ(ds_.Unmount(), 0) << ds_.DaemonLog();
   }
 }
