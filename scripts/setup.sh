@@ -21,7 +21,7 @@ PKGS=(
   util-linux fio                # fincore / fio for baselines
   rsync git tar                 # tools the mount tests run on a mount
   librocksdb-dev                # bench/rocksdb_tiered: RocksDB's tiered cache as a comparison
-  libssh-dev                    # bench/sftp_read: an SFTP read in-process, beside sshfs's
+  libssh-dev                    # the sftp key: misses over SFTP, not through sshfs; bench/sftp_read
   clang libclang-rt-14-dev      # libFuzzer fuzzers (CCFS_FUZZ=ON) and their sanitizer runtimes
   libcpp-httplib-dev            # the metrics endpoint's HTTP server (the `metrics` key)
   curl                          # the metrics tests scrape the endpoint as Prometheus would

@@ -151,6 +151,15 @@ struct Options {
   // persist: seconds between two writes of the cache file while serving; 0 = only at unmount and
   // SIGTERM.
   double persist_interval = 600;
+  // Where the daemon reads its misses over SFTP instead of through the sshfs mount DATASET is on
+  // (src/backing/sftp_store.h; a read-only mount only): "" = off, "auto" = the server the sshfs
+  // mount names, or sftp://[USER@]HOST[:PORT]/PATH or [USER@]HOST:PATH (src/util/sftp_target.h).
+  std::string sftp;
+  // sftp: an OpenSSH client configuration file read for its host; "" = ~/.ssh/config and
+  // /etc/ssh/ssh_config.
+  std::string ssh_config;
+  // sftp: SSH connections, each carrying one read at a time.
+  int sftp_connections = 4;
 
   // The one place the rules of every key are checked (ranges, and the rules between keys: the raw
   // tier must hold 16 pages; compression_level must suit compressor). The message reads

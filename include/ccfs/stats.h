@@ -138,6 +138,11 @@ class LatencyHistogram {
   X(pressure_drops, Event, "victims dropped uncompressed: free frames ran out, pool busy")         \
   X(pass_through_pages, Event,                                                                     \
     "raw_tier = kernel: missing pages of a request read past a full staging tier, not kept")       \
+  X(sftp_reads, Event, "sftp: reads of the store over SFTP (one per run of missing pages)")       \
+  X(sftp_read_bytes, Event, "sftp: bytes those reads brought")                                     \
+  X(sftp_fallbacks, Event,                                                                         \
+    "sftp: reads sent through the store's mount instead (SFTP failed, or refused the file)")       \
+  X(sftp_connects, Event, "sftp: SSH connections made (the first ones included)")                  \
   X(compressed_evictions, Event, "compressed pages dropped by the compressed CLOCK")               \
   X(promotions, Event, "compressed hits moved back into a raw frame")                              \
   X(wasted_compressions, Event, "compressed pages dropped before any hit")                         \

@@ -35,6 +35,7 @@ constexpr Rule CodecLevel() { return {Rule::kCodecLevel, 0, 0, {}}; }
 constexpr Rule OneOf(std::span<const char* const> names) { return {Rule::kOneOf, 0, 0, names}; }
 constexpr Rule ListenAddressOrOff() { return {Rule::kListenAddress, 0, 0, {}}; }
 constexpr Rule PinPaths() { return {Rule::kPinPaths, 0, 0, {}}; }
+constexpr Rule SftpTargetOrOff() { return {Rule::kSftpTarget, 0, 0, {}}; }
 
 // A number as people read it: 2, 12.5, 0.333..., inf.
 std::string Number(double v) { return fmt::format("{}", v); }
@@ -169,6 +170,15 @@ const std::vector<KeySpec>& AllKeys() {
       {"persist_interval", "daemon", &Options::persist_interval, Seconds(), kLive,
        "persist: seconds between two writes of the cache file while serving, >= 0; 0 = only at "
        "unmount and SIGTERM."},
+      {"sftp", "daemon", &Options::sftp, SftpTargetOrOff(), kRemount,
+       "Read misses over SFTP in the daemon, not through the sshfs mount DATASET is on (a "
+       "read-only mount only): \"auto\" (the server the mount names), "
+       "sftp://[USER@]HOST[:PORT]/PATH or [USER@]HOST:PATH (DATASET's directory there); \"\" = off."},
+      {"ssh_config", "daemon", &Options::ssh_config, Any(), kRemount,
+       "sftp: an OpenSSH client configuration file read for the server (HostName, Port, User, "
+       "IdentityFile, UserKnownHostsFile); \"\" = ~/.ssh/config and /etc/ssh/ssh_config."},
+      {"sftp_connections", "daemon", &Options::sftp_connections, IntIn(1, 64), kRemount,
+       "sftp: SSH connections to the server, 1..64, each carrying one read at a time."},
   };
   return kKeys;
 }

@@ -53,6 +53,7 @@ struct Rule {
     kOneOf,           // one of `names` (a string key naming a mode: transport, raw_tier)
     kListenAddress,   // "" (off) or [HOST:]PORT (config/listen_address.h)
     kPinPaths,        // paths relative to DATASET, ':' between them, none with a ".." part
+    kSftpTarget,      // "" (off), "auto" or a server and path (util/sftp_target.h)
   };
   Kind kind = kAny;
   double lo = 0;

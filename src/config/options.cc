@@ -15,6 +15,7 @@
 #include "ccfs/config.h"
 #include "config/keys.h"
 #include "config/listen_address.h"
+#include "util/sftp_target.h"
 
 namespace ccfs {
 
@@ -77,6 +78,8 @@ std::string RuleText(const Options& o, const KeySpec& key) {
       return std::string("must be \"\" (off) or ") + kListenAddressForm;
     case Rule::kPinPaths:
       return "must be paths relative to DATASET, ':' between them, none with a \"..\" part";
+    case Rule::kSftpTarget:
+      return "must be \"\" (off), \"auto\", sftp://[USER@]HOST[:PORT]/PATH or [USER@]HOST:PATH";
     case Rule::kAny:
       break;
   }
@@ -252,6 +255,13 @@ static Status CheckRule(const Options& o, const KeySpec& key) {
         at = end + 1;
       }
       return Status::Ok();
+    }
+    case Rule::kSftpTarget: {
+      const std::string& v = Value<std::string>(o, key);
+      if (v.empty() || v == "auto") return Status::Ok();
+      SftpTarget target;
+      Status s = ParseSftpTarget(v, &target);
+      return s.ok() ? s : Refuse(key, v, RuleText(o, key));
     }
     case Rule::kListenAddress: {
       const std::string& v = Value<std::string>(o, key);

@@ -66,10 +66,12 @@ std::string WithoutControlBytes(const std::string& message) {
 
 ControlDir::ControlDir(PageCache* cache, KernelCache* kernel, const OpenFileWatch* watch,
                        const ThreadCpuGroup* request_cpu, const std::string& dataset,
-                       const std::string& mountpoint, double attr_timeout, Pins* pins)
+                       const std::string& mountpoint, double attr_timeout, Pins* pins,
+                       const SftpPool* sftp)
     : cache_(cache),
       kernel_(kernel),
       watch_(watch),
+      sftp_(sftp),
       pins_(pins),
       request_cpu_(request_cpu),
       dataset_(dataset),
@@ -409,6 +411,13 @@ CacheStats ControlDir::Stats() const {
     s.kernel_watch_checks = w.checks;
     s.kernel_watch_changes = w.changes;
     s.kernel_watch_ns = w.ns;
+  }
+  if (sftp_ != nullptr) {
+    const SftpCounts c = sftp_->counts();
+    s.sftp_reads = c.reads;
+    s.sftp_read_bytes = c.bytes;
+    s.sftp_fallbacks = c.fallbacks;
+    s.sftp_connects = c.connects;
   }
   s.cpu_request_threads_ns = request_cpu_->TotalNs();
   return s;

@@ -67,6 +67,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "backing/sftp_store.h"
 #include "ccfs/options.h"
 #include "ccfs/page_cache.h"
 #include "ccfs/status.h"
@@ -87,10 +88,12 @@ class ControlDir {
   // time (cpu_request_threads_ns). `dataset` and `mountpoint` are only reported in stats.json;
   // attributes of the virtual nodes are given with `attr_timeout`.
   // `pins` (borrowed) checks and takes every change of `pin` and `pin_percent`. `watch` (borrowed,
-  // nullptr in daemon mode): the open-file watch, whose counts join the figures.
+  // nullptr in daemon mode): the open-file watch, whose counts join the figures. `sftp` (borrowed,
+  // nullptr when off): the SFTP connections, whose counts join them too.
   ControlDir(PageCache* cache, KernelCache* kernel, const OpenFileWatch* watch,
              const ThreadCpuGroup* request_cpu, const std::string& dataset,
-             const std::string& mountpoint, double attr_timeout, Pins* pins);
+             const std::string& mountpoint, double attr_timeout, Pins* pins,
+             const SftpPool* sftp);
   ControlDir(const ControlDir&) = delete;
   ControlDir& operator=(const ControlDir&) = delete;
 
@@ -181,6 +184,7 @@ class ControlDir {
   PageCache* const cache_;
   KernelCache* const kernel_;
   const OpenFileWatch* const watch_;
+  const SftpPool* const sftp_;
   Pins* const pins_;
   const ThreadCpuGroup* const request_cpu_;
   const std::string dataset_;

@@ -32,9 +32,12 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <memory>
+#include <sstream>
 
 #include "ccfs/config.h"
+#include "backing/sftp_store.h"
 #include "ccfs/page_cache.h"
 #include "config/listen_address.h"
 #include "config/memory_bound.h"
@@ -191,6 +194,8 @@ class Daemon {
     for (const std::string& o : passthrough_) {
       if (o == "ro" || o == "rw") fs_config.read_only = o == "ro";
     }
+    s = OpenSftp(fs_config.read_only, &fs_config.sftp);
+    if (!s.ok()) return Fail(s);
     fs_config.misses_in_flight = options_.misses_in_flight;
     fs_config.request_threads = options_.request_threads;
     fs_config.persist_dir = persist_dir_;
@@ -269,6 +274,45 @@ class Daemon {
   int Fail(const Status& s) {
     LogError(s.ToString());
     return 1;
+  }
+
+  // sftp: the connections to the server DATASET's files are read from, or none with the key off.
+  // A mount that is not read-only is refused: sshfs acknowledges a write before its server has it
+  // (backing/sftp_store.h), so a read over SFTP right after one could cache the old bytes.
+  Status OpenSftp(bool read_only, std::shared_ptr<SftpPool>* pool) {
+    if (options_.sftp.empty()) return Status::Ok();
+    if (!read_only) {
+      return Status::InvalidArgument(
+          "sftp = " + options_.sftp + ": needs a read-only mount (-o ro): sshfs acknowledges a "
+          "write before its server has it, and a read over SFTP right after it could cache the "
+          "old bytes");
+    }
+    SftpTarget target;
+    Status s;
+    if (options_.sftp == "auto") {
+      std::ifstream in("/proc/mounts");
+      std::stringstream mounts;
+      mounts << in.rdbuf();
+      s = SftpTargetOfMount(dataset_, mounts.str(), &target);
+    } else {
+      s = ParseSftpTarget(options_.sftp, &target);
+    }
+    if (!s.ok()) return s;
+    if (!options_.ssh_config.empty()) {
+      std::error_code ec;
+      target.ssh_config = std::filesystem::absolute(options_.ssh_config, ec).string();
+      if (ec || access(target.ssh_config.c_str(), R_OK) != 0) {
+        return Status::InvalidArgument("ssh_config = " + options_.ssh_config +
+                                       ": not a readable file");
+      }
+    }
+    std::unique_ptr<SftpPool> made;
+    s = SftpPool::Open(target, options_.sftp_connections, &made);
+    if (!s.ok()) return s;
+    LogInfo(fmt::format("sftp: misses read from {} over {} connection{}", target.ToString(),
+                        options_.sftp_connections, options_.sftp_connections == 1 ? "" : "s"));
+    *pool = std::move(made);
+    return Status::Ok();
   }
 
   // transport = dev: no ring. uring: the ring, or the mount fails saying what the kernel lacks.

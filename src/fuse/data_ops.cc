@@ -56,12 +56,19 @@ int OpenShedding(FsContext* fs, OpenFn open_fn) {
 
 // Wraps `fd`, an open descriptor of `i` opened with `open_flags`, in a FileHandle, into *out.
 // Takes `fd` (closed on failure). Returns 0 or the errno.
-int MakeHandle(Inode* i, int fd, int open_flags, std::unique_ptr<FileHandle>* out) {
+int MakeHandle(FsContext* fs, Inode* i, int fd, int open_flags, std::unique_ptr<FileHandle>* out) {
   std::unique_ptr<BackingFile> backing;
   Status s = NewPosixBackingFile(fd, &backing, BackingFileOptionsFor(open_flags));
   if (!s.ok()) {
     LogWarning(fmt::format("open inode {}: {}", i->ino, s.ToString()));
     return s.ToErrno();
+  }
+  // sftp (a read-only mount): the page reads go over SFTP, from the path the table knows for the
+  // file; a file with no name left (removed through the mount) is read through the store's mount.
+  std::string path;
+  if (fs->config.sftp != nullptr && (open_flags & O_ACCMODE) == O_RDONLY &&
+      fs->inodes.PathOf(i, &path)) {
+    backing = fs->config.sftp->Wrap(path, std::move(backing));
   }
   auto h = std::make_unique<FileHandle>();
   h->inode = i;
@@ -101,7 +108,7 @@ void AttachMade(FsContext* fs, Inode* i, std::unique_ptr<FileHandle> h, fuse_fil
 // fi->fh. Takes `fd` (closed on failure). Returns 0 or the errno.
 int AttachHandle(FsContext* fs, Inode* i, int fd, fuse_file_info* fi) {
   std::unique_ptr<FileHandle> h;
-  int err = MakeHandle(i, fd, fi->flags, &h);
+  int err = MakeHandle(fs, i, fd, fi->flags, &h);
   if (err != 0) return err;
   AttachMade(fs, i, std::move(h), fi);
   return 0;
@@ -158,7 +165,7 @@ std::shared_ptr<FileHandle> ReadHandleFor(FsContext* fs, Inode* i, int* err) {
     return nullptr;
   }
   std::unique_ptr<FileHandle> made;
-  *err = MakeHandle(i, fd, O_RDONLY, &made);
+  *err = MakeHandle(fs, i, fd, O_RDONLY, &made);
   if (*err != 0) return nullptr;
   return fs->read_handles.Keep(i, std::shared_ptr<FileHandle>(std::move(made)));
 }
@@ -321,7 +328,7 @@ void OpenKept(FsContext* fs, fuse_req_t req, Inode* i, int flags, fuse_file_info
   } else {
     const int fd = OpenDataFile(fs, i, flags);
     if (fd < 0) return (void)ReplyErr(req, errno);
-    const int err = MakeHandle(i, fd, fi->flags, &h);
+    const int err = MakeHandle(fs, i, fd, fi->flags, &h);
     if (err != 0) return (void)ReplyErr(req, err);
     fs->read_handles.Keep(i, std::shared_ptr<FileHandle>(SharedHandle(i, *h)), &let_go);
     h->kept = true;

@@ -78,7 +78,7 @@ FsContext::FsContext(const Filesystem::Config& config_in, PageCache* cache_in)
       requests(OpNames()),
       pins(config_in.dataset, cache_in),
       control(cache_in, kernel.get(), watch.get(), &request_cpu, config_in.dataset,
-              config_in.mountpoint, config_in.attr_timeout, &pins),
+              config_in.mountpoint, config_in.attr_timeout, &pins, config_in.sftp.get()),
       read_handles(config_in.max_open_files / 4),
       misses(config_in.misses_in_flight > 0
                  ? std::make_unique<MissPool>(config_in.misses_in_flight, &request_cpu)

@@ -47,6 +47,7 @@
 #include <string>
 #include <vector>
 
+#include "backing/sftp_store.h"
 #include "ccfs/mount_protocol.h"
 #include "ccfs/page_cache.h"
 #include "ccfs/status.h"
@@ -80,6 +81,9 @@ class Filesystem {
     int request_threads = 1;
     // persist: the directory of the cache file (fuse/persister.h); "" = off.
     std::string persist_dir;
+    // sftp: the connections page reads of read-only opens go over (backing/sftp_store.h); null =
+    // off. Held here, so it outlives every file that reads through it.
+    std::shared_ptr<SftpPool> sftp;
   };
 
   // Opens the dataset directory. `cache` is borrowed and must outlive the Filesystem.

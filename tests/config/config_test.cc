@@ -115,6 +115,9 @@ pin = "etc/hostname"
 pin_percent = 30
 persist = "/var/cache/ccfs"
 persist_interval = 30.0
+sftp = "files:/export"
+ssh_config = "/etc/ccfs/ssh_config"
+sftp_connections = 8
 )";
   Options o;
   Status s = ParseConfigText(text, "t.toml", &o);
@@ -326,7 +329,8 @@ TEST(ApplyOptionListTest, SetsEveryKindOfKey) {
       "compress_threads=3,min_savings_percent=20.25,admission_filter=off,evict_batch_percent=5.5,low_watermark_percent=7,"
       "probation=no,"
       "request_threads=4,misses_in_flight=5,pin_threads=on,allow_other=yes,attr_timeout=2.5,entry_timeout=3.5,negative_timeout=0.5,readdirplus=false,max_open_files=1000,transport=uring,metrics=127.0.0.1:9567,pin=etc/hostname,pin_percent=30,"
-      "persist=/var/cache/ccfs,persist_interval=30",
+      "persist=/var/cache/ccfs,persist_interval=30,sftp=files:/export,"
+      "ssh_config=/etc/ccfs/ssh_config,sftp_connections=8",
       "-o", &o, &pass);
   ASSERT_TRUE(s.ok()) << s.message();
   EXPECT_EQ(o, AllNonDefault());

@@ -52,6 +52,9 @@ inline Options AllNonDefault() {
   o.pin_percent = 30;
   o.persist = "/var/cache/ccfs";
   o.persist_interval = 30;
+  o.sftp = "files:/export";
+  o.ssh_config = "/etc/ccfs/ssh_config";
+  o.sftp_connections = 8;
   return o;
 }
 

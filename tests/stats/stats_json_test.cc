@@ -85,7 +85,7 @@ TEST(StatsJsonTest, TopLevelKeysAndTheirOrderAreStable) {
       "invalidations",
       "evictions", "evict_sweeps", "compressions", "compressed_stored", "rejects", "zero_pages",
       "admission_drops", "incompressible_skips", "pressure_drops", "pass_through_pages",
-      "compressed_evictions",
+      "sftp_reads", "sftp_read_bytes", "sftp_fallbacks", "sftp_connects", "compressed_evictions",
       "promotions", "wasted_compressions", "stalls", "stall_ns", "compress_ns", "decompress_ns",
       "cpu_request_threads_ns", "cpu_raw_hit_ns", "cpu_decompress_ns", "cpu_miss_ns",
       "cpu_compress_ns", "cpu_evictor_ns",

@@ -17,7 +17,8 @@
 #      mounted again at the same path: EIO, never wrong bytes; ccfs reads right again by itself;
 #      then ccfs remounted reads right too;
 #   6. kernel mode mounted ro (files opened without OPEN, read through the daemon's read handles):
-#      2-5 again, without the writes through ccfs;
+#      2-5 again, without the writes through ccfs; for sshfs once more with `sftp` (the misses read
+#      over the daemon's own SFTP connections to the sshd: at least one must be);
 #   7. kernel mode again with long timeouts (attr_timeout, entry_timeout and negative_timeout 4 s):
 #      shared_store_check.py changes with the bound those give, 5 s;
 #   8. persist_check: a remount with `persist` restores the pages of unchanged files (sshfs numbers
@@ -165,12 +166,19 @@ for kind in "${specs[@]}"; do
       ;;
     *) echo "shared_store_test: unknown store '$kind' (sshfs, gluster)" >&2; exit 2 ;;
   esac
-  for mode in "${modes[@]}" ro; do
+  extra=()
+  [ "$kind" = sshfs ] && extra=(sftp)
+  for mode in "${modes[@]}" ro "${extra[@]}"; do
     # ro: kernel mode mounted read-only, whose files are opened without OPEN and read through the
-    # daemon's own read handles (src/fuse/read_handles.h).
+    # daemon's own read handles (src/fuse/read_handles.h). sftp: the same, its misses read over
+    # the daemon's own SFTP connections to the sshd, not through the sshfs mount.
     if [ "$mode" = ro ]; then
       [[ " ${modes[*]} " == *" kernel "* ]] || continue
       opts=(kernel ro) only=(--read-only)
+    elif [ "$mode" = sftp ]; then
+      [[ " ${modes[*]} " == *" kernel "* ]] || continue
+      opts=(kernel "ro,sftp=ccfs-store:$work/server,ssh_config=$STORES_STATE_DIR/sshfs/ssh_config")
+      only=(--read-only)
     else
       opts=("$mode") only=()
     fi
@@ -178,6 +186,11 @@ for kind in "${specs[@]}"; do
     mount_ccfs "${opts[@]}"
     label="$kind/$mode"
     run_check "$label" changes --other "$other" --truth "$truth" --sub "changes-$mode" "${only[@]}"
+    if [ "$mode" = sftp ]; then
+      sftp_reads=$(ccfs_counter sftp_reads)
+      echo "  [$label] sftp_reads $sftp_reads, sftp_fallbacks $(ccfs_counter sftp_fallbacks)" >&2
+      [ "$sftp_reads" -gt 0 ] || fail "$label: no read went over SFTP"
+    fi
     run_check "$label" outage --other "$other" --sub "outage-$mode" --pid "$ccfs_pid" \
       --stores "$stores" --kind "$kind" --spanning
     if [ "$kind" = sshfs ]; then
