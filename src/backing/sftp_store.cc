@@ -2,6 +2,7 @@
 #include "backing/sftp_store.h"
 
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <libssh/libssh.h>
 #include <libssh/sftp.h>
 
@@ -27,6 +28,8 @@ constexpr auto kRetryAfter = std::chrono::seconds(1);
 constexpr long kTimeoutSeconds = 10;
 // The most connections (a bit each in File::on_).
 constexpr int kMaxConnections = 64;
+// A file's reads that go through the mount before it is opened over SFTP (File::ReadPages).
+constexpr uint64_t kThroughMountFirst = 2;
 
 }  // namespace
 
@@ -189,6 +192,12 @@ class SftpPool::File final : public BackingFile {
   // Not analysed: the connection Acquire returns is held from there to the Unlock below.
   Status ReadPages(uint64_t offset, size_t len, std::span<char* const> bufs,
                    size_t* got) override NO_THREAD_SAFETY_ANALYSIS {
+    // A file's first reads go through the mount: its descriptor there is open already, where
+    // one over SFTP costs an open and a close, two round trips to the server, which a file read
+    // whole in one or two reads never earns back.
+    if (reads_.fetch_add(1, std::memory_order_relaxed) < kThroughMountFirst) {
+      return local_->ReadPages(offset, len, bufs, got);
+    }
     if (!refused_.load(std::memory_order_relaxed)) {
       Connection* c = pool_->Acquire(on_.load(std::memory_order_relaxed));
       std::string why;
@@ -199,9 +208,9 @@ class SftpPool::File final : public BackingFile {
         pool_->bytes_.fetch_add(*got, std::memory_order_relaxed);
         return Status::Ok();
       }
-      pool_->fallbacks_.fetch_add(1, std::memory_order_relaxed);
+      pool_->FellBack(why);
     } else {
-      pool_->fallbacks_.fetch_add(1, std::memory_order_relaxed);
+      pool_->FellBack("the server would not open " + remote_ + " over SFTP");
     }
     return local_->ReadPages(offset, len, bufs, got);
   }
@@ -315,21 +324,40 @@ class SftpPool::File final : public BackingFile {
   SftpPool* const pool_;
   const std::string remote_;
   const std::unique_ptr<BackingFile> local_;
+  std::atomic<uint64_t> reads_{0};      // page reads asked of this file
   std::atomic<uint64_t> on_{0};         // connections with this file open (a bit each)
   std::atomic<bool> refused_{false};    // the server would not open it: read through the mount
 };
 
 // ---- the pool -------------------------------------------------------------------------------------
 
-SftpPool::SftpPool(const SftpTarget& target) : target_(target) {}
+SftpPool::SftpPool(const SftpTarget& target, std::function<void(const std::string&)> warn)
+    : target_(target), warn_(std::move(warn)) {}
+
+void SftpPool::FellBack(const std::string& why) {
+  fallbacks_.fetch_add(1, std::memory_order_relaxed);
+  const uint64_t n = unwarned_.fetch_add(1, std::memory_order_relaxed) + 1;
+  if (!warn_) return;
+  const int64_t now = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                          Clock::now().time_since_epoch()).count();
+  int64_t last = warned_at_ns_.load(std::memory_order_relaxed);
+  constexpr int64_t kEvery = 10'000'000'000;  // ns
+  if (last != INT64_MIN && now - last < kEvery) return;
+  if (!warned_at_ns_.compare_exchange_strong(last, now, std::memory_order_relaxed)) return;
+  unwarned_.fetch_sub(n, std::memory_order_relaxed);
+  warn_(fmt::format("sftp: {} read{} went through the store's mount instead: {}", n,
+                    n == 1 ? "" : "s", why));
+}
 
 SftpPool::~SftpPool() = default;
 
-Status SftpPool::Open(const SftpTarget& target, int connections, std::unique_ptr<SftpPool>* pool) {
+Status SftpPool::Open(const SftpTarget& target, int connections,
+                      std::function<void(const std::string&)> warn,
+                      std::unique_ptr<SftpPool>* pool) {
   if (connections < 1 || connections > kMaxConnections) {
     return Status::InvalidArgument("sftp_connections must be 1.." + std::to_string(kMaxConnections));
   }
-  std::unique_ptr<SftpPool> p(new SftpPool(target));
+  std::unique_ptr<SftpPool> p(new SftpPool(target, std::move(warn)));
   for (int i = 0; i < connections; ++i) {
     auto c = std::make_unique<Connection>(i);
     {

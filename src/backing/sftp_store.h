@@ -7,8 +7,9 @@
 // (results/miss-breakdown: 88-93 µs per 8 KiB read through libssh against 159-163 through the
 // sshfs mount, on one sshd).
 //
-// What goes over SFTP: page reads of files opened read-only on a read-only mount (`ro`), nothing
-// else. Names, attributes, listings, opens and the change checks still go through the sshfs
+// What goes over SFTP: page reads of files opened read-only on a read-only mount (`ro`), from
+// each file's third read on, nothing else (a file read whole in one or two reads would pay an
+// SFTP open and close, two round trips, for them). Names, attributes, listings, opens and the change checks still go through the sshfs
 // mount, so the tree the kernel sees, its permissions and the staleness bound of docs/STORES.md
 // are sshfs's as before. Why only read-only mounts: sshfs acknowledges a write before its server
 // has it (its writes are asynchronous unless `sshfs_sync`), and a read over another connection
@@ -34,6 +35,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -58,7 +60,10 @@ class SftpPool {
   // it does not accept or a host key not known fails here (the message names the target and
   // libssh's reason). The server's key must be in the configuration's known hosts files: a key
   // never seen is refused, never trusted.
-  static Status Open(const SftpTarget& target, int connections, std::unique_ptr<SftpPool>* pool);
+  // `warn` (may be empty) is told why reads went through the mount instead, at most once every
+  // 10 s, with how many did since it was last told.
+  static Status Open(const SftpTarget& target, int connections,
+                     std::function<void(const std::string&)> warn, std::unique_ptr<SftpPool>* pool);
   ~SftpPool();
   SftpPool(const SftpPool&) = delete;
   SftpPool& operator=(const SftpPool&) = delete;
@@ -74,12 +79,17 @@ class SftpPool {
  private:
   class File;
   struct Connection;
-  explicit SftpPool(const SftpTarget& target);
+  SftpPool(const SftpTarget& target, std::function<void(const std::string&)> warn);
+  // A read went through the mount instead, for `why`: counted, and told to warn_ now and then.
+  void FellBack(const std::string& why);
   // A connection free now, preferring those in `preferred` (a bit per connection); waits for one
   // when none is. Returned locked (its mu): the caller unlocks it.
   Connection* Acquire(uint64_t preferred) NO_THREAD_SAFETY_ANALYSIS;
 
   const SftpTarget target_;
+  const std::function<void(const std::string&)> warn_;
+  std::atomic<int64_t> warned_at_ns_{INT64_MIN};  // steady clock; INT64_MIN: never
+  std::atomic<uint64_t> unwarned_{0};             // fallbacks since warn_ was last told
   std::vector<std::unique_ptr<Connection>> connections_;
   std::atomic<uint32_t> next_{0};
   std::atomic<uint64_t> reads_{0}, bytes_{0}, fallbacks_{0}, connects_{0};

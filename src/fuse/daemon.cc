@@ -307,7 +307,7 @@ class Daemon {
       }
     }
     std::unique_ptr<SftpPool> made;
-    s = SftpPool::Open(target, options_.sftp_connections, &made);
+    s = SftpPool::Open(target, options_.sftp_connections, LogWarning, &made);
     if (!s.ok()) return s;
     LogInfo(fmt::format("sftp: misses read from {} over {} connection{}", target.ToString(),
                         options_.sftp_connections, options_.sftp_connections == 1 ? "" : "s"));
