@@ -16,6 +16,7 @@
 #include "config/keys.h"
 #include "config/listen_address.h"
 #include "util/sftp_target.h"
+#include "util/strings.h"
 
 namespace ccfs {
 
@@ -175,6 +176,11 @@ static Status CheckDemote(const Options& o, const KeySpec& key) {
 }
 
 Status CheckKey(const Options& o, const KeySpec& key) {
+  // Every value must be one RenderConfig can write and a config file read back: TOML is UTF-8.
+  if (const auto* field = std::get_if<std::string Options::*>(&key.field);
+      field != nullptr && !IsUtf8(o.**field)) {
+    return Refuse(key, Printable(o.**field), "must be UTF-8 text (a config file holds no other)");
+  }
   Status s = CheckRule(o, key);
   if (s.ok() && key.auto_flag != nullptr && o.*key.auto_flag) return CheckAuto(o, key);
   if (s.ok() && key.name == std::string_view("kernel_demote")) return CheckDemote(o, key);

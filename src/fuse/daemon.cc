@@ -36,8 +36,8 @@
 #include <memory>
 #include <sstream>
 
-#include "ccfs/config.h"
 #include "backing/sftp_store.h"
+#include "ccfs/config.h"
 #include "ccfs/page_cache.h"
 #include "config/listen_address.h"
 #include "config/memory_bound.h"

@@ -38,6 +38,12 @@ TEST(SftpKeyTest, RefusalsNameTheKeyAndTheValue) {
   EXPECT_THAT(s.message(), StartsWith("t.toml:2: sftp = sftp://h:0/d: must be"));
   s = ApplyOptionList("sftp_connections=0", "-o", &o, nullptr);
   EXPECT_THAT(s.message(), HasSubstr("sftp_connections = 0"));
+  // A value a config file cannot hold (TOML is UTF-8) is refused, whatever the key.
+  for (const char* key : {"sftp", "ssh_config", "pin", "persist"}) {
+    s = ApplyOptionList(std::string(key) + "=/d\xb4", "-o", &o, nullptr);
+    EXPECT_THAT(s.message(), HasSubstr(std::string(key) + " = /d\\xb4: must be UTF-8 text"))
+        << key;
+  }
   s = ParseConfigText("[cache]\nsftp = \"auto\"\n", "t.toml", &o);
   EXPECT_THAT(s.message(), HasSubstr("sftp: belongs in table [daemon]"));
   EXPECT_EQ(o, Options{});
