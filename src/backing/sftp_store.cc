@@ -61,9 +61,8 @@ struct SftpPool::Connection {
   std::string Failed(const std::string& what) REQUIRES(mu) {
     std::string why = what + ": " + (ssh != nullptr ? ssh_get_error(ssh) : "no session");
     if (sftp != nullptr) why += SftpStatus();
-    if (ssh == nullptr || !ssh_is_connected(ssh) || ssh_get_error_code(ssh) == SSH_FATAL) {
-      Drop();
-      retry_at = Clock::now();
+    if (ssh != nullptr && (!ssh_is_connected(ssh) || ssh_get_error_code(ssh) == SSH_FATAL)) {
+      Reset();
     }
     return why;
   }
@@ -210,7 +209,7 @@ class SftpPool::File final : public BackingFile {
       }
       pool_->FellBack(why);
     } else {
-      pool_->FellBack("the server would not open " + remote_ + " over SFTP");
+      pool_->FellBack("the server would not open it over SFTP: ", remote_);
     }
     return local_->ReadPages(offset, len, bufs, got);
   }
@@ -248,8 +247,10 @@ class SftpPool::File final : public BackingFile {
         // through the mount from now on; a lost connection is made again.
         const int code = sftp_get_error(c->sftp);
         *why = c->Failed("open " + remote_);
-        if (c->sftp != nullptr && (code == SSH_FX_NO_SUCH_FILE || code == SSH_FX_PERMISSION_DENIED ||
-            code == SSH_FX_FAILURE || code == SSH_FX_OP_UNSUPPORTED)) {
+        const bool file_refused = code == SSH_FX_NO_SUCH_FILE ||
+                                  code == SSH_FX_PERMISSION_DENIED || code == SSH_FX_FAILURE ||
+                                  code == SSH_FX_OP_UNSUPPORTED;
+        if (c->sftp != nullptr && file_refused) {
           refused_.store(true, std::memory_order_relaxed);
         }
         return false;
@@ -268,7 +269,8 @@ class SftpPool::File final : public BackingFile {
     pieces.reserve(bufs.size() * ((len + kChunk - 1) / kChunk));
     for (char* buf : bufs) {
       for (size_t at = 0; at < len; at += kChunk) {
-        pieces.push_back({buf + at, static_cast<uint32_t>(std::min<size_t>(kChunk, len - at)), -1, 0});
+        const auto piece = static_cast<uint32_t>(std::min<size_t>(kChunk, len - at));
+        pieces.push_back({buf + at, piece, -1, 0});
       }
     }
     if (sftp_seek64(f, offset) != 0) {
@@ -334,7 +336,7 @@ class SftpPool::File final : public BackingFile {
 SftpPool::SftpPool(const SftpTarget& target, std::function<void(const std::string&)> warn)
     : target_(target), warn_(std::move(warn)) {}
 
-void SftpPool::FellBack(const std::string& why) {
+void SftpPool::FellBack(std::string_view why, std::string_view what) {
   fallbacks_.fetch_add(1, std::memory_order_relaxed);
   const uint64_t n = unwarned_.fetch_add(1, std::memory_order_relaxed) + 1;
   if (!warn_) return;
@@ -345,8 +347,8 @@ void SftpPool::FellBack(const std::string& why) {
   if (last != INT64_MIN && now - last < kEvery) return;
   if (!warned_at_ns_.compare_exchange_strong(last, now, std::memory_order_relaxed)) return;
   unwarned_.fetch_sub(n, std::memory_order_relaxed);
-  warn_(fmt::format("sftp: {} read{} went through the store's mount instead: {}", n,
-                    n == 1 ? "" : "s", why));
+  warn_(fmt::format("sftp: {} read{} went through the store's mount instead: {}{}", n,
+                    n == 1 ? "" : "s", why, what));
 }
 
 SftpPool::~SftpPool() = default;
@@ -355,7 +357,8 @@ Status SftpPool::Open(const SftpTarget& target, int connections,
                       std::function<void(const std::string&)> warn,
                       std::unique_ptr<SftpPool>* pool) {
   if (connections < 1 || connections > kMaxConnections) {
-    return Status::InvalidArgument("sftp_connections must be 1.." + std::to_string(kMaxConnections));
+    return Status::InvalidArgument("sftp_connections must be 1.." +
+                                   std::to_string(kMaxConnections));
   }
   std::unique_ptr<SftpPool> p(new SftpPool(target, std::move(warn)));
   for (int i = 0; i < connections; ++i) {

@@ -7,13 +7,13 @@
 // (results/miss-breakdown: 88-93 µs per 8 KiB read through libssh against 159-163 through the
 // sshfs mount, on one sshd).
 //
-// What goes over SFTP: page reads of files opened read-only on a read-only mount (`ro`), from
-// each file's third read on, nothing else (a file read whole in one or two reads would pay an
-// SFTP open and close, two round trips, for them). Names, attributes, listings, opens and the change checks still go through the sshfs
-// mount, so the tree the kernel sees, its permissions and the staleness bound of docs/STORES.md
-// are sshfs's as before. Why only read-only mounts: sshfs acknowledges a write before its server
-// has it (its writes are asynchronous unless `sshfs_sync`), and a read over another connection
-// right after it could load the old bytes into the cache.
+// What goes over SFTP: page reads of files opened read-only on a read-only mount (`ro`), from each
+// file's third read on, nothing else (a file read whole in one or two reads would pay an SFTP open
+// and close, two round trips, for them). Names, attributes, listings, opens and the change checks
+// still go through the sshfs mount, so the tree the kernel sees, its permissions and the staleness
+// bound of docs/STORES.md are sshfs's as before. Why only read-only mounts: sshfs acknowledges a
+// write before its server has it (its writes are asynchronous unless `sshfs_sync`), and a read over
+// another connection right after it could load the old bytes into the cache.
 //
 // The same file, or the store's bytes: sshfs names files by path, as SFTP does; the daemon opens
 // the file over SFTP by the path the inode table knows for it, at its first page read. A file
@@ -38,6 +38,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "ccfs/backing_store.h"
@@ -80,8 +81,9 @@ class SftpPool {
   class File;
   struct Connection;
   SftpPool(const SftpTarget& target, std::function<void(const std::string&)> warn);
-  // A read went through the mount instead, for `why`: counted, and told to warn_ now and then.
-  void FellBack(const std::string& why);
+  // A read went through the mount instead, for `why` followed by `what`: counted, and told to
+  // warn_ now and then (formatted only then: a file the server refuses falls back at every read).
+  void FellBack(std::string_view why, std::string_view what = {});
   // A connection free now, preferring those in `preferred` (a bit per connection); waits for one
   // when none is. Returned locked (its mu): the caller unlocks it.
   Connection* Acquire(uint64_t preferred) NO_THREAD_SAFETY_ANALYSIS;

@@ -68,7 +68,9 @@ Status ParseSftpTarget(const std::string& text, SftpTarget* target) {
       if (port.empty()) return bad("an empty port");
       hostport = hostport.substr(0, colon);
     }
-    if (!port.empty() && !ParsePort(port, &t.port)) return bad("port '" + port + "' is not 1..65535");
+    if (!port.empty() && !ParsePort(port, &t.port)) {
+      return bad("port '" + port + "' is not 1..65535");
+    }
     if (!SplitUserHost((at == std::string::npos ? "" : authority.substr(0, at + 1)) + hostport,
                        &t)) {
       return bad("no host");

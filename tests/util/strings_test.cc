@@ -11,8 +11,8 @@ TEST(IsUtf8Test, TakesWellFormedTextOnly) {
     EXPECT_TRUE(IsUtf8(ok)) << Printable(ok);
   }
   for (const char* bad : {"\xb4", "pin=\xb4", "\xc3", "\xc0\xaf", "\xc1\xbf", "\xe0\x80\xaf",
-                          "\xed\xa0\x80", "\xf0\x80\x80\xaf", "\xf4\x90\x80\x80", "\xf5\x80\x80\x80",
-                          "\xff", "\xe2\x82", "a\xe2\x82"}) {
+                          "\xed\xa0\x80", "\xf0\x80\x80\xaf", "\xf4\x90\x80\x80",
+                          "\xf5\x80\x80\x80", "\xff", "\xe2\x82", "a\xe2\x82"}) {
     EXPECT_FALSE(IsUtf8(bad)) << Printable(bad);
   }
 }
