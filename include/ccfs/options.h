@@ -126,8 +126,11 @@ struct Options {
   // Seconds the kernel may cache attributes (and the pages they vouch for, raw_tier = kernel).
   double attr_timeout = 1.0;
   // Seconds the kernel may keep a name it looked up, and a name's absence (0: asks again each time).
+  // The same for both, so a name made underneath shows no later than one removed: programs probe
+  // for names that are not there on every transaction (SQLite's journal and WAL), and each probe
+  // the kernel does not answer is a trip to the daemon.
   double entry_timeout = 1.0;
-  double negative_timeout = 0.0;
+  double negative_timeout = 1.0;
   // Listings carry each entry's attributes (READDIRPLUS), so the kernel need not look names up.
   bool readdirplus = true;
   // Descriptors the daemon keeps of files and directories not in use (src/fuse/inode_table.h); 0 =

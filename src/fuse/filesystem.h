@@ -69,7 +69,7 @@ class Filesystem {
     std::string mountpoint;  // absolute path, only reported in stats.json
     double attr_timeout = 1.0;
     double entry_timeout = 1.0;     // seconds the kernel may keep a name
-    double negative_timeout = 0.0;  // seconds the kernel may keep a name's absence
+    double negative_timeout = 1.0;  // seconds the kernel may keep a name's absence
     bool readdirplus = true;
     bool read_only = false;  // mounted `ro`: in kernel mode, files open without OPEN (ops.h)
     // Descriptors the inode table keeps of files not in use (inode_table.h), >= 1.
