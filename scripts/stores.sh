@@ -36,7 +36,8 @@
 #                    no cap; e.g. 100 or 400 for a store behind a 1 GbE link or a cloud volume)
 #   --wait KIND      delay: hybrid (default) | sleep | spin (see `delay_fs --measure-wait`)
 #   --page-cache     let the kernel cache the store's files at DIR (sshfs auto_cache, glusterfs
-#                    direct-io-mode=disable + fopen-keep-cache, delay_fs without direct_io): for a
+#                    direct-io-mode=disable + fopen-keep-cache, delay_fs without direct_io; sshfs
+#                    and glusterfs keep a name's absence 1 s, as ccfs's negative_timeout): for a
 #                    page cache baseline "on the same store". Without it every read of DIR reaches
 #                    the store (the default).
 #   --brick-dir D    gluster: where the brick goes (default under the state directory; a real
@@ -338,7 +339,9 @@ Host ccfs-store
 EOF
   local opts=dir_cache=no,no_readahead,attr_timeout=1,entry_timeout=1,reconnect
   opts+=,fsname=ccfs-store-sshfs
-  if [ $page_cache -eq 1 ]; then opts+=,auto_cache; else opts+=,direct_io; fi
+  # The page-cache baseline keeps a name's absence as long as ccfs does (negative_timeout); the
+  # mount ccfs reads asks the store each time, as ccfs's own lookups must reach it.
+  if [ $page_cache -eq 1 ]; then opts+=,auto_cache,negative_timeout=1; else opts+=,direct_io; fi
   info options "$opts"
   setsid sshfs -f -F "$state/ssh_config" "ccfs-store:$source" "$dir" -o "$opts" \
     </dev/null >"$state/sshfs.log" 2>&1 &
@@ -441,16 +444,17 @@ up_gluster() {
     info brick "$server:$brick_parent/$vol"
   fi
   local opts=(--process-name fuse --volfile-server="$server" --volfile-id="$vol"
-              --attribute-timeout=1 --entry-timeout=1 --negative-timeout=0
+              --attribute-timeout=1 --entry-timeout=1
               --log-file="$state/client.log")
   local backup
   for backup in $(tr ':' ' ' <<<"${STORES_GLUSTER_BACKUP:-}"); do
     opts+=(--volfile-server="$backup")
   done
+  # As for sshfs: the page-cache baseline keeps a name's absence as long as ccfs does.
   if [ $page_cache -eq 1 ]; then
-    opts+=(--direct-io-mode=disable --fopen-keep-cache=yes)
+    opts+=(--direct-io-mode=disable --fopen-keep-cache=yes --negative-timeout=1)
   else
-    opts+=(--direct-io-mode=enable --fopen-keep-cache=no)
+    opts+=(--direct-io-mode=enable --fopen-keep-cache=no --negative-timeout=0)
   fi
   info volume "$server:$vol"
   info options "${opts[*]}"
