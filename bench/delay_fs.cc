@@ -64,8 +64,13 @@ struct Settings {
   int64_t spin_ns = 100000;  // kHybrid: the last part of each wait that is spun, not slept
   bool page_cache = false;   // --page-cache: let the kernel cache delay_fs's files (see main)
   int64_t bytes_per_s = 0;   // --mib-per-s: the link's rate; 0 = no cap
+  int getattr_count_fd = -1;  // --count-getattrs: the file the count is written to; -1 = none
 };
 Settings g;
+
+// --count-getattrs: the attribute requests delay_fs has answered, for a test to see which of a
+// client's stats reached the store.
+std::atomic<uint64_t> g_getattrs{0};
 
 // The link (--mib-per-s): the CLOCK_MONOTONIC time in ns at which the bytes of every read so far
 // have crossed it. A read reserves its slot by moving it on, from now or from the end of the
@@ -146,6 +151,14 @@ void* Init(fuse_conn_info* conn, fuse_config* cfg) {
 }
 
 int Getattr(const char* path, struct stat* st, fuse_file_info* fi) {
+  if (g.getattr_count_fd >= 0) {
+    // The count in decimal, padded and overwritten in place: a reader sees one whole number. A
+    // failed write leaves the count short for the test reading it; nothing else depends on it.
+    std::string n = std::to_string(g_getattrs.fetch_add(1) + 1);
+    n.resize(20, ' ');
+    n += '\n';
+    [[maybe_unused]] const ssize_t written = pwrite(g.getattr_count_fd, n.data(), n.size(), 0);
+  }
   int rc = fi != nullptr ? fstat(Handle(fi)->fd, st)
                          : fstatat(g.source_fd, Rel(path), st, AT_SYMLINK_NOFOLLOW);
   return rc == 0 ? 0 : -errno;
@@ -425,6 +438,9 @@ int main(int argc, char** argv) {
                "let the kernel cache the files (a page cache baseline on this store); reads that "
                "reach delay_fs still wait");
   app.add_option("-o", fuse_opts, "extra FUSE mount options, comma-separated");
+  std::string count_getattrs;
+  app.add_option("--count-getattrs", count_getattrs,
+                 "write the number of attribute requests answered so far to this file (tests)");
   app.add_flag("--measure-wait", measure, "print how accurate each --wait is at 50..2000 µs");
   CLI11_PARSE(app, argc, argv);
   g.wait = wait_name == "spin"    ? WaitKind::kSpin
@@ -437,6 +453,15 @@ int main(int argc, char** argv) {
     return 1;
   }
   g.delay_ns = delay_us * 1000;
+  if (!count_getattrs.empty()) {
+    g.getattr_count_fd =
+        open(count_getattrs.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (g.getattr_count_fd < 0) {
+      fprintf(stderr, "delay_fs: --count-getattrs %s: %s\n", count_getattrs.c_str(),
+              strerror(errno));
+      return 1;
+    }
+  }
   g.bytes_per_s = static_cast<int64_t>(mib_per_s * 1048576.0);
   g.source_fd = open(source.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (g.source_fd < 0) {

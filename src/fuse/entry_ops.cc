@@ -27,18 +27,17 @@ int StatOf(FsContext* fs, Inode* i, struct stat* st) {
     fs->control.Stat(i, st);
     return 0;
   }
-  memset(st, 0, sizeof(*st));
+  int err;
   {
     InodeFd fd = fs->inodes.Borrow(i);
     if (!fd) return fd.error();
-    if (fstatat(fd.get(), "", st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) == 0) return 0;
+    err = StatOfFd(fd.get(), st);
+    if (err == 0) return 0;
   }
-  const int err = errno;
   // The root's descriptor dead, the store back at DATASET's path: once more through the new root.
   if (i != fs->inodes.root() || !fs->inodes.RecoverRoot(err)) return err;
   InodeFd fd = fs->inodes.Borrow(i);
-  if (fstatat(fd.get(), "", st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) != 0) return errno;
-  return 0;
+  return StatOfFd(fd.get(), st);
 }
 
 bool IsVirtualName(FsContext* fs, Inode* parent, const char* name) {

@@ -66,11 +66,16 @@ void CloseAll(const std::vector<int>& fds) {
   for (int fd : fds) close(fd);
 }
 
-// statx of what `fd` names, never following a symlink. The full set a LOOKUP reply needs, and
-// the birth time where the store has one.
+// statx of what `fd` names, never following a symlink: what a LOOKUP or GETATTR reply needs, and
+// the birth time where the store has one. The atime is not asked for: a FUSE store (sshfs, a
+// GlusterFS client) marks a file's cached atime stale after every read, so a stat asking for it,
+// as fstat does, costs a GETATTR round trip to the store's server each time the kernel refreshes
+// the attributes of a file read through ccfs, which it does after every READ reply on a
+// read-write mount. The other fields are as fresh as the store client's attribute cache (the
+// staleness bound of docs/STORES.md counts it), and the atime comes from that cache too.
 int StatxOf(int fd, struct statx* stx) {
   if (statx(fd, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW | AT_STATX_SYNC_AS_STAT,
-            STATX_BASIC_STATS | STATX_BTIME, stx) != 0) {
+            (STATX_BASIC_STATS & ~STATX_ATIME) | STATX_BTIME, stx) != 0) {
     return errno;
   }
   return 0;
@@ -111,6 +116,13 @@ bool OutOfDescriptors(int err) { return err == EMFILE || err == ENFILE; }
 constexpr int64_t kShortageLogNs = 10'000'000'000;
 
 }  // namespace
+
+int StatOfFd(int fd, struct stat* st) {
+  struct statx stx;
+  if (int err = StatxOf(fd, &stx); err != 0) return err;
+  StatFromStatx(stx, st);
+  return 0;
+}
 
 InodeTable::~InodeTable() {
   for (int fd : dead_root_fds_) close(fd);

@@ -96,6 +96,10 @@ struct FileSignature {
 FileSignature SignatureOf(const struct stat& st);
 FileSignature SignatureOf(const struct statx& stx);  // the same three fields of a statx
 
+// The attributes of what `fd` (an open or an O_PATH descriptor) names, never following a symlink:
+// 0, or an errno. The atime is the store client's cached one (see StatxOf in the .cc).
+int StatOfFd(int fd, struct stat* st);
+
 enum class NodeKind { kReal, kControlDir, kStatsFile, kControlFile };
 
 struct Inode {
