@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <thread>
 
+#include "fs/delay_store.h"
 #include "fs/fs_test_util.h"
 #include "testing/mount_fixture.h"
 
@@ -28,20 +29,12 @@ class MissesInFlightMountTest : public MountTest {
     source_ = ds_.root() + "/source";
     std::filesystem::create_directories(source_);
     WriteWholeFile(source_ + "/f", bytes);
-    delay_pid_ = Spawn({CCFS_DELAY_FS, source_, ds_.data(), "--delay-us", std::to_string(kDelayUs)},
-                       2, 2);
-    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-    while (!IsMounted(ds_.data()) && std::chrono::steady_clock::now() < deadline) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    }
-    ASSERT_TRUE(IsMounted(ds_.data())) << "delay_fs did not mount";
+    ASSERT_TRUE(store_.Start(source_, ds_.data(), {"--delay-us", std::to_string(kDelayUs)}))
+        << "delay_fs did not mount";
   }
   void TearDown() override {
     MountTest::TearDown();  // ccfs first: it reads the store
-    if (delay_pid_ > 0) {
-      if (IsMounted(ds_.data())) RunCommand({"fusermount3", "-u", ds_.data()}, 10);
-      Reap(delay_pid_, 10);
-    }
+    store_.Stop();
   }
   // Threads of the daemon named `name`.
   int DaemonThreads(const std::string& name) {
@@ -54,7 +47,7 @@ class MissesInFlightMountTest : public MountTest {
   }
 
   std::string source_;
-  pid_t delay_pid_ = -1;
+  DelayStore store_;
 };
 
 TEST_F(MissesInFlightMountTest, AHitIsAnsweredWhileMissesWaitForTheStore) {

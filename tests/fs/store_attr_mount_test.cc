@@ -13,6 +13,7 @@
 #include <string>
 #include <thread>
 
+#include "fs/delay_store.h"
 #include "fs/fs_test_util.h"
 #include "testing/mount_fixture.h"
 
@@ -27,19 +28,12 @@ class StoreAttrMountTest : public MountTest {
     count_ = ds_.root() + "/getattrs";
     std::filesystem::create_directories(source_);
     WriteWholeFile(source_ + "/f", bytes);
-    store_pid_ = Spawn({CCFS_DELAY_FS, source_, ds_.data(), "--count-getattrs", count_}, 2, 2);
-    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-    while (!IsMounted(ds_.data()) && std::chrono::steady_clock::now() < deadline) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    }
-    ASSERT_TRUE(IsMounted(ds_.data())) << "delay_fs did not mount";
+    ASSERT_TRUE(store_.Start(source_, ds_.data(), {"--count-getattrs", count_}))
+        << "delay_fs did not mount";
   }
   void TearDown() override {
     MountTest::TearDown();  // ccfs first: it reads the store
-    if (store_pid_ > 0) {
-      if (IsMounted(ds_.data())) RunCommand({"fusermount3", "-u", ds_.data()}, 10);
-      Reap(store_pid_, 10);
-    }
+    store_.Stop();
   }
   // The attribute requests the store has answered so far.
   long StoreGetattrs() {
@@ -49,7 +43,7 @@ class StoreAttrMountTest : public MountTest {
 
   std::string source_;
   std::string count_;
-  pid_t store_pid_ = -1;
+  DelayStore store_;
 };
 
 TEST_F(StoreAttrMountTest, AnAttributeRefreshAfterAReadDoesNotAskTheStore) {
