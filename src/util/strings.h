@@ -59,38 +59,8 @@ inline std::string Printable(std::string_view bytes, size_t limit = 64) {
 }
 
 // True when `s` is well-formed UTF-8 (no overlong forms, no surrogates, nothing past U+10FFFF):
-// what a TOML file can hold.
-inline bool IsUtf8(std::string_view s) {
-  size_t k = 0;
-  while (k < s.size()) {
-    const unsigned char c = static_cast<unsigned char>(s[k]);
-    size_t n = 0;
-    unsigned lo = 0x80, hi = 0xbf;  // the second byte's range
-    if (c < 0x80) {
-      ++k;
-      continue;
-    } else if (c >= 0xc2 && c <= 0xdf) {
-      n = 1;
-    } else if (c >= 0xe0 && c <= 0xef) {
-      n = 2;
-      if (c == 0xe0) lo = 0xa0;  // overlong
-      if (c == 0xed) hi = 0x9f;  // surrogates
-    } else if (c >= 0xf0 && c <= 0xf4) {
-      n = 3;
-      if (c == 0xf0) lo = 0x90;  // overlong
-      if (c == 0xf4) hi = 0x8f;  // past U+10FFFF
-    } else {
-      return false;
-    }
-    if (k + n >= s.size()) return false;  // cut short
-    for (size_t i = 1; i <= n; ++i) {
-      const unsigned char d = static_cast<unsigned char>(s[k + i]);
-      if (d < (i == 1 ? lo : 0x80u) || d > (i == 1 ? hi : 0xbfu)) return false;
-    }
-    k += n + 1;
-  }
-  return true;
-}
+// what a TOML file can hold. Checked by nlohmann::json's strict encoder (strings.cc).
+bool IsUtf8(std::string_view s);
 
 }  // namespace ccfs
 
