@@ -149,6 +149,15 @@ class PageCache {
   // `file` is copied only when a window is queued: most reads queue none.
   void ReadAhead(Stream* stream, uint64_t file_id, const std::shared_ptr<BackingFile>& file,
                  uint64_t offset, uint64_t n, bool at_end);
+  // A file no reader has asked for yet but one is expected to read whole next (the next small file
+  // in the listing of a directory being read in that order: fuse/listing_walk.h). Returns at once:
+  // a read-ahead thread calls `open`, which returns the file (null: nothing to read) and sets *len
+  // to the bytes from its start to read, and loads the pages of them found in neither tier as
+  // read-ahead (counted so, on probation). False when the read-ahead queue was full (dropped).
+  bool PrefetchFile(uint64_t file_id,
+                    std::function<std::shared_ptr<BackingFile>(uint64_t* len)> open);
+  // The largest window ReadAhead keeps ahead of one reader, in bytes (0 with readahead = 0).
+  uint64_t ReadAheadWindow() const;
   // Writes through: `file` receives the bytes before this returns; cached copies of the pages
   // written are dropped so the next read sees the new bytes.
   Status Write(uint64_t file_id, BackingFile* file, uint64_t offset, const void* src, size_t len);

@@ -518,13 +518,22 @@ Status PageCache::Impl::LoadRun(uint64_t file_id, BackingFile* file, uint64_t of
   return st;
 }
 
+uint64_t PageCache::Impl::ReadAheadWindow() const {
+  const uint64_t raw_share =
+      std::max(uint64_t{raw_.capacity()} * page_size_ / cache::kRawShareOfWindow, cache::kMinWindow);
+  return std::min(readahead_max_.load(std::memory_order_relaxed), raw_share);
+}
+
+bool PageCache::Impl::PrefetchFile(
+    uint64_t file_id, std::function<std::shared_ptr<BackingFile>(uint64_t* len)> open) {
+  return readahead_->Push(cache::ReadaheadQueue::Task{file_id, nullptr, 0, 0, std::move(open)});
+}
+
 void PageCache::Impl::ReadAhead(Stream* stream, uint64_t file_id,
                                 const std::shared_ptr<BackingFile>& file, uint64_t offset,
                                 uint64_t n, bool at_end) {
   uint64_t from = 0;
-  const uint64_t raw_share =
-      std::max(uint64_t{raw_.capacity()} * page_size_ / cache::kRawShareOfWindow, cache::kMinWindow);
-  const uint64_t max_window = std::min(readahead_max_.load(std::memory_order_relaxed), raw_share);
+  const uint64_t max_window = ReadAheadWindow();
   const uint64_t len = stream->Next(offset, n, at_end, max_window, &from);
   if (len == 0) return;
   // Whole pages: from the page the window starts in to the one it ends in, in pieces of at most
@@ -533,7 +542,8 @@ void PageCache::Impl::ReadAhead(Stream* stream, uint64_t file_id,
   const uint64_t end = (from + len + page_size_ - 1) / page_size_ * page_size_;
   const uint64_t piece = std::max<uint64_t>(page_size_, cache::ReadaheadQueue::kTaskBytes);
   for (uint64_t at = first; at < end; at += piece) {
-    if (!readahead_->Push(cache::ReadaheadQueue::Task{file_id, file, at, std::min(piece, end - at)})) {
+    const cache::ReadaheadQueue::Task task{file_id, file, at, std::min(piece, end - at), nullptr};
+    if (!readahead_->Push(task)) {
       stream->Dropped(at);
       break;
     }
@@ -541,11 +551,19 @@ void PageCache::Impl::ReadAhead(Stream* stream, uint64_t file_id,
 }
 
 void PageCache::Impl::Prefetch(const cache::ReadaheadQueue::Task& task) {
+  std::shared_ptr<BackingFile> file = task.file;
+  uint64_t task_len = task.len;
+  if (!file) {
+    file = task.open(&task_len);  // on this thread: no reader waits for the store's open
+    if (!file) return;
+    task_len = (task_len + page_size_ - 1) / page_size_ * page_size_;
+  }
   // Never past the end of the file: a window there would ask the store for nothing, every time a
   // reader near the end moves on. (On this thread, so no reader waits for the size.)
   uint64_t size = 0;
-  if (!task.file->Size(&size).ok()) return;
-  const uint64_t end = std::min(task.offset + task.len, (size + page_size_ - 1) / page_size_ * page_size_);
+  if (!file->Size(&size).ok()) return;
+  const uint64_t end =
+      std::min(task.offset + task_len, (size + page_size_ - 1) / page_size_ * page_size_);
   for (uint64_t at = task.offset; at < end;) {
     {
       RcuReadLock rcu;
@@ -556,7 +574,7 @@ void PageCache::Impl::Prefetch(const cache::ReadaheadQueue::Task& task) {
     }
     size_t loaded = 0;
     bool eof = false, retry = false;
-    Status st = LoadRun(task.file_id, task.file.get(), at, end - at, nullptr, CpuSample(), 0,
+    Status st = LoadRun(task.file_id, file.get(), at, end - at, nullptr, CpuSample(), 0,
                         &loaded, &eof, &retry, Load::kAhead);
     if (!st.ok() || eof) return;  // a reader that gets there meets the error itself
     if (retry) continue;          // a reader claimed the page meanwhile: looked up again
@@ -673,6 +691,11 @@ void PageCache::ReadAhead(Stream* stream, uint64_t file_id,
                           bool at_end) {
   impl_->ReadAhead(stream, file_id, file, offset, n, at_end);
 }
+bool PageCache::PrefetchFile(uint64_t file_id,
+                             std::function<std::shared_ptr<BackingFile>(uint64_t* len)> open) {
+  return impl_->PrefetchFile(file_id, std::move(open));
+}
+uint64_t PageCache::ReadAheadWindow() const { return impl_->ReadAheadWindow(); }
 void PageCache::Demote(uint64_t file_id, uint64_t page_no, const void* bytes, uint32_t len,
                        uint64_t epoch) {
   impl_->Demote(file_id, page_no, bytes, len, epoch);

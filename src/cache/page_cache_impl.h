@@ -17,6 +17,7 @@
 #define CCFS_CACHE_PAGE_CACHE_IMPL_H_
 
 #include <atomic>
+#include <functional>
 #include <cstdint>
 #include <memory>
 #include <unordered_set>
@@ -53,6 +54,9 @@ class PageCache::Impl final : public cache::SplitTuner::Engine {
               size_t* n, bool* whole = nullptr, uint64_t load_to = 0);
   Status Write(uint64_t file_id, BackingFile* file, uint64_t offset, const void* src, size_t len);
   void InvalidateFile(uint64_t file_id, uint64_t from);
+  bool PrefetchFile(uint64_t file_id,
+                    std::function<std::shared_ptr<BackingFile>(uint64_t* len)> open);
+  uint64_t ReadAheadWindow() const;
   void ReadAhead(Stream* stream, uint64_t file_id, const std::shared_ptr<BackingFile>& file,
                  uint64_t offset, uint64_t n, bool at_end);
   uint64_t WholeFileBytes() const { return whole_file_max_.load(std::memory_order_relaxed); }

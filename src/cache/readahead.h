@@ -62,6 +62,9 @@ class ReadaheadQueue {
     std::shared_ptr<BackingFile> file;
     uint64_t offset;  // page-aligned
     uint64_t len;     // a whole number of pages
+    // When `file` is null: opens the file on the queue's thread (PageCache::PrefetchFile) and
+    // sets *len, the bytes from `offset` to read; null when there is nothing to read.
+    std::function<std::shared_ptr<BackingFile>(uint64_t* len)> open;
   };
   static constexpr int kThreads = 8;
   static constexpr size_t kMaxQueued = 64;

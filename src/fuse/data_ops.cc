@@ -178,6 +178,51 @@ std::shared_ptr<FileHandle> HandleFor(FsContext* fs, Inode* i, fuse_file_info* f
   return ReadHandleFor(fs, i, err);
 }
 
+// A prefetch of a walk (listing_walk.h), on a read-ahead thread: the file the table knows by
+// `key`, checked for changes as a read checks it (so that pages cached before a change are not
+// served for the file as it is now) and opened as its read handle, which the reader's OPEN or
+// first miss then uses. Null, with nothing read, when the file is gone, is not the one listed, is
+// empty, or has grown past `max_size`. *len: its size.
+std::shared_ptr<BackingFile> OpenListed(FsContext* fs, InodeKey key, uint64_t file_id,
+                                        uint64_t max_size, uint64_t* len) {
+  Inode* i = nullptr;
+  InodeFd path_fd = fs->inodes.BorrowKnown(key, &i);
+  if (!path_fd || i->file_id != file_id) return nullptr;
+  const uint64_t size = fs->changes.CheckBeforeRead(i, path_fd.get());
+  if (size == 0 || size > max_size) return nullptr;  // UINT64_MAX: statx failed
+  int err = 0;
+  std::shared_ptr<FileHandle> h = ReadHandleFor(fs, i, &err);
+  if (!h) return nullptr;
+  *len = size;
+  return h->backing;
+}
+
+// `i`, a small file, is being read from its start: if that continues a walk of its directory in
+// listing order, the files listed after it are queued to be read ahead (listing_walk.h). Only
+// lookups here; the opens and reads are the read-ahead threads'.
+void WalkAhead(FsContext* fs, Inode* i, uint64_t whole_file_bytes) {
+  if (!fs->walk.Started(KeyOf(*i), fs->inodes.NextListed(i))) return;
+  const std::vector<InodeTable::ListedFile> files = fs->inodes.ListedAfter(
+      i, ListingWalk::kMaxFiles, whole_file_bytes, fs->cache->ReadAheadWindow());
+  if (files.empty()) return;
+  const uint64_t page = fs->cache->options().page_size;
+  for (const InodeTable::ListedFile& f : files) {
+    if (!fs->walk.FirstQueue(f.key)) continue;
+    const uint64_t pages = (f.size + page - 1) / page;
+    const PageCache::Residency r = fs->cache->ResidencyOf(f.file_id, 0, pages);
+    if (r.raw_pages + r.compressed_pages >= pages) continue;  // in the tiers: no open needed
+    const bool queued = fs->cache->PrefetchFile(
+        f.file_id, [fs, gate = fs->walk.gate(), key = f.key, id = f.file_id,
+                    whole_file_bytes](uint64_t* len) -> std::shared_ptr<BackingFile> {
+          if (!gate->Enter()) return nullptr;  // the mount is going
+          std::shared_ptr<BackingFile> file = OpenListed(fs, key, id, whole_file_bytes, len);
+          gate->Leave();
+          return file;
+        });
+    if (!queued) return;  // the queue is full: the walk's next read queues the rest
+  }
+}
+
 // Drops what a change underneath made stale of the open data file `i` (ChangeDetector::
 // CheckBeforeRead) and returns its size now (UINT64_MAX: unknown), or sets *err. A file opened
 // without OPEN, or whose descriptor is a kept read handle's (FileHandle::kept), is checked through
@@ -509,7 +554,9 @@ void Read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info
   // its first miss: one read of the store where the window's requests would each be one (a tree
   // of small files read by tar, grep or an interpreter's imports). An unknown size (UINT64_MAX)
   // never qualifies.
-  const uint64_t load_to = off == 0 && file_size <= fs->cache->WholeFileBytes() ? file_size : 0;
+  const uint64_t whole_file_bytes = fs->cache->WholeFileBytes();
+  const uint64_t load_to = off == 0 && file_size <= whole_file_bytes ? file_size : 0;
+  if (load_to != 0) WalkAhead(fs, i, whole_file_bytes);
   char* buf = ReadBuffer(size);
   size_t have = 0;
   // What the tiers hold is served here; a read that must wait for the store goes to the miss

@@ -65,6 +65,7 @@ void ReadEntries(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_fi
     seekdir(d->dp, off);
     d->entry = nullptr;
     d->offset = off;
+    d->last_listed = {0, 0};
   }
   int err = 0;
   while (true) {
@@ -96,7 +97,12 @@ void ReadEntries(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_fi
           need = fuse_add_direntry_plus(req, buf.data() + used, size - used, name, &e,
                                         d->entry->d_off);
           if (need > size - used && e.ino != 0) fs->inodes.Unref(fs->inodes.Get(e.ino), 1);
-          if (need <= size - used && e.ino != 0) counted.push_back(e.ino);
+          if (need <= size - used && e.ino != 0) {
+            counted.push_back(e.ino);
+            Inode* listed = fs->inodes.Get(e.ino);
+            fs->inodes.NoteListed(d->last_listed, listed, static_cast<uint64_t>(e.attr.st_size));
+            d->last_listed = KeyOf(*listed);
+          }
         }
       }
       if (need > size - used) break;  // keep the entry for the next call

@@ -207,6 +207,73 @@ InodeFd InodeTable::BorrowAt(Inode* i, int depth) {
   return InodeFd(this, i, fd);
 }
 
+void InodeTable::NoteListed(InodeKey prev, Inode* cur, uint64_t size) {
+  if (cur == &root_ || cur->kind != NodeKind::kReal) return;
+  MutexLock lock(&mu_);
+  cur->listed_size = size;
+  if (prev.second == 0) return;
+  auto it = table_.find(prev);
+  if (it == table_.end()) return;
+  it->second->next_dev = cur->dev;
+  it->second->next_ino = cur->ino;
+}
+
+InodeKey InodeTable::NextListed(Inode* i) {
+  MutexLock lock(&mu_);
+  return {i->next_dev, i->next_ino};
+}
+
+std::vector<InodeTable::ListedFile> InodeTable::ListedAfter(Inode* i, size_t max_files,
+                                                            uint64_t max_size,
+                                                            uint64_t max_bytes) {
+  std::vector<ListedFile> out;
+  MutexLock lock(&mu_);
+  InodeKey next{i->next_dev, i->next_ino};
+  uint64_t bytes = 0;
+  for (size_t looked = 0; out.size() < max_files && looked < 2 * max_files; ++looked) {
+    if (next.second == 0) break;
+    auto it = table_.find(next);
+    if (it == table_.end()) break;  // forgotten: the listing is not known past it
+    const Inode* n = it->second.get();
+    if (n == i) break;  // a loop (renames between listings)
+    if (n->type == S_IFREG && n->listed_size <= max_size) {
+      if (bytes + n->listed_size > max_bytes && !out.empty()) break;
+      bytes += n->listed_size;
+      out.push_back(ListedFile{next, n->file_id, n->listed_size});
+    }
+    next = {n->next_dev, n->next_ino};
+  }
+  return out;
+}
+
+InodeFd InodeTable::BorrowKnown(InodeKey key, Inode** found) {
+  Inode* i = nullptr;
+  {
+    MutexLock lock(&mu_);
+    auto it = table_.find(key);
+    if (it == table_.end() || it->second->type != S_IFREG) return InodeFd(ENOENT);
+    i = it->second.get();
+    if (i->fd >= 0) {
+      LruRemoveLocked(i);
+      ++i->borrowed;
+      *found = i;
+      return InodeFd(this, i, i->fd);
+    }
+    ++i->holds;  // kept while it is opened again below
+  }
+  const int fd = Reopen(i, 0);  // lends the descriptor it returns
+  std::vector<int> to_close;
+  {
+    MutexLock lock(&mu_);
+    --i->holds;
+    if (fd < 0) MaybeFreeLocked(i, &to_close);
+  }
+  CloseAll(to_close);
+  if (fd < 0) return InodeFd(-fd);
+  *found = i;
+  return InodeFd(this, i, fd);
+}
+
 int InodeTable::Reopen(Inode* i, int depth) {
   // Deeper than any path can be: names changed underneath made the recorded parents a loop. The
   // kernel's next lookups through the real path mend it.

@@ -134,6 +134,13 @@ struct Inode {
   bool in_lru = false;
   std::list<Inode*>::iterator lru_pos;
 
+  // The entry listed right after this one in the kernel's last READDIRPLUS of its directory, by
+  // key (next_ino 0: none known), and this one's size then: what a walk of the directory in its
+  // listing order reads next (fuse/listing_walk.h). Guarded by the InodeTable's mutex.
+  dev_t next_dev = 0;
+  ino_t next_ino = 0;
+  uint64_t listed_size = 0;
+
   // Last signature seen of the backing file (see ChangeDetector).
   Mutex sig_mu;  // after InodeTable::mu_ when both are held
   bool sig_known GUARDED_BY(sig_mu) = false;
@@ -141,6 +148,10 @@ struct Inode {
 };
 
 class InodeTable;
+
+// An Inode's key in the table: its backing (st_dev, st_ino).
+using InodeKey = std::pair<dev_t, ino_t>;
+inline InodeKey KeyOf(const Inode& i) { return {i.dev, i.ino}; }
 
 // A descriptor of an Inode's backing inode (O_PATH), lent for one handler's use: open until this
 // goes. Empty (get() == -1) with error() the errno when none could be had.
@@ -242,6 +253,27 @@ class InodeTable {
 
   // The engine's name for the file `st` describes.
   uint64_t FileIdOf(const struct stat& st) const;
+
+  // ---- listings (fuse/listing_walk.h) ----
+  // A READDIRPLUS listed `cur` (`size` bytes) right after the entry known by `prev` (ino 0: `cur`
+  // came first, or the one before it is not known).
+  void NoteListed(InodeKey prev, Inode* cur, uint64_t size);
+  // The key of the entry listed after `i` (ino 0: none known).
+  InodeKey NextListed(Inode* i);
+  struct ListedFile {
+    InodeKey key;
+    uint64_t file_id = 0;
+    uint64_t size = 0;  // as listed
+  };
+  // The regular files listed after `i`, in order: up to `max_files` of them, each at most
+  // `max_size` bytes as listed and together at most `max_bytes`; other entries are passed over
+  // (at most 2 * max_files entries are looked at). One pass under the mutex.
+  std::vector<ListedFile> ListedAfter(Inode* i, size_t max_files, uint64_t max_size,
+                                      uint64_t max_bytes);
+  // A descriptor of the regular file the table knows by `key`, lent as Borrow's, with *found its
+  // Inode (which lives at least as long as the descriptor). Empty (ENOENT) when the table knows no
+  // regular file by that key.
+  InodeFd BorrowKnown(InodeKey key, Inode** found);
 
   // ---- persistence (fuse/persister.h) ----
   // From now on a file's path is kept with its signature when its Inode is freed (paths cost

@@ -60,6 +60,9 @@ struct DirHandle {
   DIR* dp = nullptr;
   off_t offset = 0;
   struct dirent* entry = nullptr;  // read but not yet returned (the reply was full)
+  // The last entry a READDIRPLUS reply listed (ino 0: none since the listing began or sought):
+  // the next one listed follows it (InodeTable::NoteListed).
+  std::pair<dev_t, ino_t> last_listed{0, 0};  // an InodeKey (inode_table.h)
 };
 
 // The handles of one kind that the kernel holds open, each named by its fi->fh (its address): Add

@@ -37,6 +37,7 @@
 #include "fuse/fuse_api.h"
 #include "fuse/inode_table.h"
 #include "fuse/kernel_cache.h"
+#include "fuse/listing_walk.h"
 #include "fuse/miss_pool.h"
 #include "fuse/open_file_watch.h"
 #include "fuse/open_handles.h"
@@ -90,6 +91,10 @@ struct FsContext {
   // The store refused an O_DIRECT open of a data file (EINVAL): read-only opens stop asking for
   // one (data_ops.cc Open). Set once, never cleared.
   std::atomic<bool> direct_open_refused{false};
+  // Prefetches the next small files of a directory read in its listing order (listing_walk.h).
+  // After what its prefetches use (inodes, changes, read_handles), so it goes first and waits for
+  // them.
+  ListingWalk walk;
   // persist: the cache file's writer and reloader; nullptr when off. After `inodes`, which it
   // borrows.
   std::unique_ptr<Persister> persister;

@@ -149,5 +149,53 @@ TEST_F(InodeTableTest, ForgottenInodesAreFreedWithTheirParents) {
   EXPECT_EQ(t.open_descriptors(), 0u);
 }
 
+TEST_F(InodeTableTest, ListingsGiveTheFilesListedAfterOneAndBorrowKnownOpensThem) {
+  InodeTable t;
+  ASSERT_TRUE(t.Open(dir_, 4).ok());
+  std::filesystem::create_directories(dir_ + "/a/b/sub");
+  testing::WriteWholeFile(Path(7), std::string(5000, 'x'));
+  // A listing f0..f9, with a directory between f3 and f4: sizes 6 bytes but f7's 5000.
+  std::vector<Inode*> files;
+  InodeKey prev{0, 0};
+  for (int k = 0; k < 10; ++k) {
+    files.push_back(LookupPath(&t, "f" + std::to_string(k)));
+    ASSERT_NE(files.back(), nullptr);
+    t.NoteListed(prev, files.back(), k == 7 ? 5000 : 6);
+    prev = KeyOf(*files.back());
+    if (k == 3) {
+      Inode* sub = LookupPath(&t, "sub");
+      ASSERT_NE(sub, nullptr);
+      t.NoteListed(prev, sub, 4096);
+      prev = KeyOf(*sub);
+    }
+  }
+  EXPECT_EQ(t.NextListed(files[0]), KeyOf(*files[1]));
+  EXPECT_EQ(t.NextListed(files[9]).second, 0u);
+  // Regular files only, none larger than max_size, at most max_files of them.
+  std::vector<InodeTable::ListedFile> after = t.ListedAfter(files[2], 4, 100, 1 << 20);
+  ASSERT_EQ(after.size(), 4u);
+  EXPECT_EQ(after[0].key, KeyOf(*files[3]));
+  EXPECT_EQ(after[1].key, KeyOf(*files[4]));  // the directory passed over
+  EXPECT_EQ(after[2].key, KeyOf(*files[5]));
+  EXPECT_EQ(after[3].key, KeyOf(*files[6]));
+  EXPECT_EQ(after[0].file_id, files[3]->file_id);
+  after = t.ListedAfter(files[5], 8, 100, 1 << 20);
+  ASSERT_EQ(after.size(), 3u);  // f6, f8, f9: f7 is larger than 100 bytes
+  EXPECT_EQ(after[1].key, KeyOf(*files[8]));
+  // Together at most max_bytes (the first always).
+  EXPECT_EQ(t.ListedAfter(files[0], 8, 100, 13).size(), 2u);
+  EXPECT_EQ(t.ListedAfter(files[0], 8, 100, 1).size(), 1u);
+  // BorrowKnown opens a file by its key alone, with its Inode.
+  Inode* found = nullptr;
+  InodeFd fd = t.BorrowKnown(KeyOf(*files[8]), &found);
+  ASSERT_TRUE(fd);
+  EXPECT_EQ(found, files[8]);
+  EXPECT_EQ(testing::ReadWholeFile("/proc/self/fd/" + std::to_string(fd.get())), "file 8");
+  EXPECT_FALSE(t.BorrowKnown(InodeKey{files[8]->dev, 1}, &found));
+  // A listing is known no further than the Inodes the table still has.
+  EXPECT_TRUE(t.Unref(files[4], 1));
+  EXPECT_EQ(t.ListedAfter(files[2], 8, 100, 1 << 20).size(), 1u);  // f3; f4 is forgotten
+}
+
 }  // namespace
 }  // namespace ccfs

@@ -1,0 +1,84 @@
+// ListingWalk: read-ahead across the files of a directory read in its listing order.
+//
+// tar, grep -r, cp -r, find -exec cat: programs that read a tree's small files one after another,
+// each whole, in the order their directory lists them. A small file is loaded whole at its first
+// miss (PageCache::Read's load_to), but no sooner: such a walk waits for the store once per file,
+// one file after another, and the kernel's read-ahead stops at each file's end. Over a network
+// store the walk goes at the store's latency, not at its streaming speed.
+//
+// The daemon sees both halves: the listings (READDIRPLUS: InodeTable::NoteListed records, for each
+// entry, the one listed after it) and the first reads of small files (a read at offset 0 of a file
+// no larger than PageCache::WholeFileBytes). When a small file's first read comes right after, in
+// its directory's last listing, a file whose first read was one of the last kRecent, a walk is on:
+// the regular files listed after it are prefetched whole (PageCache::PrefetchFile, on the engine's
+// read-ahead threads), at most kMaxFiles of them, each no larger than WholeFileBytes and together
+// at most one reader's read-ahead window (PageCache::ReadAheadWindow). Each file is queued once
+// (the last kQueuedMemory are remembered), so a walk in progress queues about one file per file
+// it reads. The pages enter as read-ahead (on probation; counted as readahead_pages, then as
+// readahead_hits or readahead_wasted). A small file read out of order prefetches nothing, nor
+// does any read of a larger file (its own read-ahead window covers it).
+//
+// Shutdown: the prefetches run on the engine's threads, which outlive the FsContext they use.
+// Each runs inside its Gate; Close (at the FsContext's end) waits for those inside and turns the
+// later ones away.
+//
+// Thread-safety: every method may run on any thread; one leaf mutex each.
+#ifndef CCFS_FUSE_LISTING_WALK_H_
+#define CCFS_FUSE_LISTING_WALK_H_
+
+#include <array>
+#include <cstddef>
+#include <memory>
+
+#include "fuse/inode_table.h"
+#include "util/mutex.h"
+
+namespace ccfs {
+
+class ListingWalk {
+ public:
+  static constexpr size_t kRecent = 8;
+  static constexpr size_t kMaxFiles = 16;
+  static constexpr size_t kQueuedMemory = 64;
+
+  class Gate {
+   public:
+    // False once closed; else the caller is inside until Leave.
+    bool Enter() EXCLUDES(mu_);
+    void Leave() EXCLUDES(mu_);
+    // From now on Enter fails; waits for those inside to leave.
+    void Close() EXCLUDES(mu_);
+
+   private:
+    Mutex mu_;
+    CondVar left_;
+    int inside_ GUARDED_BY(mu_) = 0;
+    bool closed_ GUARDED_BY(mu_) = false;
+  };
+
+  ListingWalk() : gate_(std::make_shared<Gate>()) {}
+  ~ListingWalk() { gate_->Close(); }
+  ListingWalk(const ListingWalk&) = delete;
+  ListingWalk& operator=(const ListingWalk&) = delete;
+
+  // The small file `key` was read from its start, and `next` is the entry listed after it (ino 0:
+  // none known). True when this continues a walk: `key` was listed right after a file among the
+  // last kRecent so read.
+  bool Started(InodeKey key, InodeKey next) EXCLUDES(mu_);
+  // True if `key` was not among the last kQueuedMemory files queued; it is one of them now.
+  bool FirstQueue(InodeKey key) EXCLUDES(mu_);
+  // What each prefetch passes through (see Shutdown above).
+  std::shared_ptr<Gate> gate() const { return gate_; }
+
+ private:
+  const std::shared_ptr<Gate> gate_;
+  Mutex mu_;
+  std::array<InodeKey, kRecent> expected_ GUARDED_BY(mu_){};  // the entries after recent reads
+  size_t expected_at_ GUARDED_BY(mu_) = 0;
+  std::array<InodeKey, kQueuedMemory> queued_ GUARDED_BY(mu_){};
+  size_t queued_at_ GUARDED_BY(mu_) = 0;
+};
+
+}  // namespace ccfs
+
+#endif  // CCFS_FUSE_LISTING_WALK_H_
