@@ -198,12 +198,13 @@ std::shared_ptr<BackingFile> OpenListed(FsContext* fs, InodeKey key, uint64_t fi
 }
 
 // `i`, a small file, is being read from its start: if that continues a walk of its directory in
-// listing order, the files listed after it are queued to be read ahead (listing_walk.h). Only
+// one of its listing's orders, the files after it are queued to be read ahead (listing_walk.h). Only
 // lookups here; the opens and reads are the read-ahead threads'.
 void WalkAhead(FsContext* fs, Inode* i, uint64_t whole_file_bytes) {
-  if (!fs->walk.Started(KeyOf(*i), fs->inodes.NextListed(i))) return;
+  ListingOrder order = kListedOrder;
+  if (!fs->walk.Started(KeyOf(*i), fs->inodes.NextOf(i), &order)) return;
   const std::vector<InodeTable::ListedFile> files = fs->inodes.ListedAfter(
-      i, ListingWalk::kMaxFiles, whole_file_bytes, fs->cache->ReadAheadWindow());
+      i, order, ListingWalk::kMaxFiles, whole_file_bytes, fs->cache->ReadAheadWindow());
   if (files.empty()) return;
   const uint64_t page = fs->cache->options().page_size;
   for (const InodeTable::ListedFile& f : files) {

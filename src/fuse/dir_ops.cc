@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <memory>
@@ -66,6 +67,8 @@ void ReadEntries(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_fi
     d->entry = nullptr;
     d->offset = off;
     d->last_listed = {0, 0};
+    d->listed.clear();
+    d->by_name = off == 0;  // a listing from its start again (rewinddir), or a part of one
   }
   int err = 0;
   while (true) {
@@ -102,6 +105,12 @@ void ReadEntries(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_fi
             Inode* listed = fs->inodes.Get(e.ino);
             fs->inodes.NoteListed(d->last_listed, listed, static_cast<uint64_t>(e.attr.st_size));
             d->last_listed = KeyOf(*listed);
+            if (d->by_name && d->listed.size() < DirHandle::kMaxByName) {
+              d->listed.emplace_back(name, d->last_listed);
+            } else {
+              d->by_name = false;
+              d->listed.clear();
+            }
           }
         }
       }
@@ -110,6 +119,16 @@ void ReadEntries(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_fi
     }
     d->offset = d->entry->d_off;
     d->entry = nullptr;
+  }
+  // The listing's end: its entries' order by name (bytewise).
+  if (plus && d->entry == nullptr && err == 0 && d->by_name) {
+    std::sort(d->listed.begin(), d->listed.end());
+    std::vector<InodeKey> keys;
+    keys.reserve(d->listed.size());
+    for (const auto& [entry_name, key] : d->listed) keys.push_back(key);
+    fs->inodes.NoteNameOrder(keys);
+    d->by_name = false;
+    d->listed = {};
   }
   // An error after some entries is reported by the next call (it starts at the failed one).
   if (err != 0 && used == 0) return (void)ReplyErr(req, err);

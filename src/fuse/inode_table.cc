@@ -214,21 +214,29 @@ void InodeTable::NoteListed(InodeKey prev, Inode* cur, uint64_t size) {
   if (prev.second == 0) return;
   auto it = table_.find(prev);
   if (it == table_.end()) return;
-  it->second->next_dev = cur->dev;
-  it->second->next_ino = cur->ino;
+  it->second->next[kListedOrder] = KeyOf(*cur);
 }
 
-InodeKey InodeTable::NextListed(Inode* i) {
+void InodeTable::NoteNameOrder(const std::vector<InodeKey>& keys) {
   MutexLock lock(&mu_);
-  return {i->next_dev, i->next_ino};
+  for (size_t k = 0; k < keys.size(); ++k) {
+    auto it = table_.find(keys[k]);
+    if (it == table_.end()) continue;
+    it->second->next[kNameOrder] = k + 1 < keys.size() ? keys[k + 1] : InodeKey{0, 0};
+  }
 }
 
-std::vector<InodeTable::ListedFile> InodeTable::ListedAfter(Inode* i, size_t max_files,
-                                                            uint64_t max_size,
+std::array<InodeKey, kListingOrders> InodeTable::NextOf(Inode* i) {
+  MutexLock lock(&mu_);
+  return {i->next[kListedOrder], i->next[kNameOrder]};
+}
+
+std::vector<InodeTable::ListedFile> InodeTable::ListedAfter(Inode* i, ListingOrder order,
+                                                            size_t max_files, uint64_t max_size,
                                                             uint64_t max_bytes) {
   std::vector<ListedFile> out;
   MutexLock lock(&mu_);
-  InodeKey next{i->next_dev, i->next_ino};
+  InodeKey next = i->next[order];
   uint64_t bytes = 0;
   for (size_t looked = 0; out.size() < max_files && looked < 2 * max_files; ++looked) {
     if (next.second == 0) break;
@@ -241,7 +249,7 @@ std::vector<InodeTable::ListedFile> InodeTable::ListedAfter(Inode* i, size_t max
       bytes += n->listed_size;
       out.push_back(ListedFile{next, n->file_id, n->listed_size});
     }
-    next = {n->next_dev, n->next_ino};
+    next = n->next[order];
   }
   return out;
 }

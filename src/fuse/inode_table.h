@@ -67,6 +67,7 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <functional>
@@ -102,6 +103,14 @@ int StatOfFd(int fd, struct stat* st);
 
 enum class NodeKind { kReal, kControlDir, kStatsFile, kControlFile };
 
+// An Inode's key in the table: its backing (st_dev, st_ino).
+using InodeKey = std::pair<dev_t, ino_t>;
+
+// The two orders a directory's files are read in one after another (fuse/listing_walk.h): the
+// order its listing gave (tar, grep -r, cp -r, find), and that of the names' bytes (`ls` in the C
+// locale, a shell's `*` in C.UTF-8, Python's sorted(), rsync).
+enum ListingOrder { kListedOrder = 0, kNameOrder = 1, kListingOrders = 2 };
+
 struct Inode {
   Inode() = default;
   Inode(const Inode&) = delete;
@@ -134,11 +143,10 @@ struct Inode {
   bool in_lru = false;
   std::list<Inode*>::iterator lru_pos;
 
-  // The entry listed right after this one in the kernel's last READDIRPLUS of its directory, by
-  // key (next_ino 0: none known), and this one's size then: what a walk of the directory in its
-  // listing order reads next (fuse/listing_walk.h). Guarded by the InodeTable's mutex.
-  dev_t next_dev = 0;
-  ino_t next_ino = 0;
+  // The entry after this one in the kernel's last READDIRPLUS of its directory, in each
+  // ListingOrder, by key (ino 0: none known), and this one's size as listed: what a walk of the
+  // directory in that order reads next (fuse/listing_walk.h). Guarded by the InodeTable's mutex.
+  InodeKey next[kListingOrders]{};
   uint64_t listed_size = 0;
 
   // Last signature seen of the backing file (see ChangeDetector).
@@ -149,8 +157,6 @@ struct Inode {
 
 class InodeTable;
 
-// An Inode's key in the table: its backing (st_dev, st_ino).
-using InodeKey = std::pair<dev_t, ino_t>;
 inline InodeKey KeyOf(const Inode& i) { return {i.dev, i.ino}; }
 
 // A descriptor of an Inode's backing inode (O_PATH), lent for one handler's use: open until this
@@ -258,18 +264,20 @@ class InodeTable {
   // A READDIRPLUS listed `cur` (`size` bytes) right after the entry known by `prev` (ino 0: `cur`
   // came first, or the one before it is not known).
   void NoteListed(InodeKey prev, Inode* cur, uint64_t size);
-  // The key of the entry listed after `i` (ino 0: none known).
-  InodeKey NextListed(Inode* i);
+  // A whole listing's entries, by key, in the order of their names.
+  void NoteNameOrder(const std::vector<InodeKey>& keys);
+  // The keys of the entries after `i`, in each order (ino 0: none known).
+  std::array<InodeKey, kListingOrders> NextOf(Inode* i);
   struct ListedFile {
     InodeKey key;
     uint64_t file_id = 0;
     uint64_t size = 0;  // as listed
   };
-  // The regular files listed after `i`, in order: up to `max_files` of them, each at most
-  // `max_size` bytes as listed and together at most `max_bytes`; other entries are passed over
-  // (at most 2 * max_files entries are looked at). One pass under the mutex.
-  std::vector<ListedFile> ListedAfter(Inode* i, size_t max_files, uint64_t max_size,
-                                      uint64_t max_bytes);
+  // The regular files after `i` in `order`: up to `max_files` of them, each at most `max_size`
+  // bytes as listed and together at most `max_bytes`; other entries are passed over (at most
+  // 2 * max_files entries are looked at). One pass under the mutex.
+  std::vector<ListedFile> ListedAfter(Inode* i, ListingOrder order, size_t max_files,
+                                      uint64_t max_size, uint64_t max_bytes);
   // A descriptor of the regular file the table knows by `key`, lent as Borrow's, with *found its
   // Inode (which lives at least as long as the descriptor). Empty (ENOENT) when the table knows no
   // regular file by that key.

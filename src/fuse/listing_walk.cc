@@ -22,15 +22,24 @@ void ListingWalk::Gate::Close() {
   while (inside_ > 0) left_.Wait(&mu_);
 }
 
-bool ListingWalk::Started(InodeKey key, InodeKey next) {
+bool ListingWalk::Started(InodeKey key, const std::array<InodeKey, kListingOrders>& next,
+                          ListingOrder* order) {
   MutexLock lock(&mu_);
-  const bool walk =
-      key.second != 0 && std::find(expected_.begin(), expected_.end(), key) != expected_.end();
-  if (next.second != 0) {
-    expected_[expected_at_] = next;
-    expected_at_ = (expected_at_ + 1) % kRecent;
+  // The longest run `key` continues (it may continue one in each order).
+  const Expected* found = nullptr;
+  for (const Expected& e : expected_) {
+    if (key.second != 0 && e.key == key && (found == nullptr || e.steps > found->steps)) found = &e;
   }
-  return walk;
+  const int steps = found != nullptr ? found->steps : 0;
+  if (steps >= 2) *order = found->order;
+  for (int o = 0; o < kListingOrders; ++o) {
+    if (next[o].second == 0) continue;
+    // The file after this one continues this one's run in its own order, or starts one.
+    const int run = steps > 0 && found->order == o ? steps + 1 : 1;
+    expected_[expected_at_] = Expected{next[o], static_cast<ListingOrder>(o), run};
+    expected_at_ = (expected_at_ + 1) % expected_.size();
+  }
+  return steps >= 2;
 }
 
 bool ListingWalk::FirstQueue(InodeKey key) {

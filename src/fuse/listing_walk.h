@@ -7,16 +7,20 @@
 // store the walk goes at the store's latency, not at its streaming speed.
 //
 // The daemon sees both halves: the listings (READDIRPLUS: InodeTable::NoteListed records, for each
-// entry, the one listed after it) and the first reads of small files (a read at offset 0 of a file
-// no larger than PageCache::WholeFileBytes). When a small file's first read comes right after, in
-// its directory's last listing, a file whose first read was one of the last kRecent, a walk is on:
-// the regular files listed after it are prefetched whole (PageCache::PrefetchFile, on the engine's
-// read-ahead threads), at most kMaxFiles of them, each no larger than WholeFileBytes and together
-// at most one reader's read-ahead window (PageCache::ReadAheadWindow). Each file is queued once
-// (the last kQueuedMemory are remembered), so a walk in progress queues about one file per file
-// it reads. The pages enter as read-ahead (on probation; counted as readahead_pages, then as
-// readahead_hits or readahead_wasted). A small file read out of order prefetches nothing, nor
-// does any read of a larger file (its own read-ahead window covers it).
+// entry, the one listed after it, and at the listing's end NoteNameOrder the one after it by name:
+// the two ListingOrders) and the first reads of small files (a read at offset 0 of a file no
+// larger than PageCache::WholeFileBytes). When a small file's first read comes right after, in
+// either order of its directory's last listing, a file whose first read was one of the last
+// kRecent and came right after the one before it in turn (two steps in a row: in a tree read at
+// random, a file often follows one of the last few read, rarely two in a row), a walk in that
+// order is on: the regular files after it in that order are prefetched
+// whole (PageCache::PrefetchFile, on the engine's read-ahead threads), at most kMaxFiles of them,
+// each no larger than WholeFileBytes and together at most one reader's read-ahead window
+// (PageCache::ReadAheadWindow). Each file is queued once (the last kQueuedMemory are
+// remembered), so a walk in progress queues about one file per file it reads. The pages enter as
+// read-ahead (on probation; counted as readahead_pages, then as readahead_hits or
+// readahead_wasted). A small file read in neither order prefetches nothing, nor does any read of a
+// larger file (its own read-ahead window covers it).
 //
 // Shutdown: the prefetches run on the engine's threads, which outlive the FsContext they use.
 // Each runs inside its Gate; Close (at the FsContext's end) waits for those inside and turns the
@@ -61,10 +65,12 @@ class ListingWalk {
   ListingWalk(const ListingWalk&) = delete;
   ListingWalk& operator=(const ListingWalk&) = delete;
 
-  // The small file `key` was read from its start, and `next` is the entry listed after it (ino 0:
-  // none known). True when this continues a walk: `key` was listed right after a file among the
-  // last kRecent so read.
-  bool Started(InodeKey key, InodeKey next) EXCLUDES(mu_);
+  // The small file `key` was read from its start, and `next` are the entries after it in each
+  // ListingOrder (ino 0: none known). True, with *order, when this continues a walk: `key` came
+  // right after, in *order, a file among the last kRecent so read, which itself came right after
+  // one read before it.
+  bool Started(InodeKey key, const std::array<InodeKey, kListingOrders>& next,
+               ListingOrder* order) EXCLUDES(mu_);
   // True if `key` was not among the last kQueuedMemory files queued; it is one of them now.
   bool FirstQueue(InodeKey key) EXCLUDES(mu_);
   // What each prefetch passes through (see Shutdown above).
@@ -73,7 +79,13 @@ class ListingWalk {
  private:
   const std::shared_ptr<Gate> gate_;
   Mutex mu_;
-  std::array<InodeKey, kRecent> expected_ GUARDED_BY(mu_){};  // the entries after recent reads
+  struct Expected {
+    InodeKey key;
+    ListingOrder order = kListedOrder;
+    int steps = 0;  // the files in a row, each right after the one before, that end with `key`'s
+  };
+  // The entries after the recent reads, in each order.
+  std::array<Expected, kRecent * kListingOrders> expected_ GUARDED_BY(mu_){};
   size_t expected_at_ GUARDED_BY(mu_) = 0;
   std::array<InodeKey, kQueuedMemory> queued_ GUARDED_BY(mu_){};
   size_t queued_at_ GUARDED_BY(mu_) = 0;

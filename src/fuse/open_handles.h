@@ -22,8 +22,10 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <unordered_map>
 #include <utility>
+#include <vector>
 
 #include "ccfs/backing_store.h"
 #include "ccfs/page_cache.h"
@@ -63,6 +65,12 @@ struct DirHandle {
   // The last entry a READDIRPLUS reply listed (ino 0: none since the listing began or sought):
   // the next one listed follows it (InodeTable::NoteListed).
   std::pair<dev_t, ino_t> last_listed{0, 0};  // an InodeKey (inode_table.h)
+  // A READDIRPLUS listing read from its start: the entries listed so far, by name, to record their
+  // order by name at the listing's end (InodeTable::NoteNameOrder). Given up (by_name false) at a
+  // seek elsewhere or beyond kMaxByName entries.
+  static constexpr size_t kMaxByName = 1 << 17;
+  bool by_name = true;
+  std::vector<std::pair<std::string, std::pair<dev_t, ino_t>>> listed;
 };
 
 // The handles of one kind that the kernel holds open, each named by its fi->fh (its address): Add

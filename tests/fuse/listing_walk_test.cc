@@ -14,26 +14,55 @@ namespace {
 
 InodeKey K(ino_t ino) { return {1, ino}; }
 
-TEST(ListingWalkTest, AFileReadRightAfterTheOneListedBeforeItContinuesAWalk) {
+// A walk in listing order: the file after `ino` is ino + 1, by name ino + 100.
+bool Started(ListingWalk* w, ino_t ino, ListingOrder* order = nullptr) {
+  ListingOrder o = kListedOrder;
+  const bool walk = w->Started(K(ino), {K(ino + 1), K(ino + 100)}, &o);
+  if (order != nullptr) *order = o;
+  return walk;
+}
+
+TEST(ListingWalkTest, AThirdFileReadEachRightAfterTheOneListedBeforeItStartsAWalk) {
   ListingWalk w;
-  EXPECT_FALSE(w.Started(K(10), K(11)));  // the first file of a directory
-  EXPECT_TRUE(w.Started(K(11), K(12)));
-  EXPECT_TRUE(w.Started(K(12), K(13)));
-  EXPECT_FALSE(w.Started(K(20), K(21)));  // a jump
-  EXPECT_FALSE(w.Started(K(40), K(41)));
-  EXPECT_FALSE(w.Started(K(30), K(31)));
+  ListingOrder order = kNameOrder;
+  EXPECT_FALSE(Started(&w, 10));  // the first file of a directory
+  EXPECT_FALSE(Started(&w, 11));  // one step
+  EXPECT_TRUE(Started(&w, 12, &order));  // two in a row
+  EXPECT_EQ(order, kListedOrder);
+  EXPECT_TRUE(Started(&w, 13));
+  EXPECT_FALSE(Started(&w, 20));  // a jump
+  EXPECT_FALSE(Started(&w, 40));
   // Two walkers at once (two directories, or two programs): each continues its own.
-  EXPECT_TRUE(w.Started(K(13), K(14)));
-  EXPECT_TRUE(w.Started(K(21), K(22)));
-  EXPECT_TRUE(w.Started(K(14), K(15)));
+  EXPECT_TRUE(Started(&w, 14));
+  EXPECT_FALSE(Started(&w, 21));
+  EXPECT_TRUE(Started(&w, 15));
+  EXPECT_TRUE(Started(&w, 22));
   // A file whose next is not known leaves nothing to follow.
-  EXPECT_FALSE(w.Started(K(50), K(0)));
-  EXPECT_FALSE(w.Started(K(0), K(0)));
+  EXPECT_FALSE(w.Started(K(50), {K(0), K(0)}, &order));
+  EXPECT_FALSE(w.Started(K(51), {K(0), K(0)}, &order));
+  EXPECT_FALSE(w.Started(K(0), {K(0), K(0)}, &order));
+}
+
+TEST(ListingWalkTest, FilesThatEachFollowOneOfTheLastFewButNotInARowAreNoWalk) {
+  // 1, 30, 2, 60, 31, 3: each of 2, 31 and 3 comes right after one read lately, none after one
+  // that did so itself.
+  ListingWalk w;
+  for (ino_t ino : {1, 30, 2, 60, 31}) EXPECT_FALSE(Started(&w, ino)) << ino;
+  EXPECT_TRUE(Started(&w, 3));  // 1, 2, 3: two steps in a row, with others between
+}
+
+TEST(ListingWalkTest, AFileReadRightAfterTheOneBeforeItByNameContinuesAWalkByName) {
+  ListingWalk w;
+  ListingOrder order = kListedOrder;
+  EXPECT_FALSE(Started(&w, 1000));
+  EXPECT_FALSE(Started(&w, 1100));
+  EXPECT_TRUE(Started(&w, 1200, &order));
+  EXPECT_EQ(order, kNameOrder);
 }
 
 TEST(ListingWalkTest, ReadingInReverseOrderIsNoWalk) {
   ListingWalk w;
-  for (ino_t ino = 100; ino > 80; --ino) EXPECT_FALSE(w.Started(K(ino), K(ino + 1))) << ino;
+  for (ino_t ino = 100; ino > 80; --ino) EXPECT_FALSE(Started(&w, ino)) << ino;
 }
 
 TEST(ListingWalkTest, AFileIsQueuedOnceAmongTheLastQueued) {
