@@ -17,8 +17,8 @@
 #define CCFS_CACHE_PAGE_CACHE_IMPL_H_
 
 #include <atomic>
-#include <functional>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <unordered_set>
 #include <vector>

@@ -198,8 +198,8 @@ std::shared_ptr<BackingFile> OpenListed(FsContext* fs, InodeKey key, uint64_t fi
 }
 
 // `i`, a small file, is being read from its start: if that continues a walk of its directory in
-// one of its listing's orders, the files after it are queued to be read ahead (listing_walk.h). Only
-// lookups here; the opens and reads are the read-ahead threads'.
+// one of its listing's orders, the files after it are queued to be read ahead (listing_walk.h).
+// Only lookups here; the opens and reads are the read-ahead threads'.
 void WalkAhead(FsContext* fs, Inode* i, uint64_t whole_file_bytes) {
   ListingOrder order = kListedOrder;
   if (!fs->walk.Started(KeyOf(*i), fs->inodes.NextOf(i), &order)) return;
