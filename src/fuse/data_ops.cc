@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -197,16 +198,13 @@ std::shared_ptr<BackingFile> OpenListed(FsContext* fs, InodeKey key, uint64_t fi
   return h->backing;
 }
 
-// `i`, a small file, is being read from its start: if that continues a walk of its directory in
-// one of its listing's orders, the files after it are queued to be read ahead (listing_walk.h).
-// Only lookups here; the opens and reads are the read-ahead threads'.
-void WalkAhead(FsContext* fs, Inode* i, uint64_t whole_file_bytes) {
-  ListingOrder order = kListedOrder;
-  if (!fs->walk.Started(KeyOf(*i), fs->inodes.NextOf(i), &order)) return;
-  const std::vector<InodeTable::ListedFile> files = fs->inodes.ListedAfter(
-      i, order, ListingWalk::kMaxFiles, whole_file_bytes, fs->cache->ReadAheadWindow());
+// Queues the small files of a walk (listing_walk.h) to be read ahead, each once, but those whose
+// pages the tiers already hold. Only lookups here; the opens and reads are the read-ahead
+// threads'.
+void QueueWalk(FsContext* fs, const std::vector<InodeTable::ListedFile>& files) {
   if (files.empty()) return;
   const uint64_t page = fs->cache->options().page_size;
+  const uint64_t whole_file_bytes = fs->cache->WholeFileBytes();
   for (const InodeTable::ListedFile& f : files) {
     if (!fs->walk.FirstQueue(f.key)) continue;
     const uint64_t pages = (f.size + page - 1) / page;
@@ -222,6 +220,21 @@ void WalkAhead(FsContext* fs, Inode* i, uint64_t whole_file_bytes) {
         });
     if (!queued) return;  // the queue is full: the walk's next read queues the rest
   }
+}
+
+// The regular files of a walk from `from` on in `order`, as many as one prefetch takes.
+std::vector<InodeTable::ListedFile> WalkFiles(FsContext* fs, InodeKey from, ListingOrder order) {
+  return fs->inodes.ListedFrom(from, order, ListingWalk::kMaxFiles, fs->cache->WholeFileBytes(),
+                               fs->cache->ReadAheadWindow());
+}
+
+// `i`, a small file, is being read from its start: if that continues a walk of its directory in
+// one of its listing's orders, the files after it are queued to be read ahead.
+void WalkAhead(FsContext* fs, Inode* i) {
+  const std::array<InodeKey, kListingOrders> next = fs->inodes.NextOf(i);
+  ListingOrder order = kListedOrder;
+  if (!fs->walk.Started(KeyOf(*i), next, &order)) return;
+  QueueWalk(fs, WalkFiles(fs, next[order], order));
 }
 
 // Drops what a change underneath made stale of the open data file `i` (ChangeDetector::
@@ -385,6 +398,15 @@ void OpenKept(FsContext* fs, fuse_req_t req, Inode* i, int flags, fuse_file_info
 }
 
 }  // namespace
+
+void WalkInto(FsContext* fs, const std::array<InodeKey, kListingOrders>& firsts) {
+  ListingOrder order = kListedOrder;
+  if (!fs->walk.Walking(&order) || firsts[order].second == 0) return;
+  const std::vector<InodeTable::ListedFile> files = WalkFiles(fs, firsts[order], order);
+  if (files.empty()) return;  // no file to read: the walk may go into the next listing
+  fs->walk.Into(files.front().key, order);
+  QueueWalk(fs, files);
+}
 
 void Open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   FsContext* fs = ContextOf(req);
@@ -557,7 +579,7 @@ void Read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info
   // never qualifies.
   const uint64_t whole_file_bytes = fs->cache->WholeFileBytes();
   const uint64_t load_to = off == 0 && file_size <= whole_file_bytes ? file_size : 0;
-  if (load_to != 0) WalkAhead(fs, i, whole_file_bytes);
+  if (load_to != 0) WalkAhead(fs, i);
   char* buf = ReadBuffer(size);
   size_t have = 0;
   // What the tiers hold is served here; a read that must wait for the store goes to the miss

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <cstring>
 #include <memory>
@@ -67,6 +68,7 @@ void ReadEntries(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_fi
     d->entry = nullptr;
     d->offset = off;
     d->last_listed = {0, 0};
+    d->first_listed = {0, 0};
     d->listed.clear();
     d->by_name = off == 0;  // a listing from its start again (rewinddir), or a part of one
   }
@@ -104,6 +106,8 @@ void ReadEntries(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_fi
             counted.push_back(e.ino);
             Inode* listed = fs->inodes.Get(e.ino);
             fs->inodes.NoteListed(d->last_listed, listed, static_cast<uint64_t>(e.attr.st_size));
+            // by_name: this listing began at the start, and went no further than kMaxByName yet.
+            if (d->last_listed.second == 0 && d->by_name) d->first_listed = KeyOf(*listed);
             d->last_listed = KeyOf(*listed);
             if (d->by_name && d->listed.size() < DirHandle::kMaxByName) {
               d->listed.emplace_back(name, d->last_listed);
@@ -120,15 +124,22 @@ void ReadEntries(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_fi
     d->offset = d->entry->d_off;
     d->entry = nullptr;
   }
-  // The listing's end: its entries' order by name (bytewise).
-  if (plus && d->entry == nullptr && err == 0 && d->by_name) {
-    std::sort(d->listed.begin(), d->listed.end());
-    std::vector<InodeKey> keys;
-    keys.reserve(d->listed.size());
-    for (const auto& [entry_name, key] : d->listed) keys.push_back(key);
-    fs->inodes.NoteNameOrder(keys);
-    d->by_name = false;
-    d->listed = {};
+  // The listing's end: its entries' order by name (bytewise), and a walk going on goes into it.
+  if (plus && d->entry == nullptr && err == 0) {
+    std::array<InodeKey, kListingOrders> firsts{};
+    firsts[kListedOrder] = d->first_listed;
+    d->first_listed = {0, 0};
+    if (d->by_name) {
+      std::sort(d->listed.begin(), d->listed.end());
+      std::vector<InodeKey> keys;
+      keys.reserve(d->listed.size());
+      for (const auto& [entry_name, key] : d->listed) keys.push_back(key);
+      fs->inodes.NoteNameOrder(keys);
+      if (!keys.empty()) firsts[kNameOrder] = keys.front();
+      d->by_name = false;
+      d->listed = {};
+    }
+    if (firsts[kListedOrder].second != 0 || firsts[kNameOrder].second != 0) WalkInto(fs, firsts);
   }
   // An error after some entries is reported by the next call (it starts at the failed one).
   if (err != 0 && used == 0) return (void)ReplyErr(req, err);

@@ -231,19 +231,19 @@ std::array<InodeKey, kListingOrders> InodeTable::NextOf(Inode* i) {
   return {i->next[kListedOrder], i->next[kNameOrder]};
 }
 
-std::vector<InodeTable::ListedFile> InodeTable::ListedAfter(Inode* i, ListingOrder order,
-                                                            size_t max_files, uint64_t max_size,
-                                                            uint64_t max_bytes) {
+std::vector<InodeTable::ListedFile> InodeTable::ListedFrom(InodeKey from, ListingOrder order,
+                                                           size_t max_files, uint64_t max_size,
+                                                           uint64_t max_bytes) {
   std::vector<ListedFile> out;
   MutexLock lock(&mu_);
-  InodeKey next = i->next[order];
+  InodeKey next = from;
   uint64_t bytes = 0;
   for (size_t looked = 0; out.size() < max_files && looked < 2 * max_files; ++looked) {
     if (next.second == 0) break;
+    if (looked > 0 && next == from) break;  // a loop (renames between listings)
     auto it = table_.find(next);
     if (it == table_.end()) break;  // forgotten: the listing is not known past it
     const Inode* n = it->second.get();
-    if (n == i) break;  // a loop (renames between listings)
     if (n->type == S_IFREG && n->listed_size <= max_size) {
       if (bytes + n->listed_size > max_bytes && !out.empty()) break;
       bytes += n->listed_size;

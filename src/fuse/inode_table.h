@@ -273,11 +273,12 @@ class InodeTable {
     uint64_t file_id = 0;
     uint64_t size = 0;  // as listed
   };
-  // The regular files after `i` in `order`: up to `max_files` of them, each at most `max_size`
-  // bytes as listed and together at most `max_bytes`; other entries are passed over (at most
-  // 2 * max_files entries are looked at). One pass under the mutex.
-  std::vector<ListedFile> ListedAfter(Inode* i, ListingOrder order, size_t max_files,
-                                      uint64_t max_size, uint64_t max_bytes);
+  // The regular files from the entry known by `from` on (it included) in `order`: up to
+  // `max_files` of them, each at most `max_size` bytes as listed and together at most `max_bytes`;
+  // other entries are passed over (at most 2 * max_files entries are looked at). One pass under
+  // the mutex.
+  std::vector<ListedFile> ListedFrom(InodeKey from, ListingOrder order, size_t max_files,
+                                     uint64_t max_size, uint64_t max_bytes);
   // A descriptor of the regular file the table knows by `key`, lent as Borrow's, with *found its
   // Inode (which lives at least as long as the descriptor). Empty (ENOENT) when the table knows no
   // regular file by that key.

@@ -31,15 +31,35 @@ bool ListingWalk::Started(InodeKey key, const std::array<InodeKey, kListingOrder
     if (key.second != 0 && e.key == key && (found == nullptr || e.steps > found->steps)) found = &e;
   }
   const int steps = found != nullptr ? found->steps : 0;
-  if (steps >= 2) *order = found->order;
+  walking_ = steps >= 2;
+  if (walking_) {
+    *order = found->order;
+    walking_order_ = found->order;
+  }
   for (int o = 0; o < kListingOrders; ++o) {
     if (next[o].second == 0) continue;
     // The file after this one continues this one's run in its own order, or starts one.
     const int run = steps > 0 && found->order == o ? steps + 1 : 1;
-    expected_[expected_at_] = Expected{next[o], static_cast<ListingOrder>(o), run};
-    expected_at_ = (expected_at_ + 1) % expected_.size();
+    ExpectLocked(Expected{next[o], static_cast<ListingOrder>(o), run});
   }
-  return steps >= 2;
+  return walking_;
+}
+
+bool ListingWalk::Walking(ListingOrder* order) {
+  MutexLock lock(&mu_);
+  if (walking_) *order = walking_order_;
+  return walking_;
+}
+
+void ListingWalk::Into(InodeKey first, ListingOrder order) {
+  MutexLock lock(&mu_);
+  walking_ = false;
+  ExpectLocked(Expected{first, order, 2});
+}
+
+void ListingWalk::ExpectLocked(const Expected& e) {
+  expected_[expected_at_] = e;
+  expected_at_ = (expected_at_ + 1) % expected_.size();
 }
 
 bool ListingWalk::FirstQueue(InodeKey key) {

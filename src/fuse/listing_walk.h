@@ -22,6 +22,14 @@
 // readahead_wasted). A small file read in neither order prefetches nothing, nor does any read of a
 // larger file (its own read-ahead window covers it).
 //
+// Into the next directory: tar, grep -r and cp -r list a subdirectory when they come to it, in
+// the middle of their walk, and then read its files in its listing's order. So when a listing
+// ends while a walk is on (the last small file read from its start continued one), the walk goes
+// on into that listing in the same order: its first regular files are prefetched as above, and
+// the first of them, when read, continues the walk. A walk goes into one listing with regular
+// files, then into another only once one of its files is read in turn: `ls -R` or `find` after
+// a walk, reading no file, takes it into at most one directory.
+//
 // Shutdown: the prefetches run on the engine's threads, which outlive the FsContext they use.
 // Each runs inside its Gate; Close (at the FsContext's end) waits for those inside and turns the
 // later ones away.
@@ -71,6 +79,13 @@ class ListingWalk {
   // one read before it.
   bool Started(InodeKey key, const std::array<InodeKey, kListingOrders>& next,
                ListingOrder* order) EXCLUDES(mu_);
+  // A listing ended: true, with *order, if a walk is on (the last call to Started returned true
+  // and no listing took that walk since).
+  bool Walking(ListingOrder* order) EXCLUDES(mu_);
+  // The walk goes on into a listing whose first regular file in `order` is `first`: a read of
+  // `first` from its start continues it. The walk is taken (Walking is false until Started next
+  // returns true).
+  void Into(InodeKey first, ListingOrder order) EXCLUDES(mu_);
   // True if `key` was not among the last kQueuedMemory files queued; it is one of them now.
   bool FirstQueue(InodeKey key) EXCLUDES(mu_);
   // What each prefetch passes through (see Shutdown above).
@@ -87,6 +102,10 @@ class ListingWalk {
   // The entries after the recent reads, in each order.
   std::array<Expected, kRecent * kListingOrders> expected_ GUARDED_BY(mu_){};
   size_t expected_at_ GUARDED_BY(mu_) = 0;
+  void ExpectLocked(const Expected& e) REQUIRES(mu_);
+  // The walk the last Started found, until a listing takes it.
+  bool walking_ GUARDED_BY(mu_) = false;
+  ListingOrder walking_order_ GUARDED_BY(mu_) = kListedOrder;
   std::array<InodeKey, kQueuedMemory> queued_ GUARDED_BY(mu_){};
   size_t queued_at_ GUARDED_BY(mu_) = 0;
 };

@@ -65,6 +65,9 @@ struct DirHandle {
   // The last entry a READDIRPLUS reply listed (ino 0: none since the listing began or sought):
   // the next one listed follows it (InodeTable::NoteListed).
   std::pair<dev_t, ino_t> last_listed{0, 0};  // an InodeKey (inode_table.h)
+  // The first entry a READDIRPLUS listing from its start listed (ino 0: none yet, or the listing
+  // did not start at the start), until the listing's end takes it (ops::WalkInto).
+  std::pair<dev_t, ino_t> first_listed{0, 0};
   // A READDIRPLUS listing read from its start: the entries listed so far, by name, to record their
   // order by name at the listing's end (InodeTable::NoteNameOrder). Given up (by_name false) at a
   // seek elsewhere or beyond kMaxByName entries.

@@ -1,7 +1,7 @@
 // A walk through a directory's small files in its listing order (tar, grep -r, cp -r) or in the
 // order of their names (`cat d/*`): once two files are read in that order, the daemon reads the
 // files after them ahead of the reader (fuse/listing_walk.h), so their first reads find them
-// cached; a file changed underneath after it was read ahead reads its new bytes; files read in
+// cached, and the walk goes on into the next directory listed; a file changed underneath after it was read ahead reads its new bytes; files read in
 // neither order each miss.
 #include <dirent.h>
 #include <sys/stat.h>
@@ -34,17 +34,17 @@ class ListingWalkMountTest : public MountTest {
     }
     ASSERT_NO_FATAL_FAILURE(MountOrDie({"-o", "memory=64MiB"}));
   }
-  // The files of d as a readdir of the mount lists them (a READDIRPLUS), in that order.
-  std::vector<std::string> Listed() {
+  // The files of `dir` as a readdir of the mount lists them (a READDIRPLUS), in that order.
+  std::vector<std::string> Listed(const std::string& dir = "d", size_t files = kFiles) {
     std::vector<std::string> names;
-    DIR* dir = opendir(ds_.MntPath("d").c_str());
-    EXPECT_NE(dir, nullptr);
-    if (dir == nullptr) return names;
-    while (struct dirent* e = readdir(dir)) {
-      if (e->d_name[0] == 'f') names.push_back(std::string("d/") + e->d_name);
+    DIR* dp = opendir(ds_.MntPath(dir).c_str());
+    EXPECT_NE(dp, nullptr);
+    if (dp == nullptr) return names;
+    while (struct dirent* e = readdir(dp)) {
+      if (e->d_name[0] == 'f') names.push_back(dir + "/" + e->d_name);
     }
-    closedir(dir);
-    EXPECT_EQ(names.size(), static_cast<size_t>(kFiles));
+    closedir(dp);
+    EXPECT_EQ(names.size(), files);
     return names;
   }
   uint64_t Counter(const char* key) {
@@ -95,6 +95,39 @@ TEST_F(ListingWalkMountTest, FilesReadInTheOrderOfTheirNamesAreReadAheadOfTheRea
   const uint64_t misses = Counter("misses");
   for (int k = 3; k < 6; ++k) ReadAndCheck(names[k]);
   EXPECT_EQ(Counter("misses"), misses) << ds_.Stats().dump();
+}
+
+TEST_F(ListingWalkMountTest, AWalkGoesOnIntoTheNextDirectoryListedButNoFurther) {
+  // e and f: directories listed once the walk through d is on, as tar lists a subdirectory when it
+  // comes to it.
+  constexpr size_t kMore = 8;
+  for (const char* dir : {"e", "f"}) {
+    ASSERT_EQ(mkdir(ds_.DataPath(dir).c_str(), 0755), 0);
+    for (size_t k = 0; k < kMore; ++k) {
+      WriteWholeFile(ds_.DataPath(fmt::format("{}/f{}", dir, k)), CompressibleBytes(kFileBytes, k));
+    }
+  }
+  const std::vector<std::string> names = Listed();
+  ASSERT_EQ(names.size(), static_cast<size_t>(kFiles));
+  for (int k = 0; k < 3; ++k) ReadAndCheck(names[k]);
+  ASSERT_NO_FATAL_FAILURE(AwaitReadAhead(3 * kPagesPerFile));
+  const uint64_t before = Counter("readahead_pages");
+  const std::vector<std::string> e = Listed("e", kMore);  // the walk goes into e
+  ASSERT_NO_FATAL_FAILURE(AwaitReadAhead(before + 3 * kPagesPerFile));
+  // A listing after it, with no file of the walk read since, takes no walk.
+  const uint64_t after_e = Counter("readahead_pages");
+  const std::vector<std::string> f = Listed("f", kMore);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  EXPECT_EQ(Counter("readahead_pages"), after_e) << ds_.Stats().dump();
+  uint64_t misses = Counter("misses");
+  ReadAndCheck(f[0]);
+  EXPECT_GT(Counter("misses"), misses) << ds_.Stats().dump();
+  // e's first files are hits (the walk goes on meanwhile: the files after them are read ahead as
+  // their first ones are read).
+  misses = Counter("misses");
+  for (size_t k = 0; k < 3; ++k) ReadAndCheck(e[k]);
+  EXPECT_EQ(Counter("misses"), misses) << ds_.Stats().dump();
+  for (size_t k = 3; k < kMore; ++k) ReadAndCheck(e[k]);
 }
 
 TEST_F(ListingWalkMountTest, AFileChangedUnderneathAfterItWasReadAheadReadsItsNewBytes) {

@@ -172,25 +172,37 @@ TEST_F(InodeTableTest, ListingsGiveTheFilesListedAfterOneAndBorrowKnownOpensThem
   EXPECT_EQ(t.NextOf(files[0])[kListedOrder], KeyOf(*files[1]));
   EXPECT_EQ(t.NextOf(files[9])[kListedOrder].second, 0u);
   EXPECT_EQ(t.NextOf(files[0])[kNameOrder].second, 0u);  // no order by name recorded yet
+  // The files after `i`.
+  auto listed_after = [&t](Inode* i, ListingOrder order, size_t max_files, uint64_t max_bytes) {
+    return t.ListedFrom(t.NextOf(i)[order], order, max_files, 100, max_bytes);
+  };
   // Regular files only, none larger than max_size, at most max_files of them.
-  std::vector<InodeTable::ListedFile> after = t.ListedAfter(files[2], kListedOrder, 4, 100, 1 << 20);
+  std::vector<InodeTable::ListedFile> after = listed_after(files[2], kListedOrder, 4, 1 << 20);
   ASSERT_EQ(after.size(), 4u);
   EXPECT_EQ(after[0].key, KeyOf(*files[3]));
   EXPECT_EQ(after[1].key, KeyOf(*files[4]));  // the directory passed over
   EXPECT_EQ(after[2].key, KeyOf(*files[5]));
   EXPECT_EQ(after[3].key, KeyOf(*files[6]));
   EXPECT_EQ(after[0].file_id, files[3]->file_id);
-  after = t.ListedAfter(files[5], kListedOrder, 8, 100, 1 << 20);
+  after = listed_after(files[5], kListedOrder, 8, 1 << 20);
   ASSERT_EQ(after.size(), 3u);  // f6, f8, f9: f7 is larger than 100 bytes
   EXPECT_EQ(after[1].key, KeyOf(*files[8]));
   // Together at most max_bytes (the first always).
-  EXPECT_EQ(t.ListedAfter(files[0], kListedOrder, 8, 100, 13).size(), 2u);
-  EXPECT_EQ(t.ListedAfter(files[0], kListedOrder, 8, 100, 1).size(), 1u);
+  EXPECT_EQ(listed_after(files[0], kListedOrder, 8, 13).size(), 2u);
+  EXPECT_EQ(listed_after(files[0], kListedOrder, 8, 1).size(), 1u);
+  // From a file on, that file first; from a directory on, the files after it.
+  after = t.ListedFrom(KeyOf(*files[3]), kListedOrder, 2, 100, 1 << 20);
+  ASSERT_EQ(after.size(), 2u);
+  EXPECT_EQ(after[0].key, KeyOf(*files[3]));
+  EXPECT_EQ(after[1].key, KeyOf(*files[4]));
+  after = t.ListedFrom(KeyOf(*LookupPath(&t, "sub")), kListedOrder, 1, 100, 1 << 20);
+  ASSERT_EQ(after.size(), 1u);
+  EXPECT_EQ(after[0].key, KeyOf(*files[4]));
   // The order by name is a chain of its own.
   t.NoteNameOrder({KeyOf(*files[9]), KeyOf(*files[1]), KeyOf(*files[5])});
   EXPECT_EQ(t.NextOf(files[9])[kNameOrder], KeyOf(*files[1]));
   EXPECT_EQ(t.NextOf(files[5])[kNameOrder].second, 0u);
-  after = t.ListedAfter(files[9], kNameOrder, 8, 100, 1 << 20);
+  after = listed_after(files[9], kNameOrder, 8, 1 << 20);
   ASSERT_EQ(after.size(), 2u);
   EXPECT_EQ(after[0].key, KeyOf(*files[1]));
   EXPECT_EQ(after[1].key, KeyOf(*files[5]));
@@ -204,7 +216,11 @@ TEST_F(InodeTableTest, ListingsGiveTheFilesListedAfterOneAndBorrowKnownOpensThem
   EXPECT_FALSE(t.BorrowKnown(InodeKey{files[8]->dev, 1}, &found));
   // A listing is known no further than the Inodes the table still has.
   EXPECT_TRUE(t.Unref(files[4], 1));
-  EXPECT_EQ(t.ListedAfter(files[2], kListedOrder, 8, 100, 1 << 20).size(), 1u);  // f3; f4 is forgotten
+  EXPECT_EQ(listed_after(files[2], kListedOrder, 8, 1 << 20).size(), 1u);  // f3; f4 is forgotten
+  // A listing that comes back to where it began (renames between listings) is followed once.
+  t.NoteListed(KeyOf(*files[6]), files[5], 6);
+  after = t.ListedFrom(KeyOf(*files[5]), kListedOrder, 20, 100, 1 << 20);
+  ASSERT_EQ(after.size(), 2u);  // f5, f6
 }
 
 }  // namespace

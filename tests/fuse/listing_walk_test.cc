@@ -1,5 +1,6 @@
 // ListingWalk without the kernel: a walk is a small file read right after the one listed before
-// it (among the last few so read), never a file read out of order, and each file is queued once.
+// it (among the last few so read), never a file read out of order; it goes into the next listing
+// once; each file is queued once.
 #include "fuse/listing_walk.h"
 
 #include <gtest/gtest.h>
@@ -63,6 +64,38 @@ TEST(ListingWalkTest, AFileReadRightAfterTheOneBeforeItByNameContinuesAWalkByNam
 TEST(ListingWalkTest, ReadingInReverseOrderIsNoWalk) {
   ListingWalk w;
   for (ino_t ino = 100; ino > 80; --ino) EXPECT_FALSE(Started(&w, ino)) << ino;
+}
+
+TEST(ListingWalkTest, AWalkGoesIntoOneListingAndOnFromItsFirstFile) {
+  ListingWalk w;
+  ListingOrder order = kNameOrder;
+  EXPECT_FALSE(w.Walking(&order));
+  for (ino_t ino : {10, 11}) EXPECT_FALSE(Started(&w, ino));
+  EXPECT_FALSE(w.Walking(&order));
+  EXPECT_TRUE(Started(&w, 12));
+  ASSERT_TRUE(w.Walking(&order));
+  EXPECT_EQ(order, kListedOrder);
+  // The next directory's listing takes the walk; its first file continues it.
+  w.Into(K(500), kListedOrder);
+  EXPECT_FALSE(w.Walking(&order));  // a listing after it gets no walk
+  EXPECT_TRUE(Started(&w, 500));
+  EXPECT_TRUE(w.Walking(&order));
+  EXPECT_TRUE(Started(&w, 501));
+  // A small file read out of turn ends the walk: no listing after it gets one.
+  EXPECT_FALSE(Started(&w, 900));
+  EXPECT_FALSE(w.Walking(&order));
+}
+
+TEST(ListingWalkTest, AWalkByNameGoesIntoTheNextListingByName) {
+  ListingWalk w;
+  ListingOrder order = kListedOrder;
+  for (ino_t ino : {1000, 1100}) EXPECT_FALSE(Started(&w, ino));
+  EXPECT_TRUE(Started(&w, 1200));
+  ASSERT_TRUE(w.Walking(&order));
+  EXPECT_EQ(order, kNameOrder);
+  w.Into(K(5000), order);
+  EXPECT_TRUE(Started(&w, 5000, &order));
+  EXPECT_EQ(order, kNameOrder);
 }
 
 TEST(ListingWalkTest, AFileIsQueuedOnceAmongTheLastQueued) {
