@@ -156,8 +156,11 @@ std::shared_ptr<FileHandle> Unowned(FileHandle* h) {
 }
 
 // A read handle for `i` (read_handles.h): the one kept, or one opened now and kept. Null with
-// *err set when none could be had.
-std::shared_ptr<FileHandle> ReadHandleFor(FsContext* fs, Inode* i, int* err) {
+// *err set when none could be had. Handles the bound pushes out go to *let_go if given, for the
+// caller to close once it has replied (ReadHandles::Keep).
+using LetGo = std::vector<std::shared_ptr<FileHandle>>;
+std::shared_ptr<FileHandle> ReadHandleFor(FsContext* fs, Inode* i, int* err,
+                                          LetGo* let_go = nullptr) {
   std::shared_ptr<FileHandle> h = fs->read_handles.Find(i);
   if (h) return h;
   const int fd = OpenDataFile(fs, i, O_RDONLY);
@@ -168,7 +171,7 @@ std::shared_ptr<FileHandle> ReadHandleFor(FsContext* fs, Inode* i, int* err) {
   std::unique_ptr<FileHandle> made;
   *err = MakeHandle(fs, i, fd, O_RDONLY, &made);
   if (*err != 0) return nullptr;
-  return fs->read_handles.Keep(i, std::shared_ptr<FileHandle>(std::move(made)));
+  return fs->read_handles.Keep(i, std::shared_ptr<FileHandle>(std::move(made)), let_go);
 }
 
 // The handle a request on the open data file `i` uses: the one its OPEN made, or for a file the
@@ -364,17 +367,16 @@ void FillResidency(FsContext* fs, uint64_t file_id, uint64_t size, WarmRange* r)
   r->kernel_tier = fs->kernel != nullptr ? 1 : 0;
 }
 
-// Kernel mode, a read-write mount: a read-only OPEN of `i` (backing flags `flags`) that the read
-// handle kept of the file answers, or that keeps its own descriptor there past RELEASE for the
-// next one (read_handles.h). The file is checked first, through the Inode's own descriptor, which
-// names what the file's name names now (a fresh open would open the same), so a change found lets
-// the kept handle go before it is looked up (FsContext's stale callback) and a handle is used only
-// for the file as it is: one that opens after a change reads the file anew. (Its reads go through
-// the read handle kept at the time of each: see Read.) Replies to the OPEN.
-void OpenKept(FsContext* fs, fuse_req_t req, Inode* i, int flags, fuse_file_info* fi) {
-  // Handles the bound pushes out: closed after the reply, so that the opener does not wait for
-  // their closes (each a round trip to a network store's server).
-  std::vector<std::shared_ptr<FileHandle>> let_go;
+// Kernel mode, a read-write mount: a read-only OPEN of `i`, answered without opening the store's
+// file. Its reads go through the read handle kept of the file at the time of each (read_handles.h;
+// see Read), which the first read that must reach the store opens and keeps past RELEASE for the
+// next opens: a file the tiers hold whole is opened and read again at no trip to a network store's
+// server, even when the tree has more files than the read handles the bound keeps. The file is
+// checked first, through the Inode's own descriptor, which names what the file's name names now (a
+// fresh open would open the same), so a change found lets the kept handle go before a read looks
+// it up (FsContext's stale callback): a read after a change reads the file anew. The handle has
+// the kept one's descriptor, or none (fd -1) while none is kept. Replies to the OPEN.
+void OpenKept(FsContext* fs, fuse_req_t req, Inode* i, fuse_file_info* fi) {
   bool changed = false;
   {
     InodeFd path_fd = fs->inodes.Borrow(i);
@@ -385,11 +387,8 @@ void OpenKept(FsContext* fs, fuse_req_t req, Inode* i, int flags, fuse_file_info
   if (std::shared_ptr<FileHandle> kept = fs->read_handles.Find(i)) {
     h = SharedHandle(i, *kept);
   } else {
-    const int fd = OpenDataFile(fs, i, flags);
-    if (fd < 0) return (void)ReplyErr(req, errno);
-    const int err = MakeHandle(fs, i, fd, fi->flags, &h);
-    if (err != 0) return (void)ReplyErr(req, err);
-    fs->read_handles.Keep(i, std::shared_ptr<FileHandle>(SharedHandle(i, *h)), &let_go);
+    h = std::make_unique<FileHandle>();
+    h->inode = i;
     h->kept = true;
   }
   AttachMade(fs, i, std::move(h), fi);
@@ -419,8 +418,11 @@ void Open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   // one, and opens this one too.
   if (fs->no_open.load(std::memory_order_relaxed)) return (void)ReplyErr(req, ENOSYS);
   int flags = BackingOpenFlags(fi->flags) & ~(O_NOFOLLOW | O_CREAT | O_EXCL);
-  if (fs->kernel != nullptr && (flags & O_ACCMODE) == O_RDONLY && (flags & O_TRUNC) == 0) {
-    return OpenKept(fs, req, i, flags, fi);
+  // O_NOATIME: its reads go through a descriptor of its own with the flag, as a read of DATASET
+  // itself would leave the atime alone; the read handles are opened without it.
+  if (fs->kernel != nullptr && (flags & O_ACCMODE) == O_RDONLY &&
+      (flags & (O_TRUNC | O_NOATIME)) == 0) {
+    return OpenKept(fs, req, i, fi);
   }
   const int fd = OpenDataFile(fs, i, flags);
   if (fd < 0) return (void)ReplyErr(req, errno);
@@ -591,8 +593,11 @@ void Read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info
     if (!s.ok()) return (void)ReplyErr(req, s.ToErrno());
     if (whole) return ReplyRead(fs, req, ino, file_id, h.get(), fi->flags, off, size, buf, have);
   }
+  // Read handles the bound pushes out for this one: closed once the read is answered (over a
+  // network store each close is a round trip to its server, which the reader need not wait for).
+  LetGo let_go;
   if (!h) {
-    h = ReadHandleFor(fs, i, &err);
+    h = ReadHandleFor(fs, i, &err, &let_go);
     if (!h) return (void)ReplyErr(req, err);
   }
   const int open_flags = fi->flags;
@@ -607,7 +612,9 @@ void Read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info
         // reads, so the daemon holds buffers for the reads in flight only.
         std::shared_ptr<char> own = PoolReadBuffer(size);
         std::memcpy(own.get(), buf, have);
-        return [fs, req, ino, file_id, h, kept_for, open_flags, off, size, have, own, load_to] {
+        auto closes = std::make_shared<LetGo>(std::move(let_go));
+        return [fs, req, ino, file_id, h, kept_for, open_flags, off, size, have, own, load_to,
+                closes] {
           FinishRead(fs, req, ino, file_id, h.get(), kept_for, open_flags, off, size, own.get(),
                      have, load_to);
         };
@@ -652,6 +659,8 @@ void Flush(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   // A file opened without OPEN (read-only mount): nothing to flush. ENOSYS tells the kernel to
   // send no FLUSH at any later close either.
   if (fi->fh == 0) return (void)ReplyErr(req, ENOSYS);
+  // A read-only open with no descriptor of its own (OpenKept): nothing was written through it.
+  if (FileOf(fi)->fd < 0) return (void)ReplyOk(req);
   // close() of a duplicate reports deferred write errors (NFS and the like) and drops POSIX
   // locks, as the caller's close() would on the backing file.
   int res = close(dup(FileOf(fi)->fd));
@@ -659,10 +668,15 @@ void Flush(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
 }
 
 void Fsync(fuse_req_t req, fuse_ino_t ino, int datasync, fuse_file_info* fi) {
-  Inode* i = ContextOf(req)->inodes.Get(ino);
+  FsContext* fs = ContextOf(req);
+  Inode* i = fs->inodes.Get(ino);
   if (i->kind != NodeKind::kReal || fi->fh == 0) return (void)ReplyOk(req);  // nothing written
-  int fd = FileOf(fi)->fd;
-  int res = datasync ? fdatasync(fd) : fsync(fd);
+  // fsync through a read-only open syncs what other opens wrote (`sync FILE` opens it read-only):
+  // one with no descriptor of its own (OpenKept) syncs through the file's read handle.
+  int err = 0;
+  std::shared_ptr<FileHandle> h = HandleFor(fs, i, fi, &err);
+  if (!h) return (void)ReplyErr(req, err);
+  int res = datasync ? fdatasync(h->fd) : fsync(h->fd);
   ReplyResult(req, res);
 }
 

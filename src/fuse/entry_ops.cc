@@ -300,7 +300,9 @@ void Setattr(fuse_req_t req, fuse_ino_t ino, struct stat* attr, int valid, fuse_
   FsContext* fs = ContextOf(req);
   Inode* i = fs->inodes.Get(ino);
   if (i->kind != NodeKind::kReal) return fs->control.Setattr(req, i, valid);
+  // A read-only open with no descriptor of its own (data_ops.cc OpenKept) changes the file by name.
   FileHandle* h = (fi != nullptr && i->type == S_IFREG) ? FileOf(fi) : nullptr;
+  if (h != nullptr && h->fd < 0) h = nullptr;
   int err = 0;
   {
     InodeFd fd = fs->inodes.Borrow(i);

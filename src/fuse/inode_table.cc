@@ -598,7 +598,7 @@ void InodeTable::HandleOpened(Inode* i, int fd) {
   MutexLock lock(&mu_);
   if (i->open_handles++ == 0) open_.insert(i);
   LruRemoveLocked(i);  // kept while open: getattr and the change detector of an open file use it
-  if (i->fd < 0 && i != &root_) {
+  if (i->fd < 0 && i != &root_ && fd >= 0) {
     // Opened by a handler whose borrowed descriptor was let go meanwhile (a removal raced it).
     int path_fd = open(fmt::format("/proc/self/fd/{}", fd).c_str(), O_PATH | O_CLOEXEC);
     if (path_fd >= 0) {

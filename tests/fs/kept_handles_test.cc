@@ -1,15 +1,19 @@
 // A read-write mount in raw_tier = kernel mode keeps a read-only open's descriptor of the store's
 // file past RELEASE (fuse/read_handles.h): the next read-only open of the file uses it again and
 // opens nothing on the store (seen by inotify on the data set, as the store's own open events),
-// unless the file changed underneath, which opens it anew; a file removed through the mount keeps
-// no descriptor (its space comes back), and a descriptor read through after the file changed reads
-// the new bytes.
+// nor does one of a file whose pages are held when none is kept of it, unless the file changed
+// underneath, which opens it anew; a file removed through the mount keeps no descriptor (its space
+// comes back), and a descriptor read through after the file changed reads the new bytes.
+#include <fcntl.h>
 #include <sys/inotify.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <string>
 #include <thread>
+
+#include <fmt/format.h>
 
 #include "fs/fs_test_util.h"
 #include "testing/mount_fixture.h"
@@ -74,6 +78,39 @@ TEST_F(KeptHandlesMountTest, AReadOnlyOpenAgainOpensNothingOnTheStore) {
   std::string v2 = v1;
   v2[0] = 'x';
   EXPECT_TRUE(ReadWholeFile(ds_.MntPath("f")) == v2) << "a kept handle read past a write";
+}
+
+// More files than the bound keeps read handles of, read again in the same order: the least
+// recently used handle is always the one pushed out, so no file finds its own at its next open.
+// An open still opens nothing on the store when the file's pages are held: only a read that must
+// reach the store opens the file (over a network store each open and close is a round trip).
+TEST_F(KeptHandlesMountTest, AReadOnlyOpenOpensNothingOnTheStoreWhenNoHandleIsKept) {
+  constexpr int kFiles = 12;  // max_open_files = 16: at most 4 read handles
+  for (int k = 0; k < kFiles; ++k) {
+    WriteWholeFile(ds_.DataPath(fmt::format("f{}", k)), CompressibleBytes(20000, 40 + k));
+  }
+  ASSERT_NO_FATAL_FAILURE(MountOrDie(
+      {"-o", "raw_tier=kernel,memory=8MiB,compressed_percent=50,max_open_files=16"}));
+  for (int k = 0; k < kFiles; ++k) {
+    ASSERT_TRUE(ReadWholeFile(ds_.MntPath(fmt::format("f{}", k))) ==
+                CompressibleBytes(20000, 40 + k));
+  }
+  OpenEvents opens(ds_.data());
+  for (int k = 0; k < kFiles; ++k) {
+    const std::string name = fmt::format("f{}", k);
+    ASSERT_TRUE(ReadWholeFile(ds_.MntPath(name)) == CompressibleBytes(20000, 40 + k)) << name;
+    EXPECT_EQ(opens.Of(name), 0) << name << ": a read-only open of a held file opened the store's";
+  }
+  EXPECT_LE(OpenDataDescriptors(ds_.pid(), ds_.data()), 2u * 4) << "read handles past the bound";
+  // fsync through such an open reaches the store's file (`sync FILE` opens it read-only).
+  int fd = open(ds_.MntPath("f0").c_str(), O_RDONLY);
+  ASSERT_GE(fd, 0) << strerror(errno);
+  EXPECT_EQ(fsync(fd), 0) << strerror(errno);
+  EXPECT_EQ(fchmod(fd, 0600), 0) << strerror(errno);
+  close(fd);
+  struct stat st;
+  ASSERT_EQ(stat(ds_.DataPath("f0").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
 }
 
 TEST_F(KeptHandlesMountTest, AFileChangedUnderneathIsOpenedAnew) {
