@@ -122,7 +122,10 @@ class PosixBackingFile final : public BackingFile {
     const size_t total = len * bufs.size();
     iovec iov[kMaxReadBuffers];
     size_t done = 0;
-    bool asked_again = false;
+    // More than one empty answer in a row has been seen as sshfs's connection dropped (the
+    // shared-store test's outage check).
+    constexpr int kEmptyRetries = 3;
+    int asked_again = 0;
     while (done < total) {
       // The buffers from byte `done` on: the one it falls in (from its middle after a short
       // read), then the rest whole.
@@ -157,12 +160,12 @@ class PosixBackingFile final : public BackingFile {
       }
       if (n == 0) {
         // End of file, unless the size says otherwise (or cannot be had): then the store may
-        // have answered a read inside the file with nothing (sshfs does, once, for a read in
-        // flight when its connection drops, and EIO after), and an empty page would reach the
-        // reader as an early end of file. Asked once more; a second empty answer is believed (the
-        // size may be stale: another client may have truncated the file).
-        if (!asked_again && !SizeEndsAt(offset + done)) {
-          asked_again = true;
+        // have answered a read inside the file with nothing (sshfs does for reads in flight when
+        // its connection drops, and EIO after), and an empty page would reach the reader as an
+        // early end of file. Asked up to kEmptyRetries times more; then the empty answer is
+        // believed (the size may be stale: another client may have truncated the file).
+        if (asked_again < kEmptyRetries && !SizeEndsAt(offset + done)) {
+          ++asked_again;
           continue;
         }
         break;

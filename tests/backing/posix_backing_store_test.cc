@@ -377,9 +377,9 @@ TEST(PosixBackingFileTest, DescriptorOnFileSystemRefusingODirectReadsBuffered) {
   EXPECT_FALSE(f->direct());
 }
 
-// An empty read inside the file's size is asked again once (a store may answer a read in flight
-// with nothing when its connection drops); a second empty answer is the end of the file, so a file
-// whose size says more than it holds (sysfs: 4096) still reads what it holds, and returns.
+// An empty read inside the file's size is asked again a few times (a store may answer reads in
+// flight with nothing when its connection drops); then an empty answer is the end of the file, so
+// a file whose size says more than it holds (sysfs: 4096) still reads what it holds, and returns.
 TEST(PosixBackingFileTest, AFileHoldingLessThanItsSizeSaysEndsWhereItsBytesEnd) {
   const char* path = "/sys/kernel/mm/transparent_hugepage/enabled";
   std::ifstream in(path);
