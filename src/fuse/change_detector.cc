@@ -43,10 +43,12 @@ uint64_t ChangeDetector::CheckBeforeRead(Inode* i, int fd) {
   return now.size;
 }
 
-bool ChangeDetector::CheckOpenFile(Inode* i, int fd) {
+bool ChangeDetector::CheckOpenFile(Inode* i, int fd, uint64_t* size) {
   MutexLock lock(&i->sig_mu);
   FileSignature now;
+  if (size != nullptr) *size = UINT64_MAX;
   if (!ReadSignature(fd, &now)) return false;
+  if (size != nullptr) *size = now.size;
   return UpdateLocked(i, now);
 }
 

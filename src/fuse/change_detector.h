@@ -70,8 +70,8 @@ class ChangeDetector {
   // the compare and be taken for a change underneath (which would drop every page): for the checks
   // that run while other opens of the file may be writing (kernel mode's OPEN, the open-file
   // watch, open_file_watch.h); a reader's check must not queue behind a store's statx. Returns
-  // true when the file had changed.
-  bool CheckOpenFile(Inode* i, int fd);
+  // true when the file had changed; *size (if given): its size, or UINT64_MAX if statx failed.
+  bool CheckOpenFile(Inode* i, int fd, uint64_t* size = nullptr);
 
   // The attributes `st` of `i` were just read to answer the kernel (GETATTR, LOOKUP): drops the
   // cached pages, and tells the kernel to, if they show a change since the last record. Returns

@@ -182,6 +182,14 @@ std::shared_ptr<FileHandle> HandleFor(FsContext* fs, Inode* i, fuse_file_info* f
   return ReadHandleFor(fs, i, err);
 }
 
+// Whether the tiers hold every page of the file `file_id` of `size` bytes.
+bool HeldWhole(FsContext* fs, uint64_t file_id, uint64_t size) {
+  const uint64_t page = fs->cache->options().page_size;
+  const uint64_t pages = (size + page - 1) / page;
+  const PageCache::Residency r = fs->cache->ResidencyOf(file_id, 0, pages);
+  return r.raw_pages + r.compressed_pages >= pages;
+}
+
 // A prefetch of a walk (listing_walk.h), on a read-ahead thread: the file the table knows by
 // `key`, checked for changes as a read checks it (so that pages cached before a change are not
 // served for the file as it is now) and opened as its read handle, which the reader's OPEN or
@@ -206,13 +214,10 @@ std::shared_ptr<BackingFile> OpenListed(FsContext* fs, InodeKey key, uint64_t fi
 // threads'.
 void QueueWalk(FsContext* fs, const std::vector<InodeTable::ListedFile>& files) {
   if (files.empty()) return;
-  const uint64_t page = fs->cache->options().page_size;
   const uint64_t whole_file_bytes = fs->cache->WholeFileBytes();
   for (const InodeTable::ListedFile& f : files) {
     if (!fs->walk.FirstQueue(f.key)) continue;
-    const uint64_t pages = (f.size + page - 1) / page;
-    const PageCache::Residency r = fs->cache->ResidencyOf(f.file_id, 0, pages);
-    if (r.raw_pages + r.compressed_pages >= pages) continue;  // in the tiers: no open needed
+    if (HeldWhole(fs, f.file_id, f.size)) continue;  // in the tiers: no open needed
     const bool queued = fs->cache->PrefetchFile(
         f.file_id, [fs, gate = fs->walk.gate(), key = f.key, id = f.file_id,
                     whole_file_bytes](uint64_t* len) -> std::shared_ptr<BackingFile> {
@@ -367,28 +372,47 @@ void FillResidency(FsContext* fs, uint64_t file_id, uint64_t size, WarmRange* r)
   r->kernel_tier = fs->kernel != nullptr ? 1 : 0;
 }
 
-// Kernel mode, a read-write mount: a read-only OPEN of `i`, answered without opening the store's
-// file. Its reads go through the read handle kept of the file at the time of each (read_handles.h;
-// see Read), which the first read that must reach the store opens and keeps past RELEASE for the
-// next opens: a file the tiers hold whole is opened and read again at no trip to a network store's
-// server, even when the tree has more files than the read handles the bound keeps. The file is
+// Kernel mode, a read-write mount: a read-only OPEN of `i` (backing flags `flags`). The file is
 // checked first, through the Inode's own descriptor, which names what the file's name names now (a
-// fresh open would open the same), so a change found lets the kept handle go before a read looks
-// it up (FsContext's stale callback): a read after a change reads the file anew. The handle has
-// the kept one's descriptor, or none (fd -1) while none is kept. Replies to the OPEN.
-void OpenKept(FsContext* fs, fuse_req_t req, Inode* i, fuse_file_info* fi) {
+// fresh open would open the same), so a change found lets the kept read handle go before it is
+// looked up (FsContext's stale callback) and a handle is used only for the file as it is: one that
+// opens after a change reads the file anew. Then the handle, whose reads go through the read
+// handle kept at the time of each (read_handles.h; see Read), is:
+//   - the read handle kept of the file, if there is one;
+//   - else, when the tiers hold every page of the file, a handle with no descriptor (fd -1): a
+//     file read again costs a network store's server no open and no close, even when the tree has
+//     more files than the bound keeps read handles of. Its first read that must reach the store
+//     (the pages pushed out meanwhile) opens the read handle then;
+//   - else the store's file opened now, kept as the read handle past RELEASE for the next opens.
+//     An open made here reads the file it opened to its end, as POSIX has it, even after another
+//     client renamed a new file over the name (a store that names files by inode, GlusterFS,
+//     answers ESTALE to a later open of the old one); a handle with no descriptor pushed out of
+//     the tiers and read after such a rename gets that ESTALE, as an NFS client's reader would.
+// Replies to the OPEN.
+void OpenKept(FsContext* fs, fuse_req_t req, Inode* i, int flags, fuse_file_info* fi) {
+  // Handles the bound pushes out: closed after the reply, so that the opener does not wait for
+  // their closes (each a round trip to a network store's server).
+  LetGo let_go;
   bool changed = false;
+  uint64_t size = UINT64_MAX;  // unknown: the check failed, and the open below reports why
   {
     InodeFd path_fd = fs->inodes.Borrow(i);
     if (!path_fd) return (void)ReplyErr(req, path_fd.error());
-    changed = fs->changes.CheckOpenFile(i, path_fd.get());
+    changed = fs->changes.CheckOpenFile(i, path_fd.get(), &size);
   }
   std::unique_ptr<FileHandle> h;
   if (std::shared_ptr<FileHandle> kept = fs->read_handles.Find(i)) {
     h = SharedHandle(i, *kept);
-  } else {
+  } else if (size != UINT64_MAX && HeldWhole(fs, i->file_id, size)) {
     h = std::make_unique<FileHandle>();
     h->inode = i;
+    h->kept = true;
+  } else {
+    const int fd = OpenDataFile(fs, i, flags);
+    if (fd < 0) return (void)ReplyErr(req, errno);
+    const int err = MakeHandle(fs, i, fd, fi->flags, &h);
+    if (err != 0) return (void)ReplyErr(req, err);
+    fs->read_handles.Keep(i, std::shared_ptr<FileHandle>(SharedHandle(i, *h)), &let_go);
     h->kept = true;
   }
   AttachMade(fs, i, std::move(h), fi);
@@ -422,7 +446,7 @@ void Open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   // itself would leave the atime alone; the read handles are opened without it.
   if (fs->kernel != nullptr && (flags & O_ACCMODE) == O_RDONLY &&
       (flags & (O_TRUNC | O_NOATIME)) == 0) {
-    return OpenKept(fs, req, i, fi);
+    return OpenKept(fs, req, i, flags, fi);
   }
   const int fd = OpenDataFile(fs, i, flags);
   if (fd < 0) return (void)ReplyErr(req, errno);

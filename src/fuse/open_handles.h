@@ -42,8 +42,8 @@ struct FileHandle {
   // for as long as this handle is. One descriptor, not a dup of it for the backing file: each
   // close(2) of a descriptor of a FUSE store's file is a FLUSH round trip to its server, and a dup
   // would add one to every file's release. -1 (and no `backing`): a read-only open in kernel mode
-  // opened while no read handle was kept of the file (`kept`), which reads through the one kept
-  // at each read.
+  // of a file the tiers held whole, with no read handle kept of it (`kept`): it reads through the
+  // one kept at each read (data_ops.cc OpenKept).
   int fd = -1;
   // Reads and writes the file through fd (and an O_DIRECT descriptor for page reads, which fd
   // may be itself). Shared with the engine's read-ahead, which may hold it a little past RELEASE
@@ -52,7 +52,7 @@ struct FileHandle {
   bool append = false;  // O_APPEND: pwrite lands at the end, not at `off`
   // Read-only, in kernel mode: `backing` is shared with the read handle the daemon keeps of the
   // file past RELEASE (read_handles.h), which the next read-only OPEN of it may use again; or
-  // there is none yet (fd -1), and the first read that must reach the store opens one.
+  // there was none (fd -1), and the first read that must reach the store opens one.
   bool kept = false;
   PageCache::Stream stream;  // where this open file's reader stands, for read-ahead
 };

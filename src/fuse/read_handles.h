@@ -5,10 +5,11 @@
 // FUSE trips less for each open and close) and names no handle in its requests (fi->fh == 0). A
 // read that must reach the store still needs a descriptor of the file: ReadHandles keeps one
 // handle per file read this way, opened by the first read that needs one. On a read-write mount
-// in kernel mode a read-only OPEN opens nothing: its reads use the handle kept here, opened by the
-// first of them that must reach the store and kept past RELEASE, and the next read-only OPEN of
-// the file uses it again once the file is found unchanged: over a network store each open and
-// close of the store's file is a round trip to its server. The kernel says nothing when
+// in kernel mode a read-only OPEN keeps its descriptor here past RELEASE (or, for a file the tiers
+// hold whole, opens nothing, and its first read that must reach the store opens the handle), and
+// the next read-only OPEN of the file uses it again once the file is found unchanged: over a
+// network store each open and close of the store's file is a round trip to its server. The kernel
+// says nothing when
 // a file opened without OPEN is closed, and a kept descriptor has no close to wait for, so the
 // least recently used handle is closed once more than `capacity` are kept, and all of them when an
 // open fails for want of descriptors (Shed).

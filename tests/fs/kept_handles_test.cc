@@ -82,8 +82,8 @@ TEST_F(KeptHandlesMountTest, AReadOnlyOpenAgainOpensNothingOnTheStore) {
 
 // More files than the bound keeps read handles of, read again in the same order: the least
 // recently used handle is always the one pushed out, so no file finds its own at its next open.
-// An open still opens nothing on the store when the file's pages are held: only a read that must
-// reach the store opens the file (over a network store each open and close is a round trip).
+// An open still opens nothing on the store when the tiers hold the file's pages (over a network
+// store each open and close is a round trip); one of a file they do not hold opens it at OPEN.
 TEST_F(KeptHandlesMountTest, AReadOnlyOpenOpensNothingOnTheStoreWhenNoHandleIsKept) {
   constexpr int kFiles = 12;  // max_open_files = 16: at most 4 read handles
   for (int k = 0; k < kFiles; ++k) {
@@ -102,6 +102,20 @@ TEST_F(KeptHandlesMountTest, AReadOnlyOpenOpensNothingOnTheStoreWhenNoHandleIsKe
     EXPECT_EQ(opens.Of(name), 0) << name << ": a read-only open of a held file opened the store's";
   }
   EXPECT_LE(OpenDataDescriptors(ds_.pid(), ds_.data()), 2u * 4) << "read handles past the bound";
+  // A file the tiers do not hold (larger than them) is opened on the store at OPEN, as before.
+  const std::string big = CompressibleBytes(12 << 20, 39);
+  WriteWholeFile(ds_.DataPath("big"), big);
+  ASSERT_TRUE(ReadWholeFile(ds_.MntPath("big")) == big);
+  for (int k = 0; k < 5; ++k) {  // files read the first time: their read handles push big's out
+    const std::string name = fmt::format("new{}", k);
+    WriteWholeFile(ds_.DataPath(name), CompressibleBytes(20000, 60 + k));
+    ASSERT_FALSE(ReadWholeFile(ds_.MntPath(name)).empty());
+  }
+  (void)opens.Of("big");
+  int big_fd = open(ds_.MntPath("big").c_str(), O_RDONLY);
+  ASSERT_GE(big_fd, 0) << strerror(errno);
+  EXPECT_EQ(opens.Of("big"), 1) << "a read-only open of a file the tiers do not hold";
+  close(big_fd);
   // fsync through such an open reaches the store's file (`sync FILE` opens it read-only).
   int fd = open(ds_.MntPath("f0").c_str(), O_RDONLY);
   ASSERT_GE(fd, 0) << strerror(errno);
