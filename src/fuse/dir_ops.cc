@@ -16,10 +16,11 @@
 
 namespace ccfs::ops {
 
-void Opendir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
-  FsContext* fs = ContextOf(req);
-  Inode* i = fs->inodes.Get(ino);
-  if (i->kind != NodeKind::kReal) return fs->control.Opendir(req, i, fi);
+namespace {
+
+// A descriptor of directory `i` on the store for listing it, or -1 with errno. Cached descriptors
+// are shed once if the limit is reached; the root is found again if it was replaced underneath.
+int OpenStoreDir(FsContext* fs, Inode* i) {
   auto open_dir = [&]() -> int {
     InodeFd path_fd = fs->inodes.Borrow(i);
     if (!path_fd) {
@@ -34,16 +35,54 @@ void Opendir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   };
   int fd = open_dir();
   if (fd < 0 && i == fs->inodes.root() && fs->inodes.RecoverRoot(errno)) fd = open_dir();
-  if (fd < 0) return (void)ReplyErr(req, errno);
-  auto d = std::make_unique<DirHandle>();
+  return fd;
+}
+
+// Gives `d` its stream of directory `i` on the store if it has none yet: 0, or an errno.
+int OpenStream(FsContext* fs, Inode* i, DirHandle* d) {
+  if (d->dp != nullptr) return 0;
+  const int fd = OpenStoreDir(fs, i);
+  if (fd < 0) return errno;
   d->dp = fdopendir(fd);
   if (d->dp == nullptr) {
-    int err = errno;
+    const int err = errno;
     close(fd);
-    return (void)ReplyErr(req, err);
+    return err;
   }
+  return 0;
+}
+
+}  // namespace
+
+// The kernel keeps the listings it is sent (cache_readdir) and may serve one again without a
+// READDIR when the daemon vouches for it at OPENDIR (keep_cache): read from the store less than
+// attr_timeout ago, the staleness a stat of its entries may have (docs/STORES.md). The kernel
+// drops it by itself on a change made through the mount (the directory's i_version) and on a new
+// mtime of the directory it is told of. Such an open opens nothing on the store: its stream is
+// opened if the kernel asks for entries after all (its copy was reclaimed, or is incomplete).
+// Otherwise the kernel's copy goes, and the listing read now is the one kept.
+void Opendir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
+  FsContext* fs = ContextOf(req);
+  Inode* i = fs->inodes.Get(ino);
+  if (i->kind != NodeKind::kReal) return fs->control.Opendir(req, i, fi);
+  const int64_t now_ns = static_cast<int64_t>(SteadyNowNs());
+  const auto max_age_ns = static_cast<int64_t>(fs->config.attr_timeout * 1e9);
+  std::array<InodeKey, kListingOrders> firsts{};
+  auto d = std::make_unique<DirHandle>();
+  const bool fresh = max_age_ns > 0 && fs->inodes.ListingFresh(i, now_ns, max_age_ns, &firsts);
+  if (!fresh) {
+    const int err = OpenStream(fs, i, d.get());
+    if (err != 0) return (void)ReplyErr(req, err);
+    fs->inodes.NoteListingRead(i, now_ns);
+  }
+  fi->cache_readdir = 1;
+  fi->keep_cache = fresh ? 1 : 0;
   fi->fh = fs->dirs.Add(std::move(d));
-  if (fuse_reply_open(req, fi) != 0) fs->dirs.Remove(fi->fh);
+  if (fuse_reply_open(req, fi) != 0) return fs->dirs.Remove(fi->fh);
+  // A walk going on goes into a listing the kernel serves as into one the daemon reads (WalkInto).
+  if (fresh && (firsts[kListedOrder].second != 0 || firsts[kNameOrder].second != 0)) {
+    WalkInto(fs, firsts);
+  }
 }
 
 namespace {
@@ -63,6 +102,7 @@ void ReadEntries(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_fi
   size_t used = 0;
   std::vector<fuse_ino_t> counted;  // plus: the lookup references the reply carries
   DirHandle* d = OpenHandles<DirHandle>::Of(fi->fh);
+  if (const int err = OpenStream(fs, i, d); err != 0) return (void)ReplyErr(req, err);
   if (off != d->offset) {
     seekdir(d->dp, off);
     d->entry = nullptr;
@@ -139,7 +179,10 @@ void ReadEntries(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_fi
       d->by_name = false;
       d->listed = {};
     }
-    if (firsts[kListedOrder].second != 0 || firsts[kNameOrder].second != 0) WalkInto(fs, firsts);
+    if (firsts[kListedOrder].second != 0 || firsts[kNameOrder].second != 0) {
+      fs->inodes.NoteListingFirsts(i, firsts);
+      WalkInto(fs, firsts);
+    }
   }
   // An error after some entries is reported by the next call (it starts at the failed one).
   if (err != 0 && used == 0) return (void)ReplyErr(req, err);
@@ -163,9 +206,13 @@ void Releasedir(fuse_req_t req, fuse_ino_t /*ino*/, fuse_file_info* fi) {
   ReplyOk(req);
 }
 
-void Fsyncdir(fuse_req_t req, fuse_ino_t /*ino*/, int datasync, fuse_file_info* fi) {
+void Fsyncdir(fuse_req_t req, fuse_ino_t ino, int datasync, fuse_file_info* fi) {
   DirHandle* d = OpenHandles<DirHandle>::Of(fi->fh);
   if (d == nullptr) return (void)ReplyOk(req);
+  FsContext* fs = ContextOf(req);
+  if (const int err = OpenStream(fs, fs->inodes.Get(ino), d); err != 0) {
+    return (void)ReplyErr(req, err);
+  }
   int fd = dirfd(d->dp);
   int res = datasync ? fdatasync(fd) : fsync(fd);
   ReplyResult(req, res);

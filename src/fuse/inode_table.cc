@@ -226,6 +226,25 @@ void InodeTable::NoteNameOrder(const std::vector<InodeKey>& keys) {
   }
 }
 
+void InodeTable::NoteListingRead(Inode* dir, int64_t now_ns) {
+  MutexLock lock(&mu_);
+  dir->listing_ns = now_ns;
+  for (InodeKey& k : dir->listing_first) k = {0, 0};
+}
+
+void InodeTable::NoteListingFirsts(Inode* dir, const std::array<InodeKey, kListingOrders>& firsts) {
+  MutexLock lock(&mu_);
+  for (size_t o = 0; o < firsts.size(); ++o) dir->listing_first[o] = firsts[o];
+}
+
+bool InodeTable::ListingFresh(Inode* dir, int64_t now_ns, int64_t max_age_ns,
+                              std::array<InodeKey, kListingOrders>* firsts) {
+  MutexLock lock(&mu_);
+  if (dir->listing_ns == 0 || now_ns - dir->listing_ns >= max_age_ns) return false;
+  for (size_t o = 0; o < firsts->size(); ++o) (*firsts)[o] = dir->listing_first[o];
+  return true;
+}
+
 std::array<InodeKey, kListingOrders> InodeTable::NextOf(Inode* i) {
   MutexLock lock(&mu_);
   return {i->next[kListedOrder], i->next[kNameOrder]};

@@ -148,6 +148,11 @@ struct Inode {
   // directory in that order reads next (fuse/listing_walk.h). Guarded by the InodeTable's mutex.
   InodeKey next[kListingOrders]{};
   uint64_t listed_size = 0;
+  // A directory: when its listing was last read from the store (steady ns; 0: never), the listing
+  // the kernel may keep (cache_readdir), and that listing's first entry in each order (ino 0: none
+  // known). Guarded by the InodeTable's mutex.
+  int64_t listing_ns = 0;
+  InodeKey listing_first[kListingOrders]{};
 
   // Last signature seen of the backing file (see ChangeDetector).
   Mutex sig_mu;  // after InodeTable::mu_ when both are held
@@ -268,6 +273,15 @@ class InodeTable {
   void NoteNameOrder(const std::vector<InodeKey>& keys);
   // The keys of the entries after `i`, in each order (ino 0: none known).
   std::array<InodeKey, kListingOrders> NextOf(Inode* i);
+  // Directory `dir`'s listing is read from the store from `now_ns` on (its entries are at least as
+  // new as that); its first entries in each order are not known yet.
+  void NoteListingRead(Inode* dir, int64_t now_ns);
+  // A listing of `dir` read from its start has ended: its first entries in each order.
+  void NoteListingFirsts(Inode* dir, const std::array<InodeKey, kListingOrders>& firsts);
+  // Whether the kernel may serve `dir`'s listing from its cache at `now_ns`: one was read from the
+  // store less than `max_age_ns` ago. *firsts then has its first entries.
+  bool ListingFresh(Inode* dir, int64_t now_ns, int64_t max_age_ns,
+                    std::array<InodeKey, kListingOrders>* firsts);
   struct ListedFile {
     InodeKey key;
     uint64_t file_id = 0;
