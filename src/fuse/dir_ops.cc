@@ -111,14 +111,16 @@ void ReadEntries(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_fi
     d->first_listed = {0, 0};
     d->listed.clear();
     d->by_name = off == 0;  // a listing from its start again (rewinddir), or a part of one
+    d->at_end = false;
   }
   int err = 0;
-  while (true) {
+  while (!d->at_end) {
     if (d->entry == nullptr) {
       errno = 0;
       d->entry = readdir(d->dp);
       if (d->entry == nullptr) {
         err = errno;
+        d->at_end = err == 0;
         break;
       }
     }

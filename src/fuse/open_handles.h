@@ -71,6 +71,9 @@ struct DirHandle {
   // The first entry a READDIRPLUS listing from its start listed (ino 0: none yet, or the listing
   // did not start at the start), until the listing's end takes it (ops::WalkInto).
   std::pair<dev_t, ino_t> first_listed{0, 0};
+  // The stream's end was reached at `offset`. The kernel asks once more there (a listing ends
+  // with a reply of no entries): that answer needs no trip to the store.
+  bool at_end = false;
   // A READDIRPLUS listing read from its start: the entries listed so far, by name, to record their
   // order by name at the listing's end (InodeTable::NoteNameOrder). Given up (by_name false) at a
   // seek elsewhere or beyond kMaxByName entries.
