@@ -40,6 +40,9 @@
 #                    and glusterfs keep a name's absence 1 s, as ccfs's negative_timeout): for a
 #                    page cache baseline "on the same store". Without it every read of DIR reaches
 #                    the store (the default).
+#   --timeouts S     sshfs, gluster: how long the kernel keeps a name and its attributes, seconds
+#                    (default 1, as ccfs's entry_timeout and attr_timeout): compare ccfs with its
+#                    store at the same timeouts when ccfs's are set longer
 #   --brick-dir D    gluster: where the brick goes (default under the state directory; a real
 #                    disk, not tmpfs)
 #   --remote-dio     gluster: network.remote-dio=enable, so the client does not forward O_DIRECT to
@@ -51,7 +54,7 @@
 #   sshfs 3.7:  -o direct_io (no kernel page cache, no kernel readahead: one read(2) is one SFTP
 #               read), dir_cache=no (sshfs's own cache of attributes, names and symlinks off),
 #               no_readahead (one SFTP request per read, none speculative), and neither
-#               kernel_cache nor auto_cache; attr_timeout=1,entry_timeout=1 bound how stale a stat
+#               kernel_cache nor auto_cache; attr_timeout=1,entry_timeout=1 (--timeouts) bound how stale a stat
 #               may be (sshfs 3 has no data cache of its own; `-o cache=no` of sshfs 2 is gone);
 #               reconnect (a lost connection is made again, so the mount outlives its server).
 #   glusterfs:  the volume's client-side performance translators off (kGlusterCachesOff below:
@@ -337,7 +340,7 @@ Host ccfs-store
   ControlMaster no
   LogLevel ERROR
 EOF
-  local opts=dir_cache=no,no_readahead,attr_timeout=1,entry_timeout=1,reconnect
+  local opts=dir_cache=no,no_readahead,attr_timeout=$timeouts,entry_timeout=$timeouts,reconnect
   opts+=,fsname=ccfs-store-sshfs
   # The page-cache baseline keeps a name's absence as long as ccfs does (negative_timeout); the
   # mount ccfs reads asks the store each time, as ccfs's own lookups must reach it.
@@ -444,7 +447,7 @@ up_gluster() {
     info brick "$server:$brick_parent/$vol"
   fi
   local opts=(--process-name fuse --volfile-server="$server" --volfile-id="$vol"
-              --attribute-timeout=1 --entry-timeout=1
+              --attribute-timeout="$timeouts" --entry-timeout="$timeouts"
               --log-file="$state/client.log")
   local backup
   for backup in $(tr ':' ' ' <<<"${STORES_GLUSTER_BACKUP:-}"); do
@@ -508,6 +511,7 @@ cmd_up() {
   shift 2
   check_kind "$kind"
   source="" delay_us=200 mib_per_s=0 wait_kind=hybrid page_cache=0 brick_dir="" remote_dio=0
+  timeouts=1
   while [ $# -gt 0 ]; do
     case $1 in
       --source) source=${2:?--source needs a directory}; shift ;;
@@ -515,6 +519,7 @@ cmd_up() {
       --mib-per-s) mib_per_s=${2:?--mib-per-s needs a number}; shift ;;
       --wait) wait_kind=${2:?--wait needs hybrid, sleep or spin}; shift ;;
       --page-cache) page_cache=1 ;;
+      --timeouts) timeouts=${2:?--timeouts needs a number of seconds}; shift ;;
       --brick-dir) brick_dir=${2:?--brick-dir needs a directory}; shift ;;
       --remote-dio) remote_dio=1 ;;
       *) die "up $kind: unknown option '$1' (see scripts/stores.sh --help)" ;;
@@ -522,6 +527,7 @@ cmd_up() {
     shift
   done
   [[ $delay_us =~ ^[0-9]+$ ]] || die "--delay-us $delay_us: want a whole number of µs"
+  [[ $timeouts =~ ^[0-9]+$ ]] || die "--timeouts $timeouts: want a whole number of seconds"
   [[ $mib_per_s =~ ^[0-9]+(\.[0-9]+)?$ ]] || die "--mib-per-s $mib_per_s: want a number of MiB/s"
   [[ $dir == /* ]] || dir=$PWD/$dir
   dir=${dir%/}
@@ -692,8 +698,25 @@ cmd_evict() {
     local) root=$(info_get local dir) ;;
   esac
   sync -f "$root"
-  find "$root" -path "$root/.glusterfs" -prune -o -type f \
-    -exec dd if={} iflag=nocache count=0 status=none \;
+  # POSIX_FADV_DONTNEED on every file (what `dd iflag=nocache count=0` does), in one process: a
+  # tree of 100,000 files is evicted in seconds, not minutes of a process per file.
+  python3 - "$root" <<'PY'
+import os, sys
+root = sys.argv[1]
+for d, dirs, files in os.walk(root):
+    if d == root and ".glusterfs" in dirs:
+        dirs.remove(".glusterfs")
+    for f in files:
+        p = os.path.join(d, f)
+        try:
+            fd = os.open(p, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        except OSError:
+            continue
+        try:
+            os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+        finally:
+            os.close(fd)
+PY
 }
 
 case ${1:-} in

@@ -2,22 +2,25 @@
 # Many small files: ccfs against the store's own mount, same run, interleaved rounds, equal RAM.
 #
 #   scripts/walk_bench.sh [--stores "local sshfs gluster"] [--files N] [--memory SIZE]
-#                         [--rounds R] [--ccfs-opts KEY=V,...] [--out DIR]
+#                         [--rounds R] [--timeouts S] [--ccfs-opts KEY=V,...] [--out DIR]
 #
 # A tree of N files (default 100000) of 4-64 KiB, text-like lines (compresses ~3x), in 100
 # directories of 10 sub-directories, made once per store. Per store and round, for "store" (the
-# store's mount read directly) and "ccfs" (a fresh ccfs mount over the store's mount,
-# memory=85% of SIZE - 32 MiB, the room of its own memory, plus --ccfs-opts), both with the caches dropped first (the kernel's and the store
-# server's: stores.sh evict):
+# store's own mount, its files cached by the kernel: sshfs auto_cache, GlusterFS
+# direct-io-mode=disable, as a user mounts it) and "ccfs" (a fresh ccfs mount over a second mount
+# of the same store that the kernel does not cache, memory = 85% of SIZE - 32 MiB, the room of its
+# own memory, plus --ccfs-opts), both with the caches dropped first (the kernel's and the store
+# server's: stores.sh evict); rounds alternate which goes first:
 #   walk1  find DIR -type f -printf '%s\n'   (a lookup and the attributes of every name)
 #   walk2  the same again at once
 #   read1  4 readers cat every file (find | xargs -P4 cat), in the same order
-#   read2  the same again (the data is MEMORY x several: what a cache holds of it counts here)
+#   read2  the same again (the data is SIZE x several: what a cache holds of it counts here)
 # Equal RAM: the reader of "store" runs in a memory cgroup (v1) of SIZE, so the page cache of the
 # store's files is held to it; for "ccfs" the reader and the daemon run in one cgroup of SIZE (the
 # daemon's tiers, its own memory and the kernel's pages of its files, raw_tier = kernel).
-# The stores' own client caches are off as scripts/stores.sh sets them (attributes and names kept
-# 1 s by the kernel, as ccfs's defaults): the "store" column is the same store a ccfs user has.
+# Timeouts: both mounts of the store and ccfs keep names and attributes S seconds (--timeouts,
+# default 1: ccfs's defaults and stores.sh's); the stores' own client caches are otherwise off as
+# scripts/stores.sh sets them.
 #
 # Writes OUT/walk.jsonl (one line per run: store, target, round, phase, seconds) and
 # OUT/walk.md (median seconds per phase, the ratio ccfs/store, the daemon's descriptors and RSS).
@@ -32,6 +35,7 @@ stores="local sshfs gluster"
 files=100000
 memory=256MiB
 rounds=2
+timeouts=1
 ccfs_opts=""
 out="$root/results/walk-$(date +%Y%m%d-%H%M)"
 while [ $# -gt 0 ]; do
@@ -40,6 +44,7 @@ while [ $# -gt 0 ]; do
     --files) files=$2; shift 2 ;;
     --memory) memory=$2; shift 2 ;;
     --rounds) rounds=$2; shift 2 ;;
+    --timeouts) timeouts=$2; shift 2 ;;
     --ccfs-opts) ccfs_opts=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
     *) echo "walk_bench: unknown argument '$1'" >&2; exit 2 ;;
@@ -52,6 +57,7 @@ done
 # 32 MiB (at SIZE - 64 MiB over 50,000 files its daemon held 774 MiB at memory = 704 MiB, and the
 # cgroup's OOM killer ended it).
 equal_ram_checks "$memory"
+[[ $timeouts =~ ^[0-9]+$ ]] || die "--timeouts $timeouts: want a whole number of seconds"
 
 bench_workspace walk-bench
 mkdir -p "$out"
@@ -103,15 +109,25 @@ phases() {  # STORE TARGET ROUND DIR
 
 
 for store in $stores; do
-  dir=$work/$store
+  dir=$work/$store        # ccfs's backing directory: every read reaches the store
+  pc_dir=$work/$store-pc  # the store's own mount, its files cached by the kernel
   src=$work/$store-source
+  state=$work/state-$store
   case $store in
-    local) mkdir -p "$dir"; tree=$dir ;;
-    sshfs) mkdir -p "$src"; scripts/stores.sh up sshfs "$dir" --source "$src" >/dev/null; tree=$src ;;
-    gluster) scripts/stores.sh up gluster "$dir" >/dev/null; tree=$dir ;;
+    local) mkdir -p "$dir"; tree=$dir; pc_dir=$dir ;;
+    sshfs)
+      mkdir -p "$src"
+      store_up "$state" sshfs "$dir" --source "$src" --timeouts "$timeouts"
+      store_up "$state-pc" sshfs "$pc_dir" --source "$src" --page-cache --timeouts "$timeouts"
+      tree=$src ;;
+    gluster)
+      store_up "$state" gluster "$dir" --timeouts "$timeouts"
+      volume=$(. "$state/gluster/info" && echo "$volume")
+      STORES_GLUSTER_VOLUME=$volume store_up "$state-pc" gluster "$pc_dir" --page-cache \
+        --timeouts "$timeouts"
+      tree=$dir ;;
     *) die "--stores: unknown store '$store' (local, sshfs, gluster)" ;;
   esac
-  [ "$store" = local ] || up_store=$store
   if [ "$(find "$tree" -type f | wc -l)" -ne "$files" ]; then
     log "$store: writing $files files"
     rm -rf "${tree:?}"/d*
@@ -119,16 +135,21 @@ for store in $stores; do
   fi
   mkdir -p "$mnt"
   for round in $(seq 1 "$rounds"); do
-    drop_caches "$store"
-    make_cgroup
-    phases "$store" store "$round" "$dir"
-    rmdir "$cg"
-    drop_caches "$store"
-    make_cgroup
-    in_cgroup "$cg" "$ccfs" mount -o "memory=$ccfs_memory${ccfs_opts:+,$ccfs_opts}" "$dir" "$mnt" >/dev/null
-    phases "$store" ccfs "$round" "$mnt"
-    pid=$(python3 -c "import json;print(json.load(open('$mnt/.ccfs/stats.json'))['daemon']['pid'])" 2>/dev/null || echo 0)
-    python3 - "$mnt" "$store" "$round" >>"$jsonl" <<'EOF'
+    targets="store ccfs"
+    [ $((round % 2)) = 0 ] && targets="ccfs store"
+    for target in $targets; do
+      STORES_STATE_DIR=$state drop_caches "$store"
+      make_cgroup
+      if [ "$target" = store ]; then
+        phases "$store" store "$round" "$pc_dir"
+        rmdir "$cg"
+        continue
+      fi
+      in_cgroup "$cg" "$ccfs" mount -o \
+        "memory=$ccfs_memory,entry_timeout=$timeouts,attr_timeout=$timeouts${ccfs_opts:+,$ccfs_opts}" \
+        "$dir" "$mnt" >/dev/null
+      phases "$store" ccfs "$round" "$mnt"
+      python3 - "$mnt" "$store" "$round" >>"$jsonl" <<'EOF'
 import json, sys
 d = json.load(open(sys.argv[1] + "/.ccfs/stats.json"))
 dm = d.get("daemon", {})
@@ -136,19 +157,20 @@ print(json.dumps({"store": sys.argv[2], "target": "ccfs", "round": int(sys.argv[
                   "phase": "daemon", "open_fds": dm.get("open_fds"), "rss_bytes": dm.get("rss_bytes"),
                   "hit_ratio": d.get("hit_ratio")}))
 EOF
-    fusermount3 -u "$mnt"
-    while [ "$pid" != 0 ] && kill -0 "$pid" 2>/dev/null; do sleep 0.1; done
-    rmdir "$cg"
+      ccfs_unmount "$mnt"
+      rmdir "$cg"
+    done
   done
-  if [ "$store" != local ]; then scripts/stores.sh down "$store" >/dev/null; up_store=""; fi
+  stores_down
 done
 
-python3 - "$jsonl" "$files" "$memory" >"$out/walk.md" <<'EOF'
+python3 - "$jsonl" "$files" "$memory" "$timeouts" "${ccfs_opts:-none}" >"$out/walk.md" <<'EOF'
 import sys
 sys.path.insert(0, "bench")
 from report_lib import median, read_jsonl
 rows = read_jsonl(sys.argv[1])
-print(f"{sys.argv[2]} files of 4-64 KiB, memory cgroups of {sys.argv[3]} (ccfs: memory = 85% of that - 32 MiB); "
+print(f"{sys.argv[2]} files of 4-64 KiB, memory cgroups of {sys.argv[3]} (ccfs: memory = 85% of that - 32 MiB), "
+      f"names and attributes kept {sys.argv[4]} s on both sides, ccfs's other keys: {sys.argv[5]}; "
       "median seconds of the rounds; "
       "ratio = ccfs / store (below 1: ccfs faster)\n")
 print("| store | phase | store s | ccfs s | ratio |")
