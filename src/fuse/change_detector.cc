@@ -9,7 +9,6 @@
 #include <utility>
 
 #include "fuse/inode_table.h"
-#include "stats/request_stats.h"
 
 namespace ccfs {
 
@@ -38,10 +37,9 @@ ChangeDetector::ChangeDetector(PageCache* cache, StaleCallback stale)
 uint64_t ChangeDetector::CheckBeforeRead(Inode* i, int fd) {
   // Outside the lock: concurrent readers of one file do not queue behind each other.
   FileSignature now;
-  const auto read_ns = static_cast<int64_t>(SteadyNowNs());
   if (!ReadSignature(fd, &now)) return UINT64_MAX;
   MutexLock lock(&i->sig_mu);
-  UpdateLocked(i, now, read_ns);
+  UpdateLocked(i, now);
   return now.size;
 }
 
@@ -49,26 +47,15 @@ bool ChangeDetector::CheckOpenFile(Inode* i, int fd, uint64_t* size) {
   MutexLock lock(&i->sig_mu);
   FileSignature now;
   if (size != nullptr) *size = UINT64_MAX;
-  const auto read_ns = static_cast<int64_t>(SteadyNowNs());
   if (!ReadSignature(fd, &now)) return false;
   if (size != nullptr) *size = now.size;
-  return UpdateLocked(i, now, read_ns);
-}
-
-bool ChangeDetector::CheckedWithin(Inode* i, int64_t max_age_ns, uint64_t* size) {
-  MutexLock lock(&i->sig_mu);
-  if (!i->sig_known || i->sig_read_ns == 0 ||
-      static_cast<int64_t>(SteadyNowNs()) - i->sig_read_ns >= max_age_ns) {
-    return false;
-  }
-  *size = i->sig.size;
-  return true;
+  return UpdateLocked(i, now);
 }
 
 bool ChangeDetector::CheckAttributes(Inode* i, const struct stat& st) {
   if (!S_ISREG(st.st_mode)) return false;
   MutexLock lock(&i->sig_mu);
-  return UpdateLocked(i, SignatureOf(st), 0);
+  return UpdateLocked(i, SignatureOf(st));
 }
 
 void ChangeDetector::TruncatedByOpen(Inode* i, int fd) {
@@ -87,8 +74,7 @@ void ChangeDetector::RecordNewTimes(Inode* i, int fd, int path_fd) {
   if (ReadSignature(path_fd, &now) && i->sig_known) i->sig = now;
 }
 
-bool ChangeDetector::UpdateLocked(Inode* i, const FileSignature& now, int64_t read_ns) {
-  if (read_ns != 0) i->sig_read_ns = read_ns;
+bool ChangeDetector::UpdateLocked(Inode* i, const FileSignature& now) {
   if (i->sig_known && i->sig == now) return false;
   const bool changed = i->sig_known;
   if (changed) {
@@ -102,7 +88,6 @@ bool ChangeDetector::UpdateLocked(Inode* i, const FileSignature& now, int64_t re
 
 void ChangeDetector::RecordLocked(Inode* i, int fd) {
   FileSignature now;
-  const auto read_ns = static_cast<int64_t>(SteadyNowNs());
   if (!ReadSignature(fd, &now)) {
     i->sig_known = false;  // cannot tell: the next check with a known signature must not trust
     cache_->InvalidateFile(i->file_id);
@@ -111,14 +96,12 @@ void ChangeDetector::RecordLocked(Inode* i, int fd) {
   }
   i->sig = now;
   i->sig_known = true;
-  i->sig_read_ns = read_ns;
 }
 
 ChangeDetector::OwnChange::OwnChange(ChangeDetector* detector, Inode* i, int fd)
     : detector_(detector), inode_(i), lock_(&i->sig_mu) {
   FileSignature now;
-  const auto read_ns = static_cast<int64_t>(SteadyNowNs());
-  if (ReadSignature(fd, &now)) detector_->UpdateLocked(i, now, read_ns);
+  if (ReadSignature(fd, &now)) detector_->UpdateLocked(i, now);
 }
 
 uint64_t ChangeDetector::OwnChange::size_before() const {

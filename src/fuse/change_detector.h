@@ -73,12 +73,6 @@ class ChangeDetector {
   // true when the file had changed; *size (if given): its size, or UINT64_MAX if statx failed.
   bool CheckOpenFile(Inode* i, int fd, uint64_t* size = nullptr);
 
-  // Whether `i`'s signature was read from the store less than `max_age_ns` ago (through a
-  // descriptor, not from attributes the kernel was answered with): *size then has its size. A
-  // check skipped for such a record keeps the bound of docs/STORES.md when `max_age_ns` is
-  // attr_timeout: a change the record missed is found by a check made after it within that time.
-  bool CheckedWithin(Inode* i, int64_t max_age_ns, uint64_t* size);
-
   // The attributes `st` of `i` were just read to answer the kernel (GETATTR, LOOKUP): drops the
   // cached pages, and tells the kernel to, if they show a change since the last record. Returns
   // true when they did. This is how a change the kernel's own check misses reaches the kernel's
@@ -126,9 +120,7 @@ class ChangeDetector {
 
  private:
   // Records `now`; drops the cached pages first if it differs from a known record. True if it did.
-  // `read_ns`: when the statx that read `now` began (steady ns), or 0 when `now` came from
-  // attributes, which leaves the time of the last read through a descriptor as it was.
-  bool UpdateLocked(Inode* i, const FileSignature& now, int64_t read_ns) REQUIRES(i->sig_mu);
+  bool UpdateLocked(Inode* i, const FileSignature& now) REQUIRES(i->sig_mu);
   void RecordLocked(Inode* i, int fd) REQUIRES(i->sig_mu);
 
   PageCache* const cache_;

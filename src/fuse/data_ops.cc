@@ -373,7 +373,7 @@ void FillResidency(FsContext* fs, uint64_t file_id, uint64_t size, WarmRange* r)
 }
 
 // Kernel mode, a read-write mount: a read-only OPEN of `i` (backing flags `flags`). The file is
-// checked first (unless it was less than attr_timeout ago), through the Inode's own descriptor, which names what the file's name names now (a
+// checked first, through the Inode's own descriptor, which names what the file's name names now (a
 // fresh open would open the same), so a change found lets the kept read handle go before it is
 // looked up (FsContext's stale callback) and a handle is used only for the file as it is: one that
 // opens after a change reads the file anew. Then the handle, whose reads go through the read
@@ -395,11 +395,7 @@ void OpenKept(FsContext* fs, fuse_req_t req, Inode* i, int flags, fuse_file_info
   LetGo let_go;
   bool changed = false;
   uint64_t size = UINT64_MAX;  // unknown: the check failed, and the open below reports why
-  // A file checked less than attr_timeout ago is not checked again (ChangeDetector::
-  // CheckedWithin): over a network store a check is a round trip when the store's client no
-  // longer holds the file's attributes, and a file the tiers hold then costs the store nothing.
-  const auto max_age_ns = static_cast<int64_t>(fs->config.attr_timeout * 1e9);
-  if (max_age_ns <= 0 || !fs->changes.CheckedWithin(i, max_age_ns, &size)) {
+  {
     InodeFd path_fd = fs->inodes.Borrow(i);
     if (!path_fd) return (void)ReplyErr(req, path_fd.error());
     changed = fs->changes.CheckOpenFile(i, path_fd.get(), &size);

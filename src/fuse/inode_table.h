@@ -158,7 +158,6 @@ struct Inode {
   Mutex sig_mu;  // after InodeTable::mu_ when both are held
   bool sig_known GUARDED_BY(sig_mu) = false;
   FileSignature sig GUARDED_BY(sig_mu);
-  int64_t sig_read_ns GUARDED_BY(sig_mu) = 0;  // when a statx through a descriptor last read it
 };
 
 class InodeTable;
