@@ -44,6 +44,7 @@ build         | build      | all                 | -          | -               
 unit          | build      | -                   | daemon_env | -                 | unit and mount tests
 deb           | build      | -                   | -          | -                 | Debian package: cpack from build/, control fields, files, --version, man pages
 kernel        | build      | -                   | kernel_env | mount_filter      | mount, POSIX and coherence tests again with raw_tier = kernel (the kernel's page cache as the raw tier)
+many-files    | build      | -                   | -          | -                 | a tree of 50,000 files walked, stat'ed and read whole under a descriptor limit of 1024, each raw tier
 uring         | build      | -                   | uring_env  | uring_filter      | mount, POSIX and reliability tests again on transport = uring (FUSE over io_uring)
 tsan          | build-tsan | ccfs_tests          | tsan_env   | tsan_filter       | ThreadSanitizer: engine, compression pool, stats
 tsa           | build-tsa  | ccfs_core ccfs_fuse | -          | -                 | clang thread-safety analysis (compile only): ccfs_core, ccfs_fuse
@@ -144,6 +145,14 @@ stage_docs() { run scripts/check_docs.py; }
 stage_build() { :; }
 stage_deb() { run tests/packaging/deb_test.sh "$stage_build"; }
 stage_shared_store() { run tests/stores/shared_store_test.sh; }
+# The other stages walk trees of 8,000 files (many_files_test.cc); scripts/reliability.sh a million.
+stage_many_files() {
+  local mode
+  for mode in daemon kernel; do
+    run CCFS_MANY_FILES=50000 CCFS_TEST_RAW_TIER=$mode build/ccfs_tests --gtest_brief=1 \
+      --gtest_filter=ManyFilesMountTest.WalkedStatAndReadUnderALimitOf1024
+  done
+}
 stage_tsa() { :; }  # the build is the check: -Wthread-safety as errors
 stage_fuzz() { fuzz_run "$fuzz_seconds"; }
 # (kernel: tests that count every read pin raw_tier = daemon themselves; the changes-underneath

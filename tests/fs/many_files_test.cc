@@ -30,7 +30,8 @@
 namespace ccfs::testing {
 namespace {
 
-// The walk of the big tree (CCFS_MANY_FILES overrides it: scripts/reliability.sh walks a million),
+// The walk of the big tree (CCFS_MANY_FILES overrides it: scripts/test.sh's many-files stage walks
+// 50,000 files in each raw tier, scripts/reliability.sh a million),
 // and the trees of the tests that change it underneath or kill the daemon. Each is 1.5 times
 // the limit of 1024 or more, so a daemon holding a descriptor per file or inode runs out before the
 // walk ends; the long walks are the reliability script's, as this suite runs in five stages (both
