@@ -3,6 +3,7 @@
 #define CCFS_TESTS_FS_FS_TEST_UTIL_H_
 
 #include <fcntl.h>
+#include <sys/inotify.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -14,10 +15,42 @@
 #include <vector>
 
 #include <fmt/format.h>
+#include <gtest/gtest.h>
 
 #include "testing/mount_fixture.h"
 
 namespace ccfs::testing {
+
+// Counts the opens of the entries of one directory (files and directories), as inotify reports
+// them (IN_OPEN): the store's own open events, when the directory is in the data set. inotify
+// merges an event with the same one before it while neither is read: read between opens.
+class OpenEvents {
+ public:
+  explicit OpenEvents(const std::string& dir) : fd_(inotify_init1(IN_NONBLOCK | IN_CLOEXEC)) {
+    EXPECT_GE(fd_, 0);
+    EXPECT_GE(inotify_add_watch(fd_, dir.c_str(), IN_OPEN), 0);
+  }
+  ~OpenEvents() { close(fd_); }
+  OpenEvents(const OpenEvents&) = delete;
+  OpenEvents& operator=(const OpenEvents&) = delete;
+
+  // Opens of `name` since the last call.
+  int Of(const std::string& name) {
+    int n = 0;
+    alignas(struct inotify_event) char buf[4096];
+    for (ssize_t got; (got = read(fd_, buf, sizeof(buf))) > 0;) {
+      for (char* p = buf; p < buf + got;) {
+        auto* ev = reinterpret_cast<struct inotify_event*>(p);
+        if (ev->len > 0 && name == ev->name) ++n;
+        p += sizeof(struct inotify_event) + ev->len;
+      }
+    }
+    return n;
+  }
+
+ private:
+  int fd_;
+};
 
 // The errno of reading `path` whole, or 0 with *got filled.
 inline int ReadPath(const std::string& path, std::string* got) {

@@ -5,7 +5,6 @@
 // underneath, which opens it anew; a file removed through the mount keeps no descriptor (its space
 // comes back), and a descriptor read through after the file changed reads the new bytes.
 #include <fcntl.h>
-#include <sys/inotify.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -20,35 +19,6 @@
 
 namespace ccfs::testing {
 namespace {
-
-// Counts the opens of the files in one directory, as inotify reports them (IN_OPEN).
-class OpenEvents {
- public:
-  explicit OpenEvents(const std::string& dir) : fd_(inotify_init1(IN_NONBLOCK | IN_CLOEXEC)) {
-    EXPECT_GE(fd_, 0);
-    EXPECT_GE(inotify_add_watch(fd_, dir.c_str(), IN_OPEN), 0);
-  }
-  ~OpenEvents() { close(fd_); }
-  OpenEvents(const OpenEvents&) = delete;
-  OpenEvents& operator=(const OpenEvents&) = delete;
-
-  // Opens of `name` since the last call.
-  int Of(const std::string& name) {
-    int n = 0;
-    alignas(struct inotify_event) char buf[4096];
-    for (ssize_t got; (got = read(fd_, buf, sizeof(buf))) > 0;) {
-      for (char* p = buf; p < buf + got;) {
-        auto* ev = reinterpret_cast<struct inotify_event*>(p);
-        if (ev->len > 0 && name == ev->name) ++n;
-        p += sizeof(struct inotify_event) + ev->len;
-      }
-    }
-    return n;
-  }
-
- private:
-  int fd_;
-};
 
 class KeptHandlesMountTest : public MountTest {
  protected:

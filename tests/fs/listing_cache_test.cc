@@ -5,7 +5,6 @@
 // listing is attr_timeout old; with attr_timeout = 0 every listing is read from the store.
 #include <dirent.h>
 #include <fcntl.h>
-#include <sys/inotify.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -47,39 +46,11 @@ class ListingCacheMountTest : public MountTest {
   }
 };
 
-// Opens of the data set's directory `d` since the last call, as inotify on the data set reports.
-class DirOpens {
- public:
-  explicit DirOpens(const std::string& parent) : fd_(inotify_init1(IN_NONBLOCK | IN_CLOEXEC)) {
-    EXPECT_GE(fd_, 0);
-    EXPECT_GE(inotify_add_watch(fd_, parent.c_str(), IN_OPEN), 0);
-  }
-  ~DirOpens() { close(fd_); }
-  DirOpens(const DirOpens&) = delete;
-  DirOpens& operator=(const DirOpens&) = delete;
-
-  int Of(const std::string& name) {
-    int n = 0;
-    alignas(struct inotify_event) char buf[4096];
-    for (ssize_t got; (got = read(fd_, buf, sizeof(buf))) > 0;) {
-      for (char* p = buf; p < buf + got;) {
-        auto* ev = reinterpret_cast<struct inotify_event*>(p);
-        if (ev->len > 0 && name == ev->name) ++n;
-        p += sizeof(struct inotify_event) + ev->len;
-      }
-    }
-    return n;
-  }
-
- private:
-  int fd_;
-};
-
 TEST_F(ListingCacheMountTest, AListingReadAgainWithinAttrTimeoutOpensNothingOnTheStore) {
   ASSERT_NO_FATAL_FAILURE(MountOrDie({"-o", "memory=8MiB,attr_timeout=60,entry_timeout=60"}));
   const std::vector<std::string> first = Listed();
   ASSERT_EQ(first.size(), 5u);
-  DirOpens opens(ds_.data());
+  OpenEvents opens(ds_.data());
   for (int k = 0; k < 3; ++k) {
     EXPECT_EQ(Listed(), first);
     EXPECT_EQ(opens.Of("d"), 0) << "a listing read again within attr_timeout reached the store";
@@ -109,7 +80,7 @@ TEST_F(ListingCacheMountTest, AChangeUnderneathIsListedOnceTheListingIsAttrTimeo
 TEST_F(ListingCacheMountTest, WithAttrTimeoutZeroEveryListingIsReadFromTheStore) {
   ASSERT_NO_FATAL_FAILURE(MountOrDie({"-o", "memory=8MiB,attr_timeout=0"}));
   ASSERT_EQ(Listed().size(), 5u);
-  DirOpens opens(ds_.data());
+  OpenEvents opens(ds_.data());
   for (int k = 0; k < 3; ++k) {  // read each time: inotify merges an event with the same before it
     ASSERT_EQ(Listed().size(), 5u);
     EXPECT_EQ(opens.Of("d"), 1) << "listing " << k;
