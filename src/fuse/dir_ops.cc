@@ -73,12 +73,13 @@ void Opendir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   if (!fresh) {
     const int err = OpenStream(fs, i, d.get());
     if (err != 0) return (void)ReplyErr(req, err);
-    fs->inodes.NoteListingRead(i, now_ns);
   }
   fi->cache_readdir = 1;
   fi->keep_cache = fresh ? 1 : 0;
   fi->fh = fs->dirs.Add(std::move(d));
   if (fuse_reply_open(req, fi) != 0) return fs->dirs.Remove(fi->fh);
+  // Only once the kernel has the reply: an open it never saw dropped no copy it held.
+  if (!fresh) fs->inodes.NoteListingRead(i, now_ns);
   // A walk going on goes into a listing the kernel serves as into one the daemon reads (WalkInto).
   if (fresh && (firsts[kListedOrder].second != 0 || firsts[kNameOrder].second != 0)) {
     WalkInto(fs, firsts);
