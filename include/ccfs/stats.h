@@ -189,6 +189,9 @@ class LatencyHistogram {
   X(kernel_watch_changes, Event,                                                                   \
     "raw_tier = kernel: open files those checks found changed underneath (their pages dropped)")   \
   X(kernel_watch_ns, Event, "raw_tier = kernel: time spent in those passes")                      \
+  X(attr_answers, Event,                                                                           \
+    "attribute refreshes and read-only opens answered from attributes read less than "            \
+    "attr_timeout ago: no trip to the store")                                                      \
   X(demotions, Event, "kernel_demote: pages from the kernel kept in the compressed tier")         \
   X(demote_drops, Event,                                                                           \
     "kernel_demote: pages from the kernel not kept (changed, cached, incompressible, pool busy)") \

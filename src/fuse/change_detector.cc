@@ -6,9 +6,11 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <cstring>
 #include <utility>
 
 #include "fuse/inode_table.h"
+#include "stats/request_stats.h"
 
 namespace ccfs {
 
@@ -58,6 +60,72 @@ bool ChangeDetector::CheckAttributes(Inode* i, const struct stat& st) {
   return UpdateLocked(i, SignatureOf(st));
 }
 
+ChangeDetector::MountChange::MountChange(ChangeDetector* detector) : detector_(detector) {
+  detector_->changes_in_flight_.fetch_add(1);
+  detector_->changes_begun_.fetch_add(1);
+}
+
+ChangeDetector::MountChange::~MountChange() { detector_->changes_in_flight_.fetch_sub(1); }
+
+ChangeDetector::AttrRead ChangeDetector::BeforeAttributes() const {
+  AttrRead read;
+  read.start_ns = static_cast<int64_t>(SteadyNowNs());
+  read.epoch = changes_begun_.load();
+  read.quiet = changes_in_flight_.load() == 0;
+  return read;
+}
+
+void ChangeDetector::NoteAttributes(Inode* i, const struct stat& st, const AttrRead& read) {
+  if (!read.quiet || i->kind != NodeKind::kReal) return;
+  MutexLock lock(&i->sig_mu);
+  if (S_ISREG(st.st_mode) && (!i->sig_known || !(i->sig == SignatureOf(st)))) return;
+  if (read.start_ns < i->attr.read_ns) return;  // a later read is recorded
+  AttrRecord& a = i->attr;
+  a.read_ns = read.start_ns;
+  a.epoch = read.epoch;
+  a.size = static_cast<uint64_t>(st.st_size);
+  a.blocks = static_cast<uint64_t>(st.st_blocks);
+  a.rdev = st.st_rdev;
+  a.atime_s = st.st_atim.tv_sec;
+  a.mtime_s = st.st_mtim.tv_sec;
+  a.ctime_s = st.st_ctim.tv_sec;
+  a.atime_ns = static_cast<uint32_t>(st.st_atim.tv_nsec);
+  a.mtime_ns = static_cast<uint32_t>(st.st_mtim.tv_nsec);
+  a.ctime_ns = static_cast<uint32_t>(st.st_ctim.tv_nsec);
+  a.mode = st.st_mode;
+  a.nlink = static_cast<uint32_t>(st.st_nlink);
+  a.uid = st.st_uid;
+  a.gid = st.st_gid;
+  a.blksize = static_cast<uint32_t>(st.st_blksize);
+}
+
+bool ChangeDetector::RecentAttributes(Inode* i, int64_t max_age_ns, struct stat* st,
+                                      double* left_s) {
+  const uint64_t epoch = changes_begun_.load();
+  MutexLock lock(&i->sig_mu);
+  const AttrRecord& a = i->attr;
+  if (a.read_ns == 0 || a.epoch != epoch) return false;
+  const int64_t age = static_cast<int64_t>(SteadyNowNs()) - a.read_ns;
+  if (age < 0 || age >= max_age_ns) return false;
+  memset(st, 0, sizeof(*st));
+  st->st_dev = i->dev;
+  st->st_ino = i->ino;
+  st->st_mode = a.mode;
+  st->st_nlink = a.nlink;
+  st->st_uid = a.uid;
+  st->st_gid = a.gid;
+  st->st_rdev = a.rdev;
+  st->st_size = static_cast<off_t>(a.size);
+  st->st_blksize = static_cast<blksize_t>(a.blksize);
+  st->st_blocks = static_cast<blkcnt_t>(a.blocks);
+  st->st_atim = {a.atime_s, a.atime_ns};
+  st->st_mtim = {a.mtime_s, a.mtime_ns};
+  st->st_ctim = {a.ctime_s, a.ctime_ns};
+  *left_s = static_cast<double>(max_age_ns - age) / 1e9;
+  attr_answers_.fetch_add(1, std::memory_order_relaxed);
+  return true;
+}
+
 void ChangeDetector::TruncatedByOpen(Inode* i, int fd) {
   MutexLock lock(&i->sig_mu);
   cache_->InvalidateFile(i->file_id);
@@ -78,6 +146,7 @@ bool ChangeDetector::UpdateLocked(Inode* i, const FileSignature& now) {
   if (i->sig_known && i->sig == now) return false;
   const bool changed = i->sig_known;
   if (changed) {
+    i->attr.read_ns = 0;
     cache_->InvalidateFile(i->file_id);
     if (stale_) stale_(i, 0);
   }
@@ -87,6 +156,7 @@ bool ChangeDetector::UpdateLocked(Inode* i, const FileSignature& now) {
 }
 
 void ChangeDetector::RecordLocked(Inode* i, int fd) {
+  i->attr.read_ns = 0;  // a change through the mount, or one made underneath
   FileSignature now;
   if (!ReadSignature(fd, &now)) {
     i->sig_known = false;  // cannot tell: the next check with a known signature must not trust

@@ -40,6 +40,7 @@
 
 #include <sys/stat.h>
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <mutex>
@@ -80,6 +81,45 @@ class ChangeDetector {
   // attributes, so a change that keeps both (another client's same-size write followed by a touch
   // to the old mtime) is seen only by the ctime here, and no READ reaches the daemon to check.
   bool CheckAttributes(Inode* i, const struct stat& st);
+
+  // Attribute records (Inode::attr). The kernel refreshes a file's attributes after every READ the
+  // daemon answers (the atime it marks stale), and opens it with an OPEN; over a network store
+  // whose client no longer holds the file (GlusterFS keeps 65,536 inodes) a statx for either is a
+  // round trip to the server, for a file the tiers hold whole. The attributes read from the store less
+  // than attr_timeout ago answer both instead (entry_ops.cc ReplyAttr, data_ops.cc OpenKept), when
+  // no change through the mount began since. The bound of docs/STORES.md holds: the kernel is
+  // answered attributes at most attr_timeout old, with the time left of it, as if it had kept the
+  // reply they were read for, and a change underneath is seen by the first statx after it.
+  //
+  // A change through the mount (a MountChange around every handler that may change what a stat
+  // shows) voids every record whose statx began before it ended: a record carries the count of
+  // changes begun when its statx began, and none is kept whose statx began while one was in flight.
+  class MountChange {
+   public:
+    explicit MountChange(ChangeDetector* detector);
+    ~MountChange();
+    MountChange(const MountChange&) = delete;
+    MountChange& operator=(const MountChange&) = delete;
+
+   private:
+    ChangeDetector* const detector_;
+  };
+  // Taken just before a statx whose attributes may be recorded (NoteAttributes).
+  struct AttrRead {
+    int64_t start_ns = 0;
+    uint64_t epoch = 0;
+    bool quiet = false;  // no change through the mount was in flight
+  };
+  AttrRead BeforeAttributes() const;
+  // Records `st`, read from the store by a statx that began at `read`, as i's attributes; not when
+  // a change was in flight then, and for a regular file only if they are those of the signature
+  // recorded (a check since has seen newer ones). Not for the root (the Inode has no key).
+  void NoteAttributes(Inode* i, const struct stat& st, const AttrRead& read);
+  // i's recorded attributes, if read less than `max_age_ns` ago with no change through the mount
+  // begun since: *st, and *left_s the seconds left of `max_age_ns`.
+  bool RecentAttributes(Inode* i, int64_t max_age_ns, struct stat* st, double* left_s);
+  // How many times RecentAttributes answered (stats.json attr_answers).
+  uint64_t attr_answers() const { return attr_answers_.load(std::memory_order_relaxed); }
 
   // `fd` was just opened with O_TRUNC: every cached page is stale; records the new signature.
   void TruncatedByOpen(Inode* i, int fd);
@@ -126,6 +166,12 @@ class ChangeDetector {
   PageCache* const cache_;
   const StaleCallback stale_;
   const uint64_t page_size_;
+  // MountChange: changes begun, and in flight. Begun counts after in flight rises, and a record's
+  // statx reads it before it reads in flight: a change whose count the record carries was in
+  // flight when the record's statx began, or had ended.
+  std::atomic<uint64_t> changes_begun_{0};
+  std::atomic<int64_t> changes_in_flight_{0};
+  std::atomic<uint64_t> attr_answers_{0};
 };
 
 }  // namespace ccfs

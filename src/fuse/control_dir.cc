@@ -67,10 +67,11 @@ std::string WithoutControlBytes(const std::string& message) {
 ControlDir::ControlDir(PageCache* cache, KernelCache* kernel, const OpenFileWatch* watch,
                        const ThreadCpuGroup* request_cpu, const std::string& dataset,
                        const std::string& mountpoint, double attr_timeout, Pins* pins,
-                       const SftpPool* sftp)
+                       const SftpPool* sftp, const ChangeDetector* changes)
     : cache_(cache),
       kernel_(kernel),
       watch_(watch),
+      changes_(changes),
       sftp_(sftp),
       pins_(pins),
       request_cpu_(request_cpu),
@@ -419,6 +420,7 @@ CacheStats ControlDir::Stats() const {
     s.sftp_fallbacks = c.fallbacks;
     s.sftp_connects = c.connects;
   }
+  s.attr_answers = changes_->attr_answers();
   s.cpu_request_threads_ns = request_cpu_->TotalNs();
   return s;
 }

@@ -71,6 +71,7 @@
 #include "ccfs/options.h"
 #include "ccfs/page_cache.h"
 #include "ccfs/status.h"
+#include "fuse/change_detector.h"
 #include "fuse/fuse_api.h"
 #include "fuse/inode_table.h"
 #include "fuse/kernel_cache.h"
@@ -89,11 +90,12 @@ class ControlDir {
   // attributes of the virtual nodes are given with `attr_timeout`.
   // `pins` (borrowed) checks and takes every change of `pin` and `pin_percent`. `watch` (borrowed,
   // nullptr in daemon mode): the open-file watch, whose counts join the figures. `sftp` (borrowed,
-  // nullptr when off): the SFTP connections, whose counts join them too.
+  // nullptr when off): the SFTP connections, whose counts join them too. `changes` (borrowed): the
+  // change detector, whose count of answers from attribute records joins them.
   ControlDir(PageCache* cache, KernelCache* kernel, const OpenFileWatch* watch,
              const ThreadCpuGroup* request_cpu, const std::string& dataset,
              const std::string& mountpoint, double attr_timeout, Pins* pins,
-             const SftpPool* sftp);
+             const SftpPool* sftp, const ChangeDetector* changes);
   ControlDir(const ControlDir&) = delete;
   ControlDir& operator=(const ControlDir&) = delete;
 
@@ -184,6 +186,7 @@ class ControlDir {
   PageCache* const cache_;
   KernelCache* const kernel_;
   const OpenFileWatch* const watch_;
+  const ChangeDetector* const changes_;
   const SftpPool* const sftp_;
   Pins* const pins_;
   const ThreadCpuGroup* const request_cpu_;

@@ -395,7 +395,15 @@ void OpenKept(FsContext* fs, fuse_req_t req, Inode* i, int flags, fuse_file_info
   LetGo let_go;
   bool changed = false;
   uint64_t size = UINT64_MAX;  // unknown: the check failed, and the open below reports why
-  {
+  // Attributes read from the store less than attr_timeout ago stand for the check (see
+  // ChangeDetector::RecentAttributes): a file the tiers hold whole then opens with no trip to the
+  // store, and no descriptor of its name (over a store that forgot the file, a lookup on its
+  // server).
+  struct stat recent;
+  double left_s = 0;
+  if (fs->changes.RecentAttributes(i, AttrTimeoutNs(fs), &recent, &left_s)) {
+    size = static_cast<uint64_t>(recent.st_size);
+  } else {
     InodeFd path_fd = fs->inodes.Borrow(i);
     if (!path_fd) return (void)ReplyErr(req, path_fd.error());
     changed = fs->changes.CheckOpenFile(i, path_fd.get(), &size);

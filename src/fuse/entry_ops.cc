@@ -74,12 +74,14 @@ int LookupEntry(FsContext* fs, Inode* parent, const char* name, fuse_entry_param
   e->attr_timeout = fs->config.attr_timeout;
   e->entry_timeout = fs->config.entry_timeout;
   Inode* found = nullptr;
+  const ChangeDetector::AttrRead read = fs->changes.BeforeAttributes();
   int err = fs->inodes.Lookup(parent, name, &e->attr, &found);
   if (err != 0 && parent == fs->inodes.root() && fs->inodes.RecoverRoot(err)) {
     err = fs->inodes.Lookup(parent, name, &e->attr, &found);
   }
   if (err != 0) return err;
   CheckAttributes(fs, found, e->attr);
+  if (found != fs->inodes.root()) fs->changes.NoteAttributes(found, e->attr, read);
   e->ino = fs->inodes.InoOf(found);
   return 0;
 }
@@ -93,11 +95,22 @@ void ReplyEntryOrErr(FsContext* fs, fuse_req_t req, int err, fuse_entry_param* e
 
 namespace {
 
+// Answers with i's attributes: those read from the store less than attr_timeout ago, for the time
+// left of it, when no change through the mount began since (change_detector.h, attribute
+// records); else read now, checked for a change underneath and recorded.
 void ReplyAttr(FsContext* fs, fuse_req_t req, Inode* i) {
   struct stat st;
+  const bool recorded = i->kind == NodeKind::kReal && i != fs->inodes.root();
+  double left_s = 0;
+  if (recorded && fs->changes.RecentAttributes(i, AttrTimeoutNs(fs), &st, &left_s)) {
+    fuse_reply_attr(req, &st, left_s);
+    return;
+  }
+  const ChangeDetector::AttrRead read = fs->changes.BeforeAttributes();
   int err = StatOf(fs, i, &st);
   if (err != 0) return (void)ReplyErr(req, err);
   CheckAttributes(fs, i, st);
+  if (recorded) fs->changes.NoteAttributes(i, st, read);
   fuse_reply_attr(req, &st, fs->config.attr_timeout);
 }
 

@@ -3,11 +3,14 @@
 // table, because it decides which requests the handlers will see.
 #include "fuse/filesystem.h"
 
+#include <fcntl.h>
 #include <fmt/format.h>
 
 #include <cstring>
 #include <iterator>
+#include <optional>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -78,7 +81,8 @@ FsContext::FsContext(const Filesystem::Config& config_in, PageCache* cache_in)
       requests(OpNames()),
       pins(config_in.dataset, cache_in),
       control(cache_in, kernel.get(), watch.get(), &request_cpu, config_in.dataset,
-              config_in.mountpoint, config_in.attr_timeout, &pins, config_in.sftp.get()),
+              config_in.mountpoint, config_in.attr_timeout, &pins, config_in.sftp.get(),
+              &changes),
       read_handles(config_in.max_open_files / 4),
       misses(config_in.misses_in_flight > 0
                  ? std::make_unique<MissPool>(config_in.misses_in_flight, &request_cpu)
@@ -162,6 +166,33 @@ void Init(void* userdata, fuse_conn_info* conn) {
   // sizes its payload buffers from max_write and max_pages (uring_transport.h).
 }
 
+// Whether request `op` (its arguments `args`) may change what a stat of a file shows: the handler
+// then runs inside a ChangeDetector::MountChange, which voids the attributes recorded before it
+// ends (change_detector.h). An OPEN changes a file when it truncates it; a FLUSH, FSYNC or RELEASE
+// of a writable descriptor may (a store's client writing behind sends the writes then).
+template <Op op, typename... Args>
+bool MayChange(fuse_req_t req, Args... args) {
+  if constexpr (op == kSetattr || op == kMknod || op == kMkdir || op == kSymlink || op == kLink ||
+                op == kUnlink || op == kRmdir || op == kRename || op == kCreate || op == kWrite ||
+                op == kFallocate || op == kIoctl || op == kSetxattr || op == kRemovexattr) {
+    return true;
+  } else if constexpr (op == kOpen || op == kFlush || op == kFsync || op == kRelease) {
+    const std::tuple<Args...> all(args...);
+    fuse_file_info* fi = std::get<sizeof...(Args) - 1>(all);
+    if constexpr (op == kOpen) {
+      return (fi->flags & O_TRUNC) != 0;
+    } else {
+      // No OPEN was made (fh 0), or a .ccfs file's handle, which is not a FileHandle.
+      if (fi->fh == 0) return false;
+      if (ops::ContextOf(req)->inodes.Get(std::get<0>(all))->kind != NodeKind::kReal) return false;
+      const int fd = ops::FileOf(fi)->fd;
+      return fd >= 0 && (fcntl(fd, F_GETFL) & O_ACCMODE) != O_RDONLY;
+    }
+  } else {
+    return false;
+  }
+}
+
 // Handler H, counted and timed as request kind `op`: from its entry to its return, which follows
 // its one reply (written to /dev/fuse; with transport = uring, handed to the ring's capture, which
 // the transport commits with its next fetch: session_io.h). The context is taken before H runs,
@@ -179,6 +210,8 @@ struct Timed<op, H> {
     time.kind = op;
     time.start_ns = SteadyNowNs();
     ops::RequestTimeScope scope(&time);
+    std::optional<ChangeDetector::MountChange> change;
+    if (MayChange<op>(req, args...)) change.emplace(&ops::ContextOf(req)->changes);
     H(req, args...);
     if (!scope.handed_off()) time.Done();
   }

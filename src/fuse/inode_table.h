@@ -94,6 +94,21 @@ struct FileSignature {
   bool operator==(const FileSignature&) const = default;
 };
 
+// A file's attributes as last read from the store through a descriptor, kept compact (every Inode
+// holds one) with when they were read: what the daemon answers the kernel's attribute refresh
+// from for attr_timeout (ChangeDetector::RecentAttributes). The device and inode number are the
+// Inode's own.
+struct AttrRecord {
+  int64_t read_ns = 0;  // steady ns when the statx began; 0: nothing recorded
+  uint64_t epoch = 0;   // ChangeDetector's count of changes through the mount then
+  uint64_t size = 0;
+  uint64_t blocks = 0;
+  uint64_t rdev = 0;
+  int64_t atime_s = 0, mtime_s = 0, ctime_s = 0;
+  uint32_t atime_ns = 0, mtime_ns = 0, ctime_ns = 0;
+  uint32_t mode = 0, nlink = 0, uid = 0, gid = 0, blksize = 0;
+};
+
 FileSignature SignatureOf(const struct stat& st);
 FileSignature SignatureOf(const struct statx& stx);  // the same three fields of a statx
 
@@ -158,6 +173,7 @@ struct Inode {
   Mutex sig_mu;  // after InodeTable::mu_ when both are held
   bool sig_known GUARDED_BY(sig_mu) = false;
   FileSignature sig GUARDED_BY(sig_mu);
+  AttrRecord attr GUARDED_BY(sig_mu);
 };
 
 class InodeTable;

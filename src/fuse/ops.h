@@ -141,6 +141,12 @@ inline FsContext* ContextOf(fuse_req_t req) {
   return static_cast<FsContext*>(fuse_req_userdata(req));
 }
 inline FileHandle* FileOf(fuse_file_info* fi) { return OpenHandles<FileHandle>::Of(fi->fh); }
+
+// attr_timeout in ns: how long attributes read from the store answer for them
+// (ChangeDetector::RecentAttributes).
+inline int64_t AttrTimeoutNs(const FsContext* fs) {
+  return static_cast<int64_t>(fs->config.attr_timeout * 1e9);
+}
 // Replies with `err`, the backing file system's errno; but a store whose client has gone or lost
 // its server (ENOTCONN, ECONNABORTED: an sshfs or GlusterFS client killed or cut off; EBADFD: a
 // GlusterFS client whose brick is gone) is answered EIO, the error of a device that failed: from
