@@ -131,6 +131,12 @@ struct Options {
   // the kernel does not answer is a trip to the daemon.
   double entry_timeout = 1.0;
   double negative_timeout = 1.0;
+  // raw_tier = kernel: each open (and each read the daemon answers through a kept read handle)
+  // checks the file on the store, so a change made underneath shows to the next open (NFS's
+  // close-to-open). false: attributes read from the store less than attr_timeout ago stand for
+  // that check, and a file the tiers hold opens and reads with no trip to the store
+  // (fuse/change_detector.h, attribute records).
+  bool close_to_open = true;
   // Listings carry each entry's attributes (READDIRPLUS), so the kernel need not look names up.
   bool readdirplus = true;
   // Descriptors the daemon keeps of files and directories not in use (src/fuse/inode_table.h); 0 =

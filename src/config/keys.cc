@@ -148,6 +148,9 @@ const std::vector<KeySpec>& AllKeys() {
        "Seconds the kernel may keep a name, >= 0: a rename or removal underneath shows this late."},
       {"negative_timeout", "daemon", &Options::negative_timeout, Seconds(), kRemount,
        "Seconds the kernel may keep a name's absence, >= 0: a file made underneath shows this late."},
+      {"close_to_open", "daemon", &Options::close_to_open, Any(), kRemount,
+       "Check a file on the store at each open (raw_tier = kernel), so a change underneath shows to "
+       "the next open; false: attributes read less than attr_timeout ago stand for the check."},
       {"readdirplus", "daemon", &Options::readdirplus, Any(), kRemount,
        "Listings carry each entry's attributes, so the kernel need not look names up one by one."},
       {"max_open_files", "daemon", &Options::max_open_files, IntIn(0, 1 << 30), kRemount,

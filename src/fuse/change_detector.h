@@ -85,11 +85,13 @@ class ChangeDetector {
   // Attribute records (Inode::attr). The kernel refreshes a file's attributes after every READ the
   // daemon answers (the atime it marks stale), and opens it with an OPEN; over a network store
   // whose client no longer holds the file (GlusterFS keeps 65,536 inodes) a statx for either is a
-  // round trip to the server, for a file the tiers hold whole. The attributes read from the store less
-  // than attr_timeout ago answer both instead (entry_ops.cc ReplyAttr, data_ops.cc OpenKept), when
-  // no change through the mount began since. The bound of docs/STORES.md holds: the kernel is
-  // answered attributes at most attr_timeout old, with the time left of it, as if it had kept the
-  // reply they were read for, and a change underneath is seen by the first statx after it.
+  // round trip to the server, for a file the tiers hold whole. The attributes read from the store
+  // less than attr_timeout ago answer both instead (entry_ops.cc ReplyAttr, data_ops.cc OpenKept),
+  // and in kernel mode stand for the check before a read through a kept read handle (data_ops.cc
+  // CheckFile), when no change through the mount began since. The bound of docs/STORES.md holds:
+  // the kernel is answered attributes at most attr_timeout old, with the time left of it, as if it
+  // had kept the reply they were read for, and a change underneath is seen by the first statx after
+  // it.
   //
   // A change through the mount (a MountChange around every handler that may change what a stat
   // shows) voids every record whose statx began before it ended: a record carries the count of

@@ -190,6 +190,7 @@ class Daemon {
     fs_config.entry_timeout = options_.entry_timeout;
     fs_config.negative_timeout = options_.negative_timeout;
     fs_config.readdirplus = options_.readdirplus;
+    fs_config.close_to_open = options_.close_to_open;
     // The last of `ro` and `rw` in the options is the kernel's, as mount(8) has it.
     for (const std::string& o : passthrough_) {
       if (o == "ro" || o == "rw") fs_config.read_only = o == "ro";

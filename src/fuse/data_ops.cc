@@ -252,9 +252,18 @@ void WalkAhead(FsContext* fs, Inode* i) {
 // up: over a store that names files by path (sshfs) the handle goes on naming the file it opened
 // after another client renamed a new one over the name, where the Inode's descriptor names what
 // the name names now; a change found lets the handle go (FsContext's stale callback), and the read
-// opens the file anew.
+// opens the file anew. Such files are kernel mode's, where the kernel serves its own pages without
+// asking for attr_timeout: with close_to_open = false, attributes read from the store less than
+// that ago stand for the check here as at OPEN (OpenKept), and a read the tiers answer costs the
+// store nothing.
 uint64_t CheckFile(FsContext* fs, Inode* i, fuse_file_info* fi, int* err) {
   if (fi->fh != 0 && !FileOf(fi)->kept) return fs->changes.CheckBeforeRead(i, FileOf(fi)->fd);
+  struct stat recent;
+  double left_s = 0;
+  if (!fs->config.close_to_open &&
+      fs->changes.RecentAttributes(i, AttrTimeoutNs(fs), &recent, &left_s)) {
+    return static_cast<uint64_t>(recent.st_size);
+  }
   InodeFd path_fd = fs->inodes.Borrow(i);
   if (!path_fd) {
     *err = path_fd.error();
@@ -376,8 +385,9 @@ void FillResidency(FsContext* fs, uint64_t file_id, uint64_t size, WarmRange* r)
 // checked first, through the Inode's own descriptor, which names what the file's name names now (a
 // fresh open would open the same), so a change found lets the kept read handle go before it is
 // looked up (FsContext's stale callback) and a handle is used only for the file as it is: one that
-// opens after a change reads the file anew. Then the handle, whose reads go through the read
-// handle kept at the time of each (read_handles.h; see Read), is:
+// opens after a change reads the file anew (with close_to_open = false, attributes read less than
+// attr_timeout ago stand for the check). Then the handle, whose reads go through the read handle
+// kept at the time of each (read_handles.h; see Read), is:
 //   - the read handle kept of the file, if there is one;
 //   - else, when the tiers hold every page of the file, a handle with no descriptor (fd -1): a
 //     file read again costs a network store's server no open and no close, even when the tree has
@@ -395,13 +405,14 @@ void OpenKept(FsContext* fs, fuse_req_t req, Inode* i, int flags, fuse_file_info
   LetGo let_go;
   bool changed = false;
   uint64_t size = UINT64_MAX;  // unknown: the check failed, and the open below reports why
-  // Attributes read from the store less than attr_timeout ago stand for the check (see
-  // ChangeDetector::RecentAttributes): a file the tiers hold whole then opens with no trip to the
-  // store, and no descriptor of its name (over a store that forgot the file, a lookup on its
-  // server).
+  // close_to_open = false: attributes read from the store less than attr_timeout ago stand for
+  // the check (ChangeDetector::RecentAttributes): a file the tiers hold whole then opens with no
+  // trip to the store, and no descriptor of its name (over a store that forgot the file, a lookup
+  // on its server).
   struct stat recent;
   double left_s = 0;
-  if (fs->changes.RecentAttributes(i, AttrTimeoutNs(fs), &recent, &left_s)) {
+  if (!fs->config.close_to_open &&
+      fs->changes.RecentAttributes(i, AttrTimeoutNs(fs), &recent, &left_s)) {
     size = static_cast<uint64_t>(recent.st_size);
   } else {
     InodeFd path_fd = fs->inodes.Borrow(i);

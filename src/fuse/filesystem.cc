@@ -169,12 +169,14 @@ void Init(void* userdata, fuse_conn_info* conn) {
 // Whether request `op` (its arguments `args`) may change what a stat of a file shows: the handler
 // then runs inside a ChangeDetector::MountChange, which voids the attributes recorded before it
 // ends (change_detector.h). An OPEN changes a file when it truncates it; a FLUSH, FSYNC or RELEASE
-// of a writable descriptor may (a store's client writing behind sends the writes then).
+// of a writable descriptor may (a store's client writing behind sends the writes then). IOCTL does
+// not: the daemon's own (warm, residency, evict) change no attribute, and it answers every other
+// one ENOTTY (Python's isatty at each open of a file is one).
 template <Op op, typename... Args>
 bool MayChange(fuse_req_t req, Args... args) {
   if constexpr (op == kSetattr || op == kMknod || op == kMkdir || op == kSymlink || op == kLink ||
                 op == kUnlink || op == kRmdir || op == kRename || op == kCreate || op == kWrite ||
-                op == kFallocate || op == kIoctl || op == kSetxattr || op == kRemovexattr) {
+                op == kFallocate || op == kSetxattr || op == kRemovexattr) {
     return true;
   } else if constexpr (op == kOpen || op == kFlush || op == kFsync || op == kRelease) {
     const std::tuple<Args...> all(args...);

@@ -1,13 +1,16 @@
 // Attributes read from the store less than attr_timeout ago answer the kernel's attribute refresh
 // and, in kernel mode, stand for the check at a read-only open (fuse/change_detector.h, attribute
 // records): stats.json attr_answers counts them. They are the file's as the store gave them; a
-// change through the mount shows at once (it voids every record read before it ended); with
+// change through the mount shows at once (it voids every record read before it ended); one made
+// underneath shows to the next open (close_to_open), or within attr_timeout without it; with
 // attr_timeout = 0 nothing is answered from a record.
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <string>
+#include <thread>
 
 #include "fs/fs_test_util.h"
 #include "testing/mount_fixture.h"
@@ -74,6 +77,31 @@ TEST_F(AttrRecordMountTest, AChangeThroughTheMountShowsAtOnce) {
   ASSERT_GE(t, 0) << strerror(errno);
   ASSERT_EQ(close(t), 0);
   EXPECT_EQ(ReadAndStat().st_size, 0) << "an open with O_TRUNC through the mount";
+}
+
+TEST_F(AttrRecordMountTest, TheNextOpenSeesAChangeUnderneathWithCloseToOpen) {
+  ASSERT_NO_FATAL_FAILURE(MountOrDie({"-o", "memory=8MiB,attr_timeout=60,entry_timeout=60"}));
+  ASSERT_EQ(ReadWholeFile(ds_.MntPath("f")), std::string(65536, 'a'));
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));  // a ctime of its own
+  WriteWholeFile(ds_.DataPath("f"), std::string(65536, 'b'));
+  EXPECT_EQ(ReadWholeFile(ds_.MntPath("f")), std::string(65536, 'b'))
+      << "an open after a change underneath read the old bytes (close_to_open = true)";
+}
+
+TEST_F(AttrRecordMountTest, WithoutCloseToOpenAChangeUnderneathShowsWithinAttrTimeout) {
+  ASSERT_NO_FATAL_FAILURE(
+      MountOrDie({"-o", "memory=8MiB,attr_timeout=1,entry_timeout=1,close_to_open=false"}));
+  ASSERT_EQ(ReadWholeFile(ds_.MntPath("f")), std::string(65536, 'a'));
+  const uint64_t before = Answers();
+  ASSERT_EQ(ReadWholeFile(ds_.MntPath("f")), std::string(65536, 'a'));
+  if (TestRawTierIsKernel()) {  // daemon mode checks before every read, whatever the key
+    EXPECT_GT(Answers(), before) << "a second open within attr_timeout checked the store";
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  WriteWholeFile(ds_.DataPath("f"), std::string(65536, 'b'));
+  std::this_thread::sleep_for(std::chrono::milliseconds(1100));
+  EXPECT_EQ(ReadWholeFile(ds_.MntPath("f")), std::string(65536, 'b'))
+      << "old bytes past attr_timeout after a change underneath";
 }
 
 TEST_F(AttrRecordMountTest, WithAttrTimeoutZeroNothingIsAnsweredFromARecord) {
