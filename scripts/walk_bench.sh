@@ -3,6 +3,7 @@
 #
 #   scripts/walk_bench.sh [--stores "local sshfs gluster"] [--files N] [--memory SIZE]
 #                         [--rounds R] [--timeouts S] [--ccfs-opts KEY=V,...] [--out DIR]
+#                         [--base-bin CCFS] [--base-opts KEY=V,...]
 #
 # A tree of N files (default 100000) of 4-64 KiB, text-like lines (compresses ~3x), in 100
 # directories of 10 sub-directories, made once per store. Per store and round, for "store" (the
@@ -15,6 +16,9 @@
 #   walk2  the same again at once
 #   read1  4 readers cat every file (find | xargs -P4 cat), in the same order
 #   read2  the same again (the data is SIZE x several: what a cache holds of it counts here)
+# --base-bin CCFS adds "base": ccfs as "ccfs" is run, but from another build (a before beside an
+# after, same run and rounds; its ratio to the store in a column of its own), with --base-opts in
+# place of --ccfs-opts when given (a key the other build does not know).
 # Equal RAM: the reader of "store" runs in a memory cgroup (v1) of SIZE, so the page cache of the
 # store's files is held to it; for "ccfs" the reader and the daemon run in one cgroup of SIZE (the
 # daemon's tiers, its own memory and the kernel's pages of its files, raw_tier = kernel).
@@ -37,6 +41,8 @@ memory=256MiB
 rounds=2
 timeouts=1
 ccfs_opts=""
+base_bin=""
+base_opts=unset
 out="$root/results/walk-$(date +%Y%m%d-%H%M)"
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -47,6 +53,8 @@ while [ $# -gt 0 ]; do
     --timeouts) timeouts=$2; shift 2 ;;
     --ccfs-opts) ccfs_opts=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
+    --base-bin) base_bin=$2; shift 2 ;;
+    --base-opts) base_opts=$2; shift 2 ;;
     *) echo "walk_bench: unknown argument '$1'" >&2; exit 2 ;;
   esac
 done
@@ -58,6 +66,7 @@ done
 # cgroup's OOM killer ended it).
 equal_ram_checks "$memory"
 [[ $timeouts =~ ^[0-9]+$ ]] || die "--timeouts $timeouts: want a whole number of seconds"
+[ -z "$base_bin" ] || [ -x "$base_bin" ] || die "--base-bin $base_bin: not an executable"
 
 bench_workspace walk-bench
 mkdir -p "$out"
@@ -135,8 +144,8 @@ for store in $stores; do
   fi
   mkdir -p "$mnt"
   for round in $(seq 1 "$rounds"); do
-    targets="store ccfs"
-    [ $((round % 2)) = 0 ] && targets="ccfs store"
+    targets="store ccfs${base_bin:+ base}"
+    [ $((round % 2)) = 0 ] && targets="${base_bin:+base }ccfs store"
     for target in $targets; do
       STORES_STATE_DIR=$state drop_caches "$store"
       make_cgroup
@@ -145,15 +154,20 @@ for store in $stores; do
         rmdir "$cg"
         continue
       fi
-      in_cgroup "$cg" "$ccfs" mount -o \
-        "memory=$ccfs_memory,entry_timeout=$timeouts,attr_timeout=$timeouts${ccfs_opts:+,$ccfs_opts}" \
+      bin=$ccfs opts=$ccfs_opts
+      if [ "$target" = base ]; then
+        bin=$base_bin
+        [ "$base_opts" = unset ] || opts=$base_opts
+      fi
+      in_cgroup "$cg" "$bin" mount -o \
+        "memory=$ccfs_memory,entry_timeout=$timeouts,attr_timeout=$timeouts${opts:+,$opts}" \
         "$dir" "$mnt" >/dev/null
-      phases "$store" ccfs "$round" "$mnt"
-      python3 - "$mnt" "$store" "$round" >>"$jsonl" <<'EOF'
+      phases "$store" "$target" "$round" "$mnt"
+      python3 - "$mnt" "$store" "$round" "$target" >>"$jsonl" <<'EOF'
 import json, sys
 d = json.load(open(sys.argv[1] + "/.ccfs/stats.json"))
 dm = d.get("daemon", {})
-print(json.dumps({"store": sys.argv[2], "target": "ccfs", "round": int(sys.argv[3]),
+print(json.dumps({"store": sys.argv[2], "target": sys.argv[4], "round": int(sys.argv[3]),
                   "phase": "daemon", "open_fds": dm.get("open_fds"), "rss_bytes": dm.get("rss_bytes"),
                   "hit_ratio": d.get("hit_ratio")}))
 EOF
@@ -173,8 +187,9 @@ print(f"{sys.argv[2]} files of 4-64 KiB, memory cgroups of {sys.argv[3]} (ccfs: 
       f"names and attributes kept {sys.argv[4]} s on both sides, ccfs's other keys: {sys.argv[5]}; "
       "median seconds of the rounds; "
       "ratio = ccfs / store (below 1: ccfs faster)\n")
-print("| store | phase | store s | ccfs s | ratio |")
-print("|---|---|---|---|---|")
+base = any(r["target"] == "base" for r in rows)
+print("| store | phase | store s | ccfs s | ratio |" + (" base s | base ratio |" if base else ""))
+print("|---|---|---|---|---|" + ("---|---|" if base else ""))
 for store in dict.fromkeys(r["store"] for r in rows):
     for phase in ["walk1", "walk2", "read1", "read2"]:
         def med(t):
@@ -182,12 +197,16 @@ for store in dict.fromkeys(r["store"] for r in rows):
                            if r["store"] == store and r["target"] == t and r["phase"] == phase],
                           float("nan"))
         s, c = med("store"), med("ccfs")
-        print(f"| {store} | {phase} | {s:.2f} | {c:.2f} | {c / s:.2f} |")
+        line = f"| {store} | {phase} | {s:.2f} | {c:.2f} | {c / s:.2f} |"
+        if base:
+            b = med("base")
+            line += f" {b:.2f} | {b / s:.2f} |"
+        print(line)
 print()
 for r in rows:
     if r["phase"] == "daemon":
         rss = (r["rss_bytes"] or 0) / 1048576
-        print(f"- {r['store']} round {r['round']}: daemon open descriptors {r['open_fds']}, "
-              f"RSS {rss:.1f} MiB, hit ratio {r['hit_ratio']}")
+        print(f"- {r['store']} {r['target']} round {r['round']}: daemon open descriptors "
+              f"{r['open_fds']}, RSS {rss:.1f} MiB, hit ratio {r['hit_ratio']}")
 EOF
 cat "$out/walk.md"
