@@ -80,7 +80,7 @@ void ChangeDetector::NoteAttributes(Inode* i, const struct stat& st, const AttrR
   MutexLock lock(&i->sig_mu);
   if (S_ISREG(st.st_mode) && (!i->sig_known || !(i->sig == SignatureOf(st)))) return;
   if (read.start_ns < i->attr.read_ns) return;  // a later read is recorded
-  AttrRecord& a = i->attr;
+  AttrRecord a;
   a.read_ns = read.start_ns;
   a.epoch = read.epoch;
   a.size = static_cast<uint64_t>(st.st_size);
@@ -97,13 +97,14 @@ void ChangeDetector::NoteAttributes(Inode* i, const struct stat& st, const AttrR
   a.uid = st.st_uid;
   a.gid = st.st_gid;
   a.blksize = static_cast<uint32_t>(st.st_blksize);
+  i->attr = a;
 }
 
 bool ChangeDetector::RecentAttributes(Inode* i, int64_t max_age_ns, struct stat* st,
                                       double* left_s) {
   const uint64_t epoch = changes_begun_.load();
   MutexLock lock(&i->sig_mu);
-  const AttrRecord& a = i->attr;
+  const AttrRecord a = i->attr;  // a copy: the analysis cannot follow a reference to it
   if (a.read_ns == 0 || a.epoch != epoch) return false;
   const int64_t age = static_cast<int64_t>(SteadyNowNs()) - a.read_ns;
   if (age < 0 || age >= max_age_ns) return false;
