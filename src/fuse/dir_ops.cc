@@ -66,7 +66,7 @@ void Opendir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   Inode* i = fs->inodes.Get(ino);
   if (i->kind != NodeKind::kReal) return fs->control.Opendir(req, i, fi);
   const int64_t now_ns = static_cast<int64_t>(SteadyNowNs());
-  const auto max_age_ns = static_cast<int64_t>(fs->config.attr_timeout * 1e9);
+  const int64_t max_age_ns = AttrTimeoutNs(fs);
   std::array<InodeKey, kListingOrders> firsts{};
   auto d = std::make_unique<DirHandle>();
   const bool fresh = max_age_ns > 0 && fs->inodes.ListingFresh(i, now_ns, max_age_ns, &firsts);
