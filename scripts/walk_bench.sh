@@ -27,7 +27,8 @@
 # scripts/stores.sh sets them.
 #
 # Writes OUT/walk.jsonl (one line per run: store, target, round, phase, seconds) and
-# OUT/walk.md (median seconds per phase, the ratio ccfs/store, the daemon's descriptors and RSS).
+# OUT/walk.md (median seconds per phase, the ratio ccfs/store, the CPU seconds each phase cost the
+# machine, ccfs's daemon and the store's processes, the daemon's descriptors and RSS).
 # Needs root (stores, cgroups, drop_caches). Leaves no mount, store, daemon or cgroup behind.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -97,15 +98,20 @@ jsonl=$out/walk.jsonl
 : >"$jsonl"
 timed() {  # STORE TARGET ROUND PHASE CMD...
   local s=$1 t=$2 r=$3 p=$4; shift 4
-  local t0 t1
+  local t0 t1 b0 c0 s0 b1 c1 s1
+  read -r b0 c0 s0 < <(cpu_snapshot)
   t0=$(date +%s.%N)
   in_cgroup "$cg" "$@" >/dev/null
   t1=$(date +%s.%N)
-  local sec
+  read -r b1 c1 s1 < <(cpu_snapshot)
+  local sec busy ccfs_cpu store_cpu
   sec=$(echo "$t1 - $t0" | bc -l)
-  printf '{"store":"%s","target":"%s","round":%d,"phase":"%s","seconds":%.3f}\n' \
-    "$s" "$t" "$r" "$p" "$sec" >>"$jsonl"
-  log "$s $t round $r $p: $(printf %.2f "$sec") s"
+  busy=$(echo "$b1 - $b0" | bc -l)
+  ccfs_cpu=$(echo "$c1 - $c0" | bc -l)
+  store_cpu=$(echo "$s1 - $s0" | bc -l)
+  printf '{"store":"%s","target":"%s","round":%d,"phase":"%s","seconds":%.3f,"busy_cpu_s":%.2f,"ccfs_cpu_s":%.2f,"store_cpu_s":%.2f}\n' \
+    "$s" "$t" "$r" "$p" "$sec" "$busy" "$ccfs_cpu" "$store_cpu" >>"$jsonl"
+  log "$s $t round $r $p: $(printf %.2f "$sec") s, CPU s: machine $busy, ccfs $ccfs_cpu, store $store_cpu"
 }
 
 phases() {  # STORE TARGET ROUND DIR
@@ -141,6 +147,10 @@ for store in $stores; do
     log "$store: writing $files files"
     rm -rf "${tree:?}"/d*
     make_tree "$tree"
+    # Walked once, untimed: the first walk of a tree just written to GlusterFS took 42-80 s, later
+    # ones 14-17 s, and would count against whichever target a first round runs first.
+    sync
+    find "$tree" -type f -printf '%s\n' >/dev/null
   fi
   mkdir -p "$mnt"
   for round in $(seq 1 "$rounds"); do
@@ -179,7 +189,7 @@ EOF
 done
 
 python3 - "$jsonl" "$files" "$memory" "$timeouts" "${ccfs_opts:-none}" >"$out/walk.md" <<'EOF'
-import sys
+import os, sys
 sys.path.insert(0, "bench")
 from report_lib import median, read_jsonl
 rows = read_jsonl(sys.argv[1])
@@ -202,6 +212,20 @@ for store in dict.fromkeys(r["store"] for r in rows):
             b = med("base")
             line += f" {b:.2f} | {b / s:.2f} |"
         print(line)
+print("\nCPU seconds per phase (medians): the machine's busy time of its "
+      f"{os.cpu_count()} CPUs, ccfs's daemon, the store's clients and servers\n")
+targets = [t for t in ["store", "ccfs", "base"] if any(r["target"] == t for r in rows)]
+print("| store | phase | " + " | ".join(f"{t} busy, ccfs, store" for t in targets) + " |")
+print("|---|---|" + "---|" * len(targets))
+for store in dict.fromkeys(r["store"] for r in rows):
+    for phase in ["walk1", "walk2", "read1", "read2"]:
+        cells = []
+        for t in targets:
+            mine = [r for r in rows if r["store"] == store and r["target"] == t and r["phase"] == phase
+                    and "busy_cpu_s" in r]
+            cells.append(", ".join(f"{median([r[k] for r in mine], float('nan')):.1f}"
+                                   for k in ["busy_cpu_s", "ccfs_cpu_s", "store_cpu_s"]))
+        print(f"| {store} | {phase} | " + " | ".join(cells) + " |")
 print()
 for r in rows:
     if r["phase"] == "daemon":
