@@ -171,6 +171,9 @@ void ReadEntries(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_fi
   if (plus && d->entry == nullptr && err == 0) {
     std::array<InodeKey, kListingOrders> firsts{};
     firsts[kListedOrder] = d->first_listed;
+    if (d->first_listed.second != 0) {
+      fs->dir_warmer.ListingEnded(i, d->first_listed, fs->cache->ReadAheadWindow() > 0);
+    }
     d->first_listed = {0, 0};
     if (d->by_name) {
       std::sort(d->listed.begin(), d->listed.end());

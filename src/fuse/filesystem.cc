@@ -84,6 +84,7 @@ FsContext::FsContext(const Filesystem::Config& config_in, PageCache* cache_in)
               config_in.mountpoint, config_in.attr_timeout, &pins, config_in.sftp.get(),
               &changes),
       read_handles(config_in.max_open_files / 4),
+      dir_warmer(&inodes, config_in.dataset),
       misses(config_in.misses_in_flight > 0
                  ? std::make_unique<MissPool>(config_in.misses_in_flight, &request_cpu)
                  : nullptr) {}

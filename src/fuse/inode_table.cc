@@ -124,6 +124,14 @@ int StatOfFd(int fd, struct stat* st) {
   return 0;
 }
 
+int StatxAt(int dir_fd, const char* name, struct statx* stx) {
+  if (statx(dir_fd, name, AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT | AT_STATX_SYNC_AS_STAT,
+            (STATX_BASIC_STATS & ~STATX_ATIME) | STATX_BTIME, stx) != 0) {
+    return errno;
+  }
+  return 0;
+}
+
 InodeTable::~InodeTable() {
   for (int fd : dead_root_fds_) close(fd);
   if (int fd = root_fd_.load(); fd >= 0) close(fd);
@@ -273,12 +281,28 @@ std::vector<InodeTable::ListedFile> InodeTable::ListedFrom(InodeKey from, Listin
   return out;
 }
 
-InodeFd InodeTable::BorrowKnown(InodeKey key, Inode** found) {
+std::vector<InodeKey> InodeTable::ListedDirsFrom(InodeKey from, ListingOrder order,
+                                                 size_t max_dirs, size_t max_looked) {
+  std::vector<InodeKey> out;
+  MutexLock lock(&mu_);
+  InodeKey next = from;
+  for (size_t looked = 0; out.size() < max_dirs && looked < max_looked; ++looked) {
+    if (next.second == 0) break;
+    if (looked > 0 && next == from) break;  // a loop (renames between listings)
+    auto it = table_.find(next);
+    if (it == table_.end()) break;  // forgotten: the listing is not known past it
+    if (it->second->type == S_IFDIR) out.push_back(next);
+    next = it->second->next[order];
+  }
+  return out;
+}
+
+InodeFd InodeTable::BorrowKnown(InodeKey key, Inode** found, mode_t type) {
   Inode* i = nullptr;
   {
     MutexLock lock(&mu_);
     auto it = table_.find(key);
-    if (it == table_.end() || it->second->type != S_IFREG) return InodeFd(ENOENT);
+    if (it == table_.end() || it->second->type != type) return InodeFd(ENOENT);
     i = it->second.get();
     if (i->fd >= 0) {
       LruRemoveLocked(i);
@@ -396,26 +420,18 @@ int InodeTable::Adopt(Inode* i, int fd, std::vector<int>* to_close) {
 
 int InodeTable::Lookup(Inode* parent, const char* name, struct stat* st, Inode** found) {
   if (parent == &root_ && strcmp(name, "..") == 0) name = ".";  // never above the dataset
-  int fd = -1;
+  struct statx stx;
   {
     InodeFd dir = Borrow(parent);
     if (!dir) return dir.error();
-    for (int tries = 0; fd < 0; ++tries) {
-      fd = openat(dir.get(), name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
-      if (fd < 0 && !(tries == 0 && OutOfDescriptors(errno) && Shed(errno))) return errno;
-    }
-  }
-  struct statx stx;
-  if (int err = StatxOf(fd, &stx); err != 0) {
-    close(fd);
-    return err;
+    if (int err = StatxAt(dir.get(), name, &stx); err != 0) return err;
   }
   StatFromStatx(stx, st);
-  *found = FindOrInsert(parent, name, fd, *st, BirthNs(stx));
+  *found = FindOrInsert(parent, name, *st, BirthNs(stx));
   return 0;
 }
 
-Inode* InodeTable::FindOrInsert(Inode* parent, const char* name, int fd, const struct stat& st,
+Inode* InodeTable::FindOrInsert(Inode* parent, const char* name, const struct stat& st,
                                 int64_t btime_ns) {
   std::vector<int> to_close;
   Inode* result;
@@ -423,7 +439,6 @@ Inode* InodeTable::FindOrInsert(Inode* parent, const char* name, int fd, const s
     MutexLock lock(&mu_);
     if (st.st_dev == root_dev_.load(std::memory_order_acquire) &&
         st.st_ino == root_ino_.load(std::memory_order_acquire)) {
-      to_close.push_back(fd);
       result = &root_;
     } else {
       auto key = std::make_pair(st.st_dev, st.st_ino);
@@ -449,7 +464,6 @@ Inode* InodeTable::FindOrInsert(Inode* parent, const char* name, int fd, const s
         }
         result->unlinked = false;  // found under a name: it has a link after all
         ++result->nlookup;
-        Adopt(result, fd, &to_close);
       } else {
         auto inode = std::make_unique<Inode>();
         inode->dev = st.st_dev;
@@ -471,7 +485,6 @@ Inode* InodeTable::FindOrInsert(Inode* parent, const char* name, int fd, const s
         table_.emplace(key, std::move(inode));
         if (real_name) SetNameLocked(result, parent, name);
         result->named = real_name;
-        Adopt(result, fd, &to_close);
       }
       IdleLocked(result, &to_close);
       TrimLocked(max_open_, &to_close);

@@ -5,7 +5,9 @@
 //    dataset's root), keyed by the backing (st_dev, st_ino). An Inode records where it was last
 //    found: its parent Inode and its name there. It holds a descriptor only while one is cached:
 //    a tree of any size can be named by the kernel while the daemon holds at most `max_open`
-//    descriptors of inodes not in use (plus those of files open and of handlers at work).
+//    descriptors of inodes not in use (plus those of files open and of handlers at work). A
+//    lookup opens nothing (a statx of the name under its parent's descriptor): a walk that only
+//    lists and stats a tree opens its directories, not its files.
 //
 // 2. Borrowing. Every op works through a descriptor lent by Borrow (an InodeFd): the cached one,
 //    or one opened again by walking the names up to a cached ancestor or the root. A lent
@@ -72,7 +74,6 @@
 #include <cstdint>
 #include <functional>
 #include <list>
-#include <map>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -115,6 +116,9 @@ FileSignature SignatureOf(const struct statx& stx);  // the same three fields of
 // The attributes of what `fd` (an open or an O_PATH descriptor) names, never following a symlink:
 // 0, or an errno. The atime is the store client's cached one (see StatxOf in the .cc).
 int StatOfFd(int fd, struct stat* st);
+// The same fields (a statx, the atime not asked for) of `name` under the directory `dir_fd`, never
+// following a symlink or an automount: 0, or an errno.
+int StatxAt(int dir_fd, const char* name, struct statx* stx);
 
 enum class NodeKind { kReal, kControlDir, kStatsFile, kControlFile };
 
@@ -179,6 +183,15 @@ struct Inode {
 class InodeTable;
 
 inline InodeKey KeyOf(const Inode& i) { return {i.dev, i.ino}; }
+
+struct InodeKeyHash {
+  size_t operator()(const InodeKey& k) const {
+    // Inode numbers of one device differ in their low bits; the device is mixed in for stores
+    // that span devices (a mount point inside the dataset).
+    return std::hash<uint64_t>()(static_cast<uint64_t>(k.second) ^
+                                 (static_cast<uint64_t>(k.first) * 0x9e3779b97f4a7c15ULL));
+  }
+};
 
 // A descriptor of an Inode's backing inode (O_PATH), lent for one handler's use: open until this
 // goes. Empty (get() == -1) with error() the errno when none could be had.
@@ -309,10 +322,14 @@ class InodeTable {
   // the mutex.
   std::vector<ListedFile> ListedFrom(InodeKey from, ListingOrder order, size_t max_files,
                                      uint64_t max_size, uint64_t max_bytes);
-  // A descriptor of the regular file the table knows by `key`, lent as Borrow's, with *found its
-  // Inode (which lives at least as long as the descriptor). Empty (ENOENT) when the table knows no
-  // regular file by that key.
-  InodeFd BorrowKnown(InodeKey key, Inode** found);
+  // The directories from the entry known by `from` on (it included) in `order`: up to `max_dirs`
+  // of them, among at most `max_looked` entries. One pass under the mutex.
+  std::vector<InodeKey> ListedDirsFrom(InodeKey from, ListingOrder order, size_t max_dirs,
+                                       size_t max_looked);
+  // A descriptor of the file of type `type` (S_IFREG, S_IFDIR) the table knows by `key`, lent as
+  // Borrow's, with *found its Inode (which lives at least as long as the descriptor). Empty
+  // (ENOENT) when the table knows no such file by that key.
+  InodeFd BorrowKnown(InodeKey key, Inode** found, mode_t type = S_IFREG);
 
   // ---- persistence (fuse/persister.h) ----
   // From now on a file's path is kept with its signature when its Inode is freed (paths cost
@@ -349,8 +366,9 @@ class InodeTable {
   // Returns the descriptor i has now.
   int Adopt(Inode* i, int fd, std::vector<int>* to_close) REQUIRES(mu_);
   InodeFd BorrowAt(Inode* i, int depth);
-  Inode* FindOrInsert(Inode* parent, const char* name, int fd, const struct stat& st,
-                      int64_t btime_ns);
+  // The Inode of the file `st` describes, found as `name` under `parent`: the one the table has,
+  // given that name, or a new one with no descriptor (Borrow opens one when an op needs it).
+  Inode* FindOrInsert(Inode* parent, const char* name, const struct stat& st, int64_t btime_ns);
   void SetNameLocked(Inode* i, Inode* parent, const std::string& name) REQUIRES(mu_);
   // Frees i if nothing counts it any more, and its parents that this leaves uncounted. Returns
   // true if i was freed.
@@ -390,7 +408,7 @@ class InodeTable {
   // Lock order: mu_, then an Inode's sig_mu (Unref keeps a signature), then what Unref's before_free
   // takes (the kernel ledger's mutex).
   Mutex mu_;
-  std::map<std::pair<dev_t, ino_t>, std::unique_ptr<Inode>> table_ GUARDED_BY(mu_);
+  std::unordered_map<InodeKey, std::unique_ptr<Inode>, InodeKeyHash> table_ GUARDED_BY(mu_);
   // Inodes whose number the store gave to a new file while the kernel still names them.
   std::unordered_map<Inode*, std::unique_ptr<Inode>> orphans_ GUARDED_BY(mu_);
   std::unordered_map<uint64_t, FileSignature> saved_signatures_ GUARDED_BY(mu_);

@@ -34,6 +34,7 @@
 #include "ccfs/page_cache.h"
 #include "fuse/change_detector.h"
 #include "fuse/control_dir.h"
+#include "fuse/dir_warmer.h"
 #include "fuse/filesystem.h"
 #include "fuse/fuse_api.h"
 #include "fuse/inode_table.h"
@@ -96,6 +97,9 @@ struct FsContext {
   // After what its prefetches use (inodes, changes, read_handles), so it goes first and waits for
   // them.
   ListingWalk walk;
+  // Lists and stats the directories a walk comes to next, ahead of it (dir_warmer.h). After
+  // `inodes`, which its thread borrows from.
+  DirWarmer dir_warmer;
   // persist: the cache file's writer and reloader; nullptr when off. After `inodes`, which it
   // borrows.
   std::unique_ptr<Persister> persister;

@@ -121,6 +121,10 @@ TEST_F(InodeTableTest, ALastLinkRemovedLetsTheDescriptorGo) {
   ASSERT_EQ(t.Lookup(b, "b", &st, &b), 0);
   Inode* f = LookupPath(&t, "f7");
   ASSERT_NE(f, nullptr);
+  {
+    InodeFd fd = t.Borrow(f);  // a lookup opens nothing: the first op on the file does, and keeps it
+    ASSERT_TRUE(fd);
+  }
   const size_t before = t.open_descriptors();
   ASSERT_EQ(lstat(Path(7).c_str(), &st), 0);
   ASSERT_EQ(unlink(Path(7).c_str()), 0);
