@@ -79,6 +79,7 @@ void DirWarmer::ListingEnded(Inode* dir, InodeKey first, bool on) {
     for (const InodeKey& k : next) {
       Remember(&expected_, &expected_order_, k);
       if (walking && Remember(&queued_, &queued_order_, k)) {
+        if (queue_.size() == kMaxQueued) queue_.pop_front();
         queue_.push_back(k);
         queued = true;
       }

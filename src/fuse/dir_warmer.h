@@ -14,10 +14,11 @@
 // end of an earlier listing expected: one of the first kAhead subdirectories of a directory just
 // listed (a walk going down) or of the directories listed after one just listed in its parent
 // (a walk going across). Every listing's end expects its own; a listing that was expected warms
-// them, each directory once among the last kMemory queued. A lone `ls` of a directory, or of one
-// of its subdirectories, warms nothing; an `ls` of two in a row warms at most 2 * kAhead. Each
-// warm-up reads at most kMaxNames names of its directory. Nothing it reads is kept by ccfs: the
-// daemon's own lookups still read every name, so what they answer is as fresh as without it.
+// them, each directory once among the last kMemory queued, at most kMaxQueued waiting. A lone
+// `ls` of a directory, or of one of its subdirectories, warms nothing; an `ls` of two in a row
+// warms at most 2 * kAhead. Each warm-up reads at most kMaxNames names of its directory. Nothing
+// it reads is kept by ccfs: the daemon's own lookups still read every name, so what they answer
+// is as fresh as without it.
 //
 // Only on a store that keeps what a lookup found (a local file system): a network store's client
 // keeps it no longer than its own attribute and entry timeouts, often none, and a warm-up would
@@ -46,6 +47,9 @@ class DirWarmer {
   static constexpr size_t kMaxNames = 4096;
   // Entries of a listing looked at for its subdirectories or the directories after one.
   static constexpr size_t kMaxLooked = 256;
+  // Directories waiting for the thread: beyond this the oldest go first, as a walk faster than
+  // the warm-up has passed them.
+  static constexpr size_t kMaxQueued = 4 * kAhead;
 
   // Warms nothing unless `dataset` is on a store that keeps what a lookup found (above).
   DirWarmer(InodeTable* inodes, const std::string& dataset);
