@@ -194,12 +194,16 @@ bool HeldWhole(FsContext* fs, uint64_t file_id, uint64_t size) {
 // `key`, checked for changes as a read checks it (so that pages cached before a change are not
 // served for the file as it is now) and opened as its read handle, which the reader's OPEN or
 // first miss then uses. Null, with nothing read, when the file is gone, is not the one listed, is
-// empty, or has grown past `max_size`. *len: its size.
+// empty, has grown past `max_size`, or (kernel mode) its reader got to it first. *len: its size.
 std::shared_ptr<BackingFile> OpenListed(FsContext* fs, InodeKey key, uint64_t file_id,
                                         uint64_t max_size, uint64_t* len) {
   Inode* i = nullptr;
   InodeFd path_fd = fs->inodes.BorrowKnown(key, &i);
   if (!path_fd || i->file_id != file_id) return nullptr;
+  // In kernel mode the pages a reader was sent leave the daemon's tiers for the kernel's: a reader
+  // that got to the file before this prefetch would find its pages read once more, never asked
+  // for (readahead_wasted), at the cost of a backing read. Its first page sent says it has.
+  if (fs->kernel != nullptr && fs->kernel->Holds(fs->inodes.InoOf(i), 0)) return nullptr;
   const uint64_t size = fs->changes.CheckBeforeRead(i, path_fd.get());
   if (size == 0 || size > max_size) return nullptr;  // UINT64_MAX: statx failed
   int err = 0;
@@ -239,9 +243,11 @@ std::vector<InodeTable::ListedFile> WalkFiles(FsContext* fs, InodeKey from, List
 // `i`, a small file, is being read from its start: if that continues a walk of its directory in
 // one of its listing's orders, the files after it are queued to be read ahead.
 void WalkAhead(FsContext* fs, Inode* i) {
-  const std::array<InodeKey, kListingOrders> next = fs->inodes.NextOf(i);
+  InodeKey parent;
+  const std::array<InodeKey, kListingOrders> next = fs->inodes.NextOf(i, &parent);
   ListingOrder order = kListedOrder;
   if (!fs->walk.Started(KeyOf(*i), next, &order)) return;
+  fs->walk.At(ListingWalk::Place{parent, KeyOf(*i)});
   QueueWalk(fs, WalkFiles(fs, next[order], order));
 }
 
@@ -441,11 +447,16 @@ void OpenKept(FsContext* fs, fuse_req_t req, Inode* i, int flags, fuse_file_info
 
 }  // namespace
 
-void WalkInto(FsContext* fs, const std::array<InodeKey, kListingOrders>& firsts) {
+void WalkInto(FsContext* fs, Inode* dir, const std::array<InodeKey, kListingOrders>& firsts) {
   ListingOrder order = kListedOrder;
-  if (!fs->walk.Walking(&order) || firsts[order].second == 0) return;
+  ListingWalk::Place place;
+  if (!fs->walk.Walking(&order, &place) || firsts[order].second == 0) return;
+  if (!fs->inodes.InTurn(KeyOf(*dir), place.dir, place.entry, order)) return;
   const std::vector<InodeTable::ListedFile> files = WalkFiles(fs, firsts[order], order);
-  if (files.empty()) return;  // no file to read: the walk may go into the next listing
+  if (files.empty()) {  // no file to read: the walk goes on from its start to the next listing
+    fs->walk.At(ListingWalk::Place{KeyOf(*dir), InodeKey{}});
+    return;
+  }
   fs->walk.Into(files.front().key, order);
   QueueWalk(fs, files);
 }

@@ -82,7 +82,7 @@ void Opendir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   if (!fresh) fs->inodes.NoteListingRead(i, now_ns);
   // A walk going on goes into a listing the kernel serves as into one the daemon reads (WalkInto).
   if (fresh && (firsts[kListedOrder].second != 0 || firsts[kNameOrder].second != 0)) {
-    WalkInto(fs, firsts);
+    WalkInto(fs, i, firsts);
   }
 }
 
@@ -187,7 +187,7 @@ void ReadEntries(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_fi
     }
     if (firsts[kListedOrder].second != 0 || firsts[kNameOrder].second != 0) {
       fs->inodes.NoteListingFirsts(i, firsts);
-      WalkInto(fs, firsts);
+      WalkInto(fs, i, firsts);
     }
   }
   // An error after some entries is reported by the next call (it starts at the failed one).

@@ -66,20 +66,23 @@ void CloseAll(const std::vector<int>& fds) {
   for (int fd : fds) close(fd);
 }
 
-// statx of what `fd` names, never following a symlink: what a LOOKUP or GETATTR reply needs, and
-// the birth time where the store has one. The atime is not asked for: a FUSE store (sshfs, a
-// GlusterFS client) marks a file's cached atime stale after every read, so a stat asking for it,
-// as fstat does, costs a GETATTR round trip to the store's server each time the kernel refreshes
-// the attributes of a file read through ccfs, which it does after every READ reply on a
-// read-write mount. The other fields are as fresh as the store client's attribute cache (the
-// staleness bound of docs/STORES.md counts it), and the atime comes from that cache too.
-int StatxOf(int fd, struct statx* stx) {
-  if (statx(fd, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW | AT_STATX_SYNC_AS_STAT,
+// statx of `name` under `dir_fd` (with AT_EMPTY_PATH in `flags`, of what `dir_fd` itself names),
+// never following a symlink nor mounting an automount point: what a LOOKUP or GETATTR reply
+// needs, and the birth time where the store has one. The atime is not asked for: a FUSE store
+// (sshfs, a GlusterFS client) marks a file's cached atime stale after every read, so a stat
+// asking for it, as fstat does, costs a GETATTR round trip to the store's server each time the
+// kernel refreshes the attributes of a file read through ccfs, which it does after every READ
+// reply on a read-write mount. The other fields are as fresh as the store client's attribute
+// cache (the staleness bound of docs/STORES.md counts it), and the atime comes from that cache too.
+int StatxFlags(int dir_fd, const char* name, int flags, struct statx* stx) {
+  if (statx(dir_fd, name, flags | AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT | AT_STATX_SYNC_AS_STAT,
             (STATX_BASIC_STATS & ~STATX_ATIME) | STATX_BTIME, stx) != 0) {
     return errno;
   }
   return 0;
 }
+
+int StatxOf(int fd, struct statx* stx) { return StatxFlags(fd, "", AT_EMPTY_PATH, stx); }
 
 int64_t BirthNs(const struct statx& stx) {
   if (!(stx.stx_mask & STATX_BTIME)) return 0;
@@ -125,11 +128,7 @@ int StatOfFd(int fd, struct stat* st) {
 }
 
 int StatxAt(int dir_fd, const char* name, struct statx* stx) {
-  if (statx(dir_fd, name, AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT | AT_STATX_SYNC_AS_STAT,
-            (STATX_BASIC_STATS & ~STATX_ATIME) | STATX_BTIME, stx) != 0) {
-    return errno;
-  }
-  return 0;
+  return StatxFlags(dir_fd, name, 0, stx);
 }
 
 InodeTable::~InodeTable() {
@@ -253,47 +252,94 @@ bool InodeTable::ListingFresh(Inode* dir, int64_t now_ns, int64_t max_age_ns,
   return true;
 }
 
-std::array<InodeKey, kListingOrders> InodeTable::NextOf(Inode* i) {
+std::array<InodeKey, kListingOrders> InodeTable::NextOf(Inode* i, InodeKey* parent) {
   MutexLock lock(&mu_);
+  if (parent != nullptr) {
+    *parent = i->parent == nullptr ? InodeKey{}
+              : i->parent == &root_
+                  ? InodeKey{root_dev_.load(std::memory_order_acquire),
+                             root_ino_.load(std::memory_order_acquire)}
+                  : KeyOf(*i->parent);
+  }
   return {i->next[kListedOrder], i->next[kNameOrder]};
+}
+
+const Inode* InodeTable::FindLocked(InodeKey key) const {
+  if (key.first == root_dev_.load(std::memory_order_acquire) &&
+      key.second == root_ino_.load(std::memory_order_acquire)) {
+    return &root_;
+  }
+  auto it = table_.find(key);
+  return it != table_.end() ? it->second.get() : nullptr;
+}
+
+bool InodeTable::InTurn(InodeKey dir, InodeKey walk_dir, InodeKey entry, ListingOrder order) {
+  MutexLock lock(&mu_);
+  // Whether the first directory from `from` on is `dir`.
+  auto first_dir_is = [&](InodeKey from) {
+    bool found = false;
+    WalkListingLocked(from, order, kMaxLooked, [&](InodeKey key, const Inode& n) {
+      if (n.type != S_IFDIR) return true;
+      found = key == dir;
+      return false;
+    });
+    return found;
+  };
+  const Inode* at = FindLocked(walk_dir);
+  if (at == nullptr) return false;
+  if (entry.second == 0) {
+    if (first_dir_is(at->listing_first[order])) return true;
+  } else if (const Inode* e = FindLocked(entry); e != nullptr && first_dir_is(e->next[order])) {
+    return true;
+  }
+  for (int level = 0; level < kInTurnLevels && at->parent != nullptr; ++level) {
+    if (first_dir_is(at->next[order])) return true;
+    at = at->parent;
+  }
+  return false;
+}
+
+template <typename Take>
+void InodeTable::WalkListingLocked(InodeKey from, ListingOrder order, size_t max_looked,
+                                   Take take) {
+  InodeKey next = from;
+  for (size_t looked = 0; looked < max_looked; ++looked) {
+    if (next.second == 0) break;
+    if (looked > 0 && next == from) break;  // a loop (renames between listings)
+    auto it = table_.find(next);
+    if (it == table_.end()) break;  // forgotten: the listing is not known past it
+    if (!take(next, *it->second)) break;
+    next = it->second->next[order];
+  }
 }
 
 std::vector<InodeTable::ListedFile> InodeTable::ListedFrom(InodeKey from, ListingOrder order,
                                                            size_t max_files, uint64_t max_size,
                                                            uint64_t max_bytes) {
   std::vector<ListedFile> out;
-  MutexLock lock(&mu_);
-  InodeKey next = from;
+  if (max_files == 0) return out;
   uint64_t bytes = 0;
-  for (size_t looked = 0; out.size() < max_files && looked < 2 * max_files; ++looked) {
-    if (next.second == 0) break;
-    if (looked > 0 && next == from) break;  // a loop (renames between listings)
-    auto it = table_.find(next);
-    if (it == table_.end()) break;  // forgotten: the listing is not known past it
-    const Inode* n = it->second.get();
-    if (n->type == S_IFREG && n->listed_size <= max_size) {
-      if (bytes + n->listed_size > max_bytes && !out.empty()) break;
-      bytes += n->listed_size;
-      out.push_back(ListedFile{next, n->file_id, n->listed_size});
+  MutexLock lock(&mu_);
+  WalkListingLocked(from, order, 2 * max_files, [&](InodeKey key, const Inode& n) {
+    if (n.type == S_IFREG && n.listed_size <= max_size) {
+      if (bytes + n.listed_size > max_bytes && !out.empty()) return false;
+      bytes += n.listed_size;
+      out.push_back(ListedFile{key, n.file_id, n.listed_size});
     }
-    next = n->next[order];
-  }
+    return out.size() < max_files;
+  });
   return out;
 }
 
 std::vector<InodeKey> InodeTable::ListedDirsFrom(InodeKey from, ListingOrder order,
                                                  size_t max_dirs, size_t max_looked) {
   std::vector<InodeKey> out;
+  if (max_dirs == 0) return out;
   MutexLock lock(&mu_);
-  InodeKey next = from;
-  for (size_t looked = 0; out.size() < max_dirs && looked < max_looked; ++looked) {
-    if (next.second == 0) break;
-    if (looked > 0 && next == from) break;  // a loop (renames between listings)
-    auto it = table_.find(next);
-    if (it == table_.end()) break;  // forgotten: the listing is not known past it
-    if (it->second->type == S_IFDIR) out.push_back(next);
-    next = it->second->next[order];
-  }
+  WalkListingLocked(from, order, max_looked, [&](InodeKey key, const Inode& n) {
+    if (n.type == S_IFDIR) out.push_back(key);
+    return out.size() < max_dirs;
+  });
   return out;
 }
 
@@ -433,7 +479,6 @@ int InodeTable::Lookup(Inode* parent, const char* name, struct stat* st, Inode**
 
 Inode* InodeTable::FindOrInsert(Inode* parent, const char* name, const struct stat& st,
                                 int64_t btime_ns) {
-  std::vector<int> to_close;
   Inode* result;
   {
     MutexLock lock(&mu_);
@@ -486,11 +531,11 @@ Inode* InodeTable::FindOrInsert(Inode* parent, const char* name, const struct st
         if (real_name) SetNameLocked(result, parent, name);
         result->named = real_name;
       }
-      IdleLocked(result, &to_close);
-      TrimLocked(max_open_, &to_close);
+      // A descriptor it kept (none for a new Inode) idles in the LRU list again now it is named
+      // and linked; nothing is opened here, so the bound needs no trim.
+      LruAddLocked(result);
     }
   }
-  CloseAll(to_close);
   return result;
 }
 
@@ -561,11 +606,16 @@ void InodeTable::IdleLocked(Inode* i, std::vector<int>* to_close) {
   if (i->borrowed > 0 || i->fd < 0) return;
   if (i->unlinked && i->open_handles == 0) {
     CloseFdLocked(i, to_close);
-  } else if (i->open_handles == 0 && i->named && !i->in_lru) {
-    lru_.push_front(i);
-    i->lru_pos = lru_.begin();
-    i->in_lru = true;
+  } else {
+    LruAddLocked(i);
   }
+}
+
+void InodeTable::LruAddLocked(Inode* i) {
+  if (i->borrowed > 0 || i->fd < 0 || i->open_handles > 0 || !i->named || i->in_lru) return;
+  lru_.push_front(i);
+  i->lru_pos = lru_.begin();
+  i->in_lru = true;
 }
 
 void InodeTable::LruRemoveLocked(Inode* i) {

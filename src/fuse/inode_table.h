@@ -114,7 +114,7 @@ FileSignature SignatureOf(const struct stat& st);
 FileSignature SignatureOf(const struct statx& stx);  // the same three fields of a statx
 
 // The attributes of what `fd` (an open or an O_PATH descriptor) names, never following a symlink:
-// 0, or an errno. The atime is the store client's cached one (see StatxOf in the .cc).
+// 0, or an errno. The atime is the store client's cached one (see StatxFlags in the .cc).
 int StatOfFd(int fd, struct stat* st);
 // The same fields (a statx, the atime not asked for) of `name` under the directory `dir_fd`, never
 // following a symlink or an automount: 0, or an errno.
@@ -300,8 +300,18 @@ class InodeTable {
   void NoteListed(InodeKey prev, Inode* cur, uint64_t size);
   // A whole listing's entries, by key, in the order of their names.
   void NoteNameOrder(const std::vector<InodeKey>& keys);
-  // The keys of the entries after `i`, in each order (ino 0: none known).
-  std::array<InodeKey, kListingOrders> NextOf(Inode* i);
+  // The keys of the entries after `i`, in each order (ino 0: none known); *parent, when given, the
+  // key of the directory it was last found in ({0, 0}: none).
+  std::array<InodeKey, kListingOrders> NextOf(Inode* i, InodeKey* parent = nullptr);
+  // Whether directory `dir` comes in turn in `order` for a walk after entry `entry` of directory
+  // `walk_dir` ({0, 0}: at walk_dir's start): it is the first directory after that entry in
+  // walk_dir's listing (a walk going down, as tar and grep -r do), or the first after walk_dir,
+  // or after one of its parents (at most kInTurnLevels up), in the listing of the directory
+  // above it (a walk going on once a directory is done). At most kMaxLooked entries are looked
+  // at in each listing. One pass under the mutex.
+  static constexpr int kInTurnLevels = 4;
+  static constexpr size_t kMaxLooked = 4096;
+  bool InTurn(InodeKey dir, InodeKey walk_dir, InodeKey entry, ListingOrder order);
   // Directory `dir`'s listing is read from the store from `now_ns` on (its entries are at least as
   // new as that); its first entries in each order are not known yet.
   void NoteListingRead(Inode* dir, int64_t now_ns);
@@ -366,6 +376,14 @@ class InodeTable {
   // Returns the descriptor i has now.
   int Adopt(Inode* i, int fd, std::vector<int>* to_close) REQUIRES(mu_);
   InodeFd BorrowAt(Inode* i, int depth);
+  // The Inode the table knows by `key`, the root's included, or null.
+  const Inode* FindLocked(InodeKey key) const REQUIRES(mu_);
+  // Calls take(key, inode) for the entries from the one known by `from` on (it included) in
+  // `order`, at most `max_looked` of them, until take returns false, the listing loops back to
+  // `from` or an entry is not known (forgotten: the listing is not known past it).
+  template <typename Take>
+  void WalkListingLocked(InodeKey from, ListingOrder order, size_t max_looked, Take take)
+      REQUIRES(mu_);
   // The Inode of the file `st` describes, found as `name` under `parent`: the one the table has,
   // given that name, or a new one with no descriptor (Borrow opens one when an op needs it).
   Inode* FindOrInsert(Inode* parent, const char* name, const struct stat& st, int64_t btime_ns);
@@ -378,6 +396,8 @@ class InodeTable {
   void SettleLocked(Inode* i, std::vector<int>* to_close) REQUIRES(mu_);
   // Puts i's descriptor in the LRU list, or closes it, as its state says.
   void IdleLocked(Inode* i, std::vector<int>* to_close) REQUIRES(mu_);
+  // Puts i's descriptor in the LRU list if it has one nothing uses and i has a name to open it by.
+  void LruAddLocked(Inode* i) REQUIRES(mu_);
   void LruRemoveLocked(Inode* i) REQUIRES(mu_);
   void CloseFdLocked(Inode* i, std::vector<int>* to_close) REQUIRES(mu_);
   // Closes the oldest idle descriptors beyond `keep`.

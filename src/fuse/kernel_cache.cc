@@ -226,6 +226,12 @@ void KernelCache::FitLocked(const CgroupMemory* m) {
   counts_.budget_bytes = pages * page_size_;
 }
 
+bool KernelCache::Holds(fuse_ino_t ino, uint64_t page) const {
+  MutexLock lock(&mu_);
+  auto it = where_.find(ino);
+  return it != where_.end() && it->second.count(page) != 0;
+}
+
 KernelCache::Counts KernelCache::counts() const {
   MutexLock lock(&mu_);
   Counts c = counts_;

@@ -125,6 +125,9 @@ class KernelCache {
   void SetBudget(uint64_t budget_bytes);
 
   Counts counts() const;
+  // Whether the ledger holds page `page` (page_size) of `ino`: the kernel was sent it and has not
+  // been told to drop it (it may have dropped it by itself).
+  bool Holds(fuse_ino_t ino, uint64_t page) const;
   uint32_t page_size() const { return page_size_; }
 
  private:

@@ -45,9 +45,17 @@ bool ListingWalk::Started(InodeKey key, const std::array<InodeKey, kListingOrder
   return walking_;
 }
 
-bool ListingWalk::Walking(ListingOrder* order) {
+void ListingWalk::At(const Place& place) {
   MutexLock lock(&mu_);
-  if (walking_) *order = walking_order_;
+  place_ = place;
+}
+
+bool ListingWalk::Walking(ListingOrder* order, Place* place) {
+  MutexLock lock(&mu_);
+  if (walking_) {
+    *order = walking_order_;
+    *place = place_;
+  }
   return walking_;
 }
 

@@ -24,11 +24,17 @@
 //
 // Into the next directory: tar, grep -r and cp -r list a subdirectory when they come to it, in
 // the middle of their walk, and then read its files in its listing's order. So when a listing
-// ends while a walk is on (the last small file read from its start continued one), the walk goes
-// on into that listing in the same order: its first regular files are prefetched as above, and
-// the first of them, when read, continues the walk. A walk goes into one listing with regular
-// files, then into another only once one of its files is read in turn: `ls -R` or `find` after
-// a walk, reading no file, takes it into at most one directory.
+// ends while a walk is on (the last small file read from its start continued one) and the
+// directory listed comes in turn (InodeTable::InTurn: the next directory after the walk's last
+// file in its directory's listing, or after that directory or one of its parents in theirs), the
+// walk goes on into that listing in the same order: its first regular files are prefetched as
+// above, and the first of them, when read, continues the walk. A listing with no regular file
+// moves the walk's place to its start, so its own subdirectories come in turn next. A walk goes
+// into one listing with regular files, then into another only once one of its files is read in
+// turn: `ls -R` or `find` after a walk, reading no file, takes it into at most one directory. A
+// listing out of turn takes no walk: `find DIR | xargs cat` lists directories far ahead of the
+// files `cat` reads, and a walk taken into each would read files whose pages leave the cache
+// unread before `cat` comes to them.
 //
 // Shutdown: the prefetches run on the engine's threads, which outlive the FsContext they use.
 // Each runs inside its Gate; Close (at the FsContext's end) waits for those inside and turns the
@@ -79,9 +85,17 @@ class ListingWalk {
   // one read before it.
   bool Started(InodeKey key, const std::array<InodeKey, kListingOrders>& next,
                ListingOrder* order) EXCLUDES(mu_);
-  // A listing ended: true, with *order, if a walk is on (the last call to Started returned true
-  // and no listing took that walk since).
-  bool Walking(ListingOrder* order) EXCLUDES(mu_);
+  // Where a walk is: in directory `dir`, after its entry `entry` ({0, 0}: at the start of dir's
+  // listing).
+  struct Place {
+    InodeKey dir{};
+    InodeKey entry{};
+  };
+  // The walk Started found is at `place` (its file, under its parent).
+  void At(const Place& place) EXCLUDES(mu_);
+  // A listing ended: true, with *order and *place, if a walk is on (the last call to Started
+  // returned true and no listing took that walk since).
+  bool Walking(ListingOrder* order, Place* place) EXCLUDES(mu_);
   // The walk goes on into a listing whose first regular file in `order` is `first`: a read of
   // `first` from its start continues it. The walk is taken (Walking is false until Started next
   // returns true).
@@ -106,6 +120,7 @@ class ListingWalk {
   // The walk the last Started found, until a listing takes it.
   bool walking_ GUARDED_BY(mu_) = false;
   ListingOrder walking_order_ GUARDED_BY(mu_) = kListedOrder;
+  Place place_ GUARDED_BY(mu_);
   std::array<InodeKey, kQueuedMemory> queued_ GUARDED_BY(mu_){};
   size_t queued_at_ GUARDED_BY(mu_) = 0;
 };

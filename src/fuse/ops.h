@@ -212,10 +212,11 @@ void Release(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi);
 void Fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t offset, off_t length,
                fuse_file_info* fi);
 void Lseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence, fuse_file_info* fi);
-// A READDIRPLUS listing from its start ended; `firsts`: its first entry in each ListingOrder
-// (ino 0: not known). A walk going on (listing_walk.h) goes on into it: its first small files are
-// queued to be read ahead. Only lookups: the opens and reads are the read-ahead threads'.
-void WalkInto(FsContext* fs, const std::array<InodeKey, kListingOrders>& firsts);
+// A READDIRPLUS listing of `dir` from its start ended; `firsts`: its first entry in each
+// ListingOrder (ino 0: not known). A walk going on (listing_walk.h) that `dir` comes in turn for
+// goes on into it: its first small files are queued to be read ahead. Only lookups: the opens and
+// reads are the read-ahead threads'.
+void WalkInto(FsContext* fs, Inode* dir, const std::array<InodeKey, kListingOrders>& firsts);
 // The warm-up's ioctls on a regular file (ccfs/mount_protocol.h); any other command is ENOTTY.
 void Ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, void* arg, fuse_file_info* fi,
            unsigned flags, const void* in_buf, size_t in_bufsz, size_t out_bufsz);

@@ -97,37 +97,74 @@ TEST_F(ListingWalkMountTest, FilesReadInTheOrderOfTheirNamesAreReadAheadOfTheRea
   EXPECT_EQ(Counter("misses"), misses) << ds_.Stats().dump();
 }
 
-TEST_F(ListingWalkMountTest, AWalkGoesOnIntoTheNextDirectoryListedButNoFurther) {
-  // e and f: directories listed once the walk through d is on, as tar lists a subdirectory when it
-  // comes to it.
-  constexpr size_t kMore = 8;
-  for (const char* dir : {"e", "f"}) {
-    ASSERT_EQ(mkdir(ds_.DataPath(dir).c_str(), 0755), 0);
-    for (size_t k = 0; k < kMore; ++k) {
-      WriteWholeFile(ds_.DataPath(fmt::format("{}/f{}", dir, k)), CompressibleBytes(kFileBytes, k));
+// d, with e and f beside it (kMore files each), as the root's listing orders them: a walk
+// through one goes on into the next one listed after it.
+class ListingWalkIntoMountTest : public ListingWalkMountTest {
+ protected:
+  static constexpr size_t kMore = 8;
+  void SetUp() override {
+    for (const char* dir : {"e", "f"}) {
+      ASSERT_EQ(mkdir(ds_.DataPath(dir).c_str(), 0755), 0);
+      for (size_t k = 0; k < kMore; ++k) {
+        WriteWholeFile(ds_.DataPath(fmt::format("{}/f{}", dir, k)),
+                       CompressibleBytes(kFileBytes, k));
+      }
     }
+    ListingWalkMountTest::SetUp();
+    // The root's listing, as tar and grep -r read it before they come to its directories.
+    DIR* dp = opendir(ds_.MntPath("").c_str());
+    ASSERT_NE(dp, nullptr);
+    while (struct dirent* e = readdir(dp)) {
+      const std::string name = e->d_name;
+      if (name == "d" || name == "e" || name == "f") dirs_.push_back(name);
+    }
+    closedir(dp);
+    ASSERT_EQ(dirs_.size(), 3u);
   }
-  const std::vector<std::string> names = Listed();
-  ASSERT_EQ(names.size(), static_cast<size_t>(kFiles));
-  for (int k = 0; k < 3; ++k) ReadAndCheck(names[k]);
-  ASSERT_NO_FATAL_FAILURE(AwaitReadAhead(3 * kPagesPerFile));
+  std::vector<std::string> Files(size_t k) {
+    return Listed(dirs_[k], dirs_[k] == "d" ? kFiles : kMore);
+  }
+  // Reads the first three files of the first directory: a walk is on.
+  void WalkTheFirst() {
+    const std::vector<std::string> first = Files(0);
+    for (int k = 0; k < 3; ++k) ReadAndCheck(first[k]);
+    ASSERT_NO_FATAL_FAILURE(AwaitReadAhead(3 * kPagesPerFile));
+  }
+  std::vector<std::string> dirs_;  // d, e and f in the root's listing order
+};
+
+TEST_F(ListingWalkIntoMountTest, AWalkGoesOnIntoTheNextDirectoryListedButNoFurther) {
+  ASSERT_NO_FATAL_FAILURE(WalkTheFirst());
   const uint64_t before = Counter("readahead_pages");
-  const std::vector<std::string> e = Listed("e", kMore);  // the walk goes into e
+  const std::vector<std::string> next = Files(1);  // in turn: the walk goes into it
   ASSERT_NO_FATAL_FAILURE(AwaitReadAhead(before + 3 * kPagesPerFile));
   // A listing after it, with no file of the walk read since, takes no walk.
-  const uint64_t after_e = Counter("readahead_pages");
-  const std::vector<std::string> f = Listed("f", kMore);
+  const uint64_t after_next = Counter("readahead_pages");
+  const std::vector<std::string> last = Files(2);
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
-  EXPECT_EQ(Counter("readahead_pages"), after_e) << ds_.Stats().dump();
+  EXPECT_EQ(Counter("readahead_pages"), after_next) << ds_.Stats().dump();
   uint64_t misses = Counter("misses");
-  ReadAndCheck(f[0]);
+  ReadAndCheck(last[0]);
   EXPECT_GT(Counter("misses"), misses) << ds_.Stats().dump();
-  // e's first files are hits (the walk goes on meanwhile: the files after them are read ahead as
-  // their first ones are read).
+  // The next directory's first files are hits (the walk goes on meanwhile: the files after them
+  // are read ahead as their first ones are read).
   misses = Counter("misses");
-  for (size_t k = 0; k < 3; ++k) ReadAndCheck(e[k]);
+  for (size_t k = 0; k < 3; ++k) ReadAndCheck(next[k]);
   EXPECT_EQ(Counter("misses"), misses) << ds_.Stats().dump();
-  for (size_t k = 3; k < kMore; ++k) ReadAndCheck(e[k]);
+  for (size_t k = 3; k < next.size(); ++k) ReadAndCheck(next[k]);
+}
+
+TEST_F(ListingWalkIntoMountTest, ADirectoryListedOutOfTurnTakesNoWalk) {
+  // As `find | xargs cat` does: the lister runs ahead of the reader, and a directory listed past
+  // the next one is read, if at all, long after its pages would have been read ahead.
+  ASSERT_NO_FATAL_FAILURE(WalkTheFirst());
+  const uint64_t before = Counter("readahead_pages");
+  const std::vector<std::string> later = Files(2);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  EXPECT_EQ(Counter("readahead_pages"), before) << ds_.Stats().dump();
+  const uint64_t misses = Counter("misses");
+  ReadAndCheck(later[0]);
+  EXPECT_GT(Counter("misses"), misses) << ds_.Stats().dump();
 }
 
 TEST_F(ListingWalkMountTest, AFileChangedUnderneathAfterItWasReadAheadReadsItsNewBytes) {

@@ -69,29 +69,34 @@ TEST(ListingWalkTest, ReadingInReverseOrderIsNoWalk) {
 TEST(ListingWalkTest, AWalkGoesIntoOneListingAndOnFromItsFirstFile) {
   ListingWalk w;
   ListingOrder order = kNameOrder;
-  EXPECT_FALSE(w.Walking(&order));
+  ListingWalk::Place place;
+  EXPECT_FALSE(w.Walking(&order, &place));
   for (ino_t ino : {10, 11}) EXPECT_FALSE(Started(&w, ino));
-  EXPECT_FALSE(w.Walking(&order));
+  EXPECT_FALSE(w.Walking(&order, &place));
   EXPECT_TRUE(Started(&w, 12));
-  ASSERT_TRUE(w.Walking(&order));
+  w.At(ListingWalk::Place{K(1), K(12)});
+  ASSERT_TRUE(w.Walking(&order, &place));
   EXPECT_EQ(order, kListedOrder);
+  EXPECT_EQ(place.dir, K(1));  // where the walk is, for InodeTable::InTurn
+  EXPECT_EQ(place.entry, K(12));
   // The next directory's listing takes the walk; its first file continues it.
   w.Into(K(500), kListedOrder);
-  EXPECT_FALSE(w.Walking(&order));  // a listing after it gets no walk
+  EXPECT_FALSE(w.Walking(&order, &place));  // a listing after it gets no walk
   EXPECT_TRUE(Started(&w, 500));
-  EXPECT_TRUE(w.Walking(&order));
+  EXPECT_TRUE(w.Walking(&order, &place));
   EXPECT_TRUE(Started(&w, 501));
   // A small file read out of turn ends the walk: no listing after it gets one.
   EXPECT_FALSE(Started(&w, 900));
-  EXPECT_FALSE(w.Walking(&order));
+  EXPECT_FALSE(w.Walking(&order, &place));
 }
 
 TEST(ListingWalkTest, AWalkByNameGoesIntoTheNextListingByName) {
   ListingWalk w;
   ListingOrder order = kListedOrder;
+  ListingWalk::Place place;
   for (ino_t ino : {1000, 1100}) EXPECT_FALSE(Started(&w, ino));
   EXPECT_TRUE(Started(&w, 1200));
-  ASSERT_TRUE(w.Walking(&order));
+  ASSERT_TRUE(w.Walking(&order, &place));
   EXPECT_EQ(order, kNameOrder);
   w.Into(K(5000), order);
   EXPECT_TRUE(Started(&w, 5000, &order));
