@@ -244,7 +244,7 @@ std::vector<InodeTable::ListedFile> WalkFiles(FsContext* fs, InodeKey from, List
 // one of its listing's orders, the files after it are queued to be read ahead.
 void WalkAhead(FsContext* fs, Inode* i) {
   InodeKey parent;
-  const std::array<InodeKey, kListingOrders> next = fs->inodes.NextOf(i, &parent);
+  const std::array<InodeKey, kListingOrders> next = fs->inodes.NextFilesOf(i, &parent);
   ListingOrder order = kListedOrder;
   if (!fs->walk.Started(KeyOf(*i), next, &order)) return;
   fs->walk.At(ListingWalk::Place{parent, KeyOf(*i)});

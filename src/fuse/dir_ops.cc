@@ -77,6 +77,9 @@ void Opendir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   fi->cache_readdir = 1;
   fi->keep_cache = fresh ? 1 : 0;
   fi->fh = fs->dirs.Add(std::move(d));
+  // Before the reply: the kernel's READDIRPLUS may follow it on another thread and note the new
+  // listing's first entries before this one goes on.
+  if (!fresh) fs->inodes.ForgetListingFirsts(i);
   if (fuse_reply_open(req, fi) != 0) return fs->dirs.Remove(fi->fh);
   // Only once the kernel has the reply: an open it never saw dropped no copy it held.
   if (!fresh) fs->inodes.NoteListingRead(i, now_ns);

@@ -233,10 +233,14 @@ void InodeTable::NoteNameOrder(const std::vector<InodeKey>& keys) {
   }
 }
 
+void InodeTable::ForgetListingFirsts(Inode* dir) {
+  MutexLock lock(&mu_);
+  for (InodeKey& k : dir->listing_first) k = {0, 0};
+}
+
 void InodeTable::NoteListingRead(Inode* dir, int64_t now_ns) {
   MutexLock lock(&mu_);
   dir->listing_ns = now_ns;
-  for (InodeKey& k : dir->listing_first) k = {0, 0};
 }
 
 void InodeTable::NoteListingFirsts(Inode* dir, const std::array<InodeKey, kListingOrders>& firsts) {
@@ -252,23 +256,21 @@ bool InodeTable::ListingFresh(Inode* dir, int64_t now_ns, int64_t max_age_ns,
   return true;
 }
 
-std::array<InodeKey, kListingOrders> InodeTable::NextOf(Inode* i, InodeKey* parent) {
+std::array<InodeKey, kListingOrders> InodeTable::NextOf(Inode* i) {
   MutexLock lock(&mu_);
-  if (parent != nullptr) {
-    *parent = i->parent == nullptr ? InodeKey{}
-              : i->parent == &root_
-                  ? InodeKey{root_dev_.load(std::memory_order_acquire),
-                             root_ino_.load(std::memory_order_acquire)}
-                  : KeyOf(*i->parent);
-  }
   return {i->next[kListedOrder], i->next[kNameOrder]};
 }
 
-const Inode* InodeTable::FindLocked(InodeKey key) const {
-  if (key.first == root_dev_.load(std::memory_order_acquire) &&
-      key.second == root_ino_.load(std::memory_order_acquire)) {
-    return &root_;
+InodeKey InodeTable::KeyLocked(const Inode* i) const {
+  if (i == nullptr) return {};
+  if (i == &root_) {
+    return {root_dev_.load(std::memory_order_acquire), root_ino_.load(std::memory_order_acquire)};
   }
+  return KeyOf(*i);
+}
+
+const Inode* InodeTable::FindLocked(InodeKey key) const {
+  if (key == KeyLocked(&root_)) return &root_;
   auto it = table_.find(key);
   return it != table_.end() ? it->second.get() : nullptr;
 }
@@ -278,7 +280,7 @@ bool InodeTable::InTurn(InodeKey dir, InodeKey walk_dir, InodeKey entry, Listing
   // Whether the first directory from `from` on is `dir`.
   auto first_dir_is = [&](InodeKey from) {
     bool found = false;
-    WalkListingLocked(from, order, kMaxLooked, [&](InodeKey key, const Inode& n) {
+    WalkListingLocked(from, order, kMaxLooked, /*across=*/false, [&](InodeKey key, const Inode& n) {
       if (n.type != S_IFDIR) return true;
       found = key == dir;
       return false;
@@ -301,16 +303,45 @@ bool InodeTable::InTurn(InodeKey dir, InodeKey walk_dir, InodeKey entry, Listing
 
 template <typename Take>
 void InodeTable::WalkListingLocked(InodeKey from, ListingOrder order, size_t max_looked,
-                                   Take take) {
+                                   bool across, Take take) {
   InodeKey next = from;
+  const Inode* dir = nullptr;  // the directory of the entry looked at last
   for (size_t looked = 0; looked < max_looked; ++looked) {
-    if (next.second == 0) break;
+    if (next.second == 0) {
+      // The end of a listing: across, on after its directory in the listing above it.
+      if (!across || dir == nullptr || dir->parent == nullptr) break;
+      next = dir->next[order];
+      dir = dir->parent;
+      continue;
+    }
     if (looked > 0 && next == from) break;  // a loop (renames between listings)
     auto it = table_.find(next);
     if (it == table_.end()) break;  // forgotten: the listing is not known past it
-    if (!take(next, *it->second)) break;
-    next = it->second->next[order];
+    const Inode& n = *it->second;
+    if (!take(next, n)) break;
+    dir = n.parent;
+    // Across: into a directory whose listing is known, then on after it (its entries come before
+    // the ones after it, as find, tar and grep -r go).
+    next = across && n.type == S_IFDIR && n.listing_first[order].second != 0
+               ? n.listing_first[order]
+               : n.next[order];
   }
+}
+
+std::array<InodeKey, kListingOrders> InodeTable::NextFilesOf(Inode* i, InodeKey* parent) {
+  std::array<InodeKey, kListingOrders> out{};
+  MutexLock lock(&mu_);
+  *parent = KeyLocked(i->parent);
+  const InodeKey self = KeyOf(*i);
+  for (int o = 0; o < kListingOrders; ++o) {
+    WalkListingLocked(self, static_cast<ListingOrder>(o), kMaxLookedNext, /*across=*/true,
+                      [&](InodeKey key, const Inode& n) {
+                        if (key == self || n.type != S_IFREG) return true;
+                        out[o] = key;
+                        return false;
+                      });
+  }
+  return out;
 }
 
 std::vector<InodeTable::ListedFile> InodeTable::ListedFrom(InodeKey from, ListingOrder order,
@@ -320,7 +351,7 @@ std::vector<InodeTable::ListedFile> InodeTable::ListedFrom(InodeKey from, Listin
   if (max_files == 0) return out;
   uint64_t bytes = 0;
   MutexLock lock(&mu_);
-  WalkListingLocked(from, order, 2 * max_files, [&](InodeKey key, const Inode& n) {
+  WalkListingLocked(from, order, 2 * max_files, /*across=*/true, [&](InodeKey key, const Inode& n) {
     if (n.type == S_IFREG && n.listed_size <= max_size) {
       if (bytes + n.listed_size > max_bytes && !out.empty()) return false;
       bytes += n.listed_size;
@@ -336,7 +367,7 @@ std::vector<InodeKey> InodeTable::ListedDirsFrom(InodeKey from, ListingOrder ord
   std::vector<InodeKey> out;
   if (max_dirs == 0) return out;
   MutexLock lock(&mu_);
-  WalkListingLocked(from, order, max_looked, [&](InodeKey key, const Inode& n) {
+  WalkListingLocked(from, order, max_looked, /*across=*/false, [&](InodeKey key, const Inode& n) {
     if (n.type == S_IFDIR) out.push_back(key);
     return out.size() < max_dirs;
   });

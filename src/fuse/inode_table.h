@@ -300,9 +300,15 @@ class InodeTable {
   void NoteListed(InodeKey prev, Inode* cur, uint64_t size);
   // A whole listing's entries, by key, in the order of their names.
   void NoteNameOrder(const std::vector<InodeKey>& keys);
-  // The keys of the entries after `i`, in each order (ino 0: none known); *parent, when given, the
-  // key of the directory it was last found in ({0, 0}: none).
-  std::array<InodeKey, kListingOrders> NextOf(Inode* i, InodeKey* parent = nullptr);
+  // The keys of the entries after `i`, in each order (ino 0: none known).
+  std::array<InodeKey, kListingOrders> NextOf(Inode* i);
+  // The regular files a walk reads after `i` in each order (ino 0: none known): the first one
+  // after it in its directory's listing, into the listings known of the directories between, and
+  // past the listing's end on after its directory in the listing above it (as find, tar and
+  // grep -r go; at most kMaxLookedNext entries looked at). *parent: the key of the directory `i`
+  // was last found in ({0, 0}: none).
+  static constexpr size_t kMaxLookedNext = 64;
+  std::array<InodeKey, kListingOrders> NextFilesOf(Inode* i, InodeKey* parent);
   // Whether directory `dir` comes in turn in `order` for a walk after entry `entry` of directory
   // `walk_dir` ({0, 0}: at walk_dir's start): it is the first directory after that entry in
   // walk_dir's listing (a walk going down, as tar and grep -r do), or the first after walk_dir,
@@ -312,8 +318,11 @@ class InodeTable {
   static constexpr int kInTurnLevels = 4;
   static constexpr size_t kMaxLooked = 4096;
   bool InTurn(InodeKey dir, InodeKey walk_dir, InodeKey entry, ListingOrder order);
+  // Directory `dir`'s listing is about to be read from the store: its first entries in each order
+  // are not known until NoteListingFirsts.
+  void ForgetListingFirsts(Inode* dir);
   // Directory `dir`'s listing is read from the store from `now_ns` on (its entries are at least as
-  // new as that); its first entries in each order are not known yet.
+  // new as that).
   void NoteListingRead(Inode* dir, int64_t now_ns);
   // A listing of `dir` read from its start has ended: its first entries in each order.
   void NoteListingFirsts(Inode* dir, const std::array<InodeKey, kListingOrders>& firsts);
@@ -326,10 +335,10 @@ class InodeTable {
     uint64_t file_id = 0;
     uint64_t size = 0;  // as listed
   };
-  // The regular files from the entry known by `from` on (it included) in `order`: up to
-  // `max_files` of them, each at most `max_size` bytes as listed and together at most `max_bytes`;
-  // other entries are passed over (at most 2 * max_files entries are looked at). One pass under
-  // the mutex.
+  // The regular files from the entry known by `from` on (it included) in `order`, into known
+  // listings and on past their ends as NextFilesOf goes: up to `max_files` of them, each at most
+  // `max_size` bytes as listed and together at most `max_bytes`; other entries are passed over (at
+  // most 2 * max_files entries are looked at). One pass under the mutex.
   std::vector<ListedFile> ListedFrom(InodeKey from, ListingOrder order, size_t max_files,
                                      uint64_t max_size, uint64_t max_bytes);
   // The directories from the entry known by `from` on (it included) in `order`: up to `max_dirs`
@@ -380,10 +389,15 @@ class InodeTable {
   const Inode* FindLocked(InodeKey key) const REQUIRES(mu_);
   // Calls take(key, inode) for the entries from the one known by `from` on (it included) in
   // `order`, at most `max_looked` of them, until take returns false, the listing loops back to
-  // `from` or an entry is not known (forgotten: the listing is not known past it).
+  // `from` or an entry is not known (forgotten: the listing is not known past it). `across`: into
+  // the listing of a directory passed when it is known (its first entry known), and from the end
+  // of a listing on after its directory in the listing above it, up to the root's; else the end of
+  // the listing `from` is in ends the walk.
   template <typename Take>
-  void WalkListingLocked(InodeKey from, ListingOrder order, size_t max_looked, Take take)
-      REQUIRES(mu_);
+  void WalkListingLocked(InodeKey from, ListingOrder order, size_t max_looked, bool across,
+                         Take take) REQUIRES(mu_);
+  // i's key, the root's included ({0, 0} for null).
+  InodeKey KeyLocked(const Inode* i) const REQUIRES(mu_);
   // The Inode of the file `st` describes, found as `name` under `parent`: the one the table has,
   // given that name, or a new one with no descriptor (Borrow opens one when an op needs it).
   Inode* FindOrInsert(Inode* parent, const char* name, const struct stat& st, int64_t btime_ns);

@@ -22,6 +22,13 @@
 // readahead_wasted). A small file read in neither order prefetches nothing, nor does any read of a
 // larger file (its own read-ahead window covers it).
 //
+// Across directories: a walk's "next file" is the next regular file in the order find, tar and
+// grep -r go (InodeTable::NextFilesOf): into the listing of a subdirectory when it is known, and
+// from the end of a listing on after its directory in the listing above it. A program that lists
+// a tree first and reads its files after, in that order (`find | xargs cat`, a data loader
+// reading the list it made), goes on walking from one directory into the next, and its prefetch
+// (InodeTable::ListedFrom) goes across them too.
+//
 // Into the next directory: tar, grep -r and cp -r list a subdirectory when they come to it, in
 // the middle of their walk, and then read its files in its listing's order. So when a listing
 // ends while a walk is on (the last small file read from its start continued one) and the
@@ -79,8 +86,8 @@ class ListingWalk {
   ListingWalk(const ListingWalk&) = delete;
   ListingWalk& operator=(const ListingWalk&) = delete;
 
-  // The small file `key` was read from its start, and `next` are the entries after it in each
-  // ListingOrder (ino 0: none known). True, with *order, when this continues a walk: `key` came
+  // The small file `key` was read from its start, and `next` are the regular files after it in
+  // each ListingOrder (InodeTable::NextFilesOf; ino 0: none known). True, with *order, when this continues a walk: `key` came
   // right after, in *order, a file among the last kRecent so read, which itself came right after
   // one read before it.
   bool Started(InodeKey key, const std::array<InodeKey, kListingOrders>& next,

@@ -167,6 +167,21 @@ TEST_F(ListingWalkIntoMountTest, ADirectoryListedOutOfTurnTakesNoWalk) {
   EXPECT_GT(Counter("misses"), misses) << ds_.Stats().dump();
 }
 
+TEST_F(ListingWalkIntoMountTest, AWalkOfATreeListedFirstGoesOnIntoTheNextDirectory) {
+  // As `find | xargs cat` or a data loader does: every directory listed, then the files read in
+  // the listings' order, one directory after another.
+  const std::vector<std::string> first = Files(0);
+  const std::vector<std::string> next = Files(1);
+  Files(2);
+  for (const std::string& name : first) ReadAndCheck(name);
+  // From the fourth file on the first directory's files were read ahead, and past its end the
+  // next directory's first three at least.
+  ASSERT_NO_FATAL_FAILURE(AwaitReadAhead(first.size() * kPagesPerFile));
+  const uint64_t misses = Counter("misses");
+  for (size_t k = 0; k < 3; ++k) ReadAndCheck(next[k]);
+  EXPECT_EQ(Counter("misses"), misses) << ds_.Stats().dump();
+}
+
 TEST_F(ListingWalkMountTest, AFileChangedUnderneathAfterItWasReadAheadReadsItsNewBytes) {
   const std::vector<std::string> names = Listed();
   ASSERT_EQ(names.size(), static_cast<size_t>(kFiles));

@@ -227,5 +227,64 @@ TEST_F(InodeTableTest, ListingsGiveTheFilesListedAfterOneAndBorrowKnownOpensThem
   ASSERT_EQ(after.size(), 2u);  // f5, f6
 }
 
+TEST_F(InodeTableTest, AWalkGoesIntoKnownListingsAndOnPastTheirEnds) {
+  InodeTable t;
+  ASSERT_TRUE(t.Open(dir_, 64).ok());
+  // a: b (f0, f1, sub (s0, s1), f2), x (never listed), c (g0, g1), each listing in that order.
+  for (const char* d : {"a/b/sub", "a/x", "a/c"}) std::filesystem::create_directories(dir_ + "/" + d);
+  for (const char* f : {"a/b/sub/s0", "a/b/sub/s1", "a/c/g0", "a/c/g1", "a/x/y"}) {
+    testing::WriteWholeFile(dir_ + "/" + f, "bytes");
+  }
+  auto look = [&t](Inode* parent, const char* name) {
+    struct stat st;
+    Inode* found = nullptr;
+    EXPECT_EQ(t.Lookup(parent, name, &st, &found), 0) << name;
+    return found;
+  };
+  // Lists `names` under `dir` as a READDIRPLUS from its start does: the Inodes, in that order.
+  auto list = [&](Inode* dir, std::vector<const char*> names) {
+    std::vector<Inode*> out;
+    InodeKey prev{0, 0};
+    for (const char* name : names) {
+      out.push_back(look(dir, name));
+      t.NoteListed(prev, out.back(), 5);
+      prev = KeyOf(*out.back());
+    }
+    t.NoteListingFirsts(dir, {KeyOf(*out.front()), InodeKey{}});
+    return out;
+  };
+  Inode* a = look(t.root(), "a");
+  const std::vector<Inode*> in_a = list(a, {"b", "x", "c"});
+  const std::vector<Inode*> in_b = list(in_a[0], {"f0", "f1", "sub", "f2"});
+  const std::vector<Inode*> in_sub = list(in_b[2], {"s0", "s1"});
+  const std::vector<Inode*> in_c = list(in_a[2], {"g0", "g1"});
+  auto next_file = [&t](Inode* i) {
+    InodeKey parent;
+    return t.NextFilesOf(i, &parent)[kListedOrder];
+  };
+  EXPECT_EQ(next_file(in_b[0]), KeyOf(*in_b[1]));
+  EXPECT_EQ(next_file(in_b[1]), KeyOf(*in_sub[0]));  // into sub's listing
+  EXPECT_EQ(next_file(in_sub[1]), KeyOf(*in_b[3]));  // out of it, on after it in b's
+  // Out of b, past x (its listing is not known) into c's.
+  EXPECT_EQ(next_file(in_b[3]), KeyOf(*in_c[0]));
+  EXPECT_EQ(next_file(in_c[1]).second, 0u);  // the end of the tree listed
+  InodeKey parent;
+  t.NextFilesOf(in_sub[0], &parent);
+  EXPECT_EQ(parent, KeyOf(*in_b[2]));
+  // The prefetch goes the same way.
+  std::vector<InodeKey> want;
+  for (Inode* i : {in_b[0], in_b[1], in_sub[0], in_sub[1], in_b[3], in_c[0], in_c[1]}) {
+    want.push_back(KeyOf(*i));
+  }
+  std::vector<InodeKey> got;
+  for (const InodeTable::ListedFile& f : t.ListedFrom(KeyOf(*in_b[0]), kListedOrder, 16, 100, 1 << 20)) {
+    got.push_back(f.key);
+  }
+  EXPECT_EQ(got, want);
+  // The directories after one stay within its listing.
+  EXPECT_EQ(t.ListedDirsFrom(KeyOf(*in_b[0]), kListedOrder, 4, 64),
+            std::vector<InodeKey>{KeyOf(*in_b[2])});
+}
+
 }  // namespace
 }  // namespace ccfs
