@@ -275,27 +275,28 @@ const Inode* InodeTable::FindLocked(InodeKey key) const {
   return it != table_.end() ? it->second.get() : nullptr;
 }
 
+bool InodeTable::FirstDirIsLocked(InodeKey from, InodeKey dir, ListingOrder order) {
+  bool found = false;
+  WalkListingLocked(from, order, kMaxLooked, /*across=*/false, [&](InodeKey key, const Inode& n) {
+    if (n.type != S_IFDIR) return true;
+    found = key == dir;
+    return false;
+  });
+  return found;
+}
+
 bool InodeTable::InTurn(InodeKey dir, InodeKey walk_dir, InodeKey entry, ListingOrder order) {
   MutexLock lock(&mu_);
-  // Whether the first directory from `from` on is `dir`.
-  auto first_dir_is = [&](InodeKey from) {
-    bool found = false;
-    WalkListingLocked(from, order, kMaxLooked, /*across=*/false, [&](InodeKey key, const Inode& n) {
-      if (n.type != S_IFDIR) return true;
-      found = key == dir;
-      return false;
-    });
-    return found;
-  };
   const Inode* at = FindLocked(walk_dir);
   if (at == nullptr) return false;
   if (entry.second == 0) {
-    if (first_dir_is(at->listing_first[order])) return true;
-  } else if (const Inode* e = FindLocked(entry); e != nullptr && first_dir_is(e->next[order])) {
+    if (FirstDirIsLocked(at->listing_first[order], dir, order)) return true;
+  } else if (const Inode* e = FindLocked(entry);
+             e != nullptr && FirstDirIsLocked(e->next[order], dir, order)) {
     return true;
   }
   for (int level = 0; level < kInTurnLevels && at->parent != nullptr; ++level) {
-    if (first_dir_is(at->next[order])) return true;
+    if (FirstDirIsLocked(at->next[order], dir, order)) return true;
     at = at->parent;
   }
   return false;

@@ -396,6 +396,9 @@ class InodeTable {
   template <typename Take>
   void WalkListingLocked(InodeKey from, ListingOrder order, size_t max_looked, bool across,
                          Take take) REQUIRES(mu_);
+  // Whether the first directory in `order` from the entry known by `from` on (it included) is
+  // `dir`, within that entry's listing (InTurn).
+  bool FirstDirIsLocked(InodeKey from, InodeKey dir, ListingOrder order) REQUIRES(mu_);
   // i's key, the root's included ({0, 0} for null).
   InodeKey KeyLocked(const Inode* i) const REQUIRES(mu_);
   // The Inode of the file `st` describes, found as `name` under `parent`: the one the table has,
