@@ -230,7 +230,10 @@ void QueueWalk(FsContext* fs, const std::vector<InodeTable::ListedFile>& files) 
           gate->Leave();
           return file;
         });
-    if (!queued) return;  // the queue is full: the walk's next read queues the rest
+    if (!queued) {  // the queue is full: the walk's next read queues the rest, this one too
+      fs->walk.Unqueue(f.key);
+      return;
+    }
   }
 }
 
@@ -246,8 +249,7 @@ void WalkAhead(FsContext* fs, Inode* i) {
   InodeKey parent;
   const std::array<InodeKey, kListingOrders> next = fs->inodes.NextFilesOf(i, &parent);
   ListingOrder order = kListedOrder;
-  if (!fs->walk.Started(KeyOf(*i), next, &order)) return;
-  fs->walk.At(ListingWalk::Place{parent, KeyOf(*i)});
+  if (!fs->walk.Started(KeyOf(*i), parent, next, &order)) return;
   QueueWalk(fs, WalkFiles(fs, next[order], order));
 }
 

@@ -22,8 +22,8 @@ void ListingWalk::Gate::Close() {
   while (inside_ > 0) left_.Wait(&mu_);
 }
 
-bool ListingWalk::Started(InodeKey key, const std::array<InodeKey, kListingOrders>& next,
-                          ListingOrder* order) {
+bool ListingWalk::Started(InodeKey key, InodeKey parent,
+                          const std::array<InodeKey, kListingOrders>& next, ListingOrder* order) {
   MutexLock lock(&mu_);
   // The longest run `key` continues (it may continue one in each order).
   const Expected* found = nullptr;
@@ -35,6 +35,7 @@ bool ListingWalk::Started(InodeKey key, const std::array<InodeKey, kListingOrder
   if (walking_) {
     *order = found->order;
     walking_order_ = found->order;
+    place_ = Place{parent, key};
   }
   for (int o = 0; o < kListingOrders; ++o) {
     if (next[o].second == 0) continue;
@@ -76,6 +77,12 @@ bool ListingWalk::FirstQueue(InodeKey key) {
   queued_[queued_at_] = key;
   queued_at_ = (queued_at_ + 1) % kQueuedMemory;
   return true;
+}
+
+void ListingWalk::Unqueue(InodeKey key) {
+  MutexLock lock(&mu_);
+  auto it = std::find(queued_.begin(), queued_.end(), key);
+  if (it != queued_.end()) *it = InodeKey{};
 }
 
 }  // namespace ccfs

@@ -86,19 +86,20 @@ class ListingWalk {
   ListingWalk(const ListingWalk&) = delete;
   ListingWalk& operator=(const ListingWalk&) = delete;
 
-  // The small file `key` was read from its start, and `next` are the regular files after it in
-  // each ListingOrder (InodeTable::NextFilesOf; ino 0: none known). True, with *order, when this continues a walk: `key` came
-  // right after, in *order, a file among the last kRecent so read, which itself came right after
-  // one read before it.
-  bool Started(InodeKey key, const std::array<InodeKey, kListingOrders>& next,
-               ListingOrder* order) EXCLUDES(mu_);
   // Where a walk is: in directory `dir`, after its entry `entry` ({0, 0}: at the start of dir's
   // listing).
   struct Place {
     InodeKey dir{};
     InodeKey entry{};
   };
-  // The walk Started found is at `place` (its file, under its parent).
+  // The small file `key`, listed in directory `parent`, was read from its start, and `next` are
+  // the regular files after it in each ListingOrder (InodeTable::NextFilesOf; ino 0: none known).
+  // True, with *order, when this continues a walk: `key` came right after, in *order, a file among
+  // the last kRecent so read, which itself came right after one read before it. The walk is then
+  // at {parent, key}.
+  bool Started(InodeKey key, InodeKey parent, const std::array<InodeKey, kListingOrders>& next,
+               ListingOrder* order) EXCLUDES(mu_);
+  // The walk on is at `place` (a listing with no regular file: its start).
   void At(const Place& place) EXCLUDES(mu_);
   // A listing ended: true, with *order and *place, if a walk is on (the last call to Started
   // returned true and no listing took that walk since).
@@ -109,6 +110,9 @@ class ListingWalk {
   void Into(InodeKey first, ListingOrder order) EXCLUDES(mu_);
   // True if `key` was not among the last kQueuedMemory files queued; it is one of them now.
   bool FirstQueue(InodeKey key) EXCLUDES(mu_);
+  // `key`'s queueing failed (the read-ahead queue was full): a later read of the walk may queue
+  // it again.
+  void Unqueue(InodeKey key) EXCLUDES(mu_);
   // What each prefetch passes through (see Shutdown above).
   std::shared_ptr<Gate> gate() const { return gate_; }
 

@@ -18,7 +18,7 @@ InodeKey K(ino_t ino) { return {1, ino}; }
 // A walk in listing order: the file after `ino` is ino + 1, by name ino + 100.
 bool Started(ListingWalk* w, ino_t ino, ListingOrder* order = nullptr) {
   ListingOrder o = kListedOrder;
-  const bool walk = w->Started(K(ino), {K(ino + 1), K(ino + 100)}, &o);
+  const bool walk = w->Started(K(ino), K(1), {K(ino + 1), K(ino + 100)}, &o);
   if (order != nullptr) *order = o;
   return walk;
 }
@@ -39,9 +39,9 @@ TEST(ListingWalkTest, AThirdFileReadEachRightAfterTheOneListedBeforeItStartsAWal
   EXPECT_TRUE(Started(&w, 15));
   EXPECT_TRUE(Started(&w, 22));
   // A file whose next is not known leaves nothing to follow.
-  EXPECT_FALSE(w.Started(K(50), {K(0), K(0)}, &order));
-  EXPECT_FALSE(w.Started(K(51), {K(0), K(0)}, &order));
-  EXPECT_FALSE(w.Started(K(0), {K(0), K(0)}, &order));
+  EXPECT_FALSE(w.Started(K(50), K(1), {K(0), K(0)}, &order));
+  EXPECT_FALSE(w.Started(K(51), K(1), {K(0), K(0)}, &order));
+  EXPECT_FALSE(w.Started(K(0), K(1), {K(0), K(0)}, &order));
 }
 
 TEST(ListingWalkTest, FilesThatEachFollowOneOfTheLastFewButNotInARowAreNoWalk) {
@@ -74,7 +74,6 @@ TEST(ListingWalkTest, AWalkGoesIntoOneListingAndOnFromItsFirstFile) {
   for (ino_t ino : {10, 11}) EXPECT_FALSE(Started(&w, ino));
   EXPECT_FALSE(w.Walking(&order, &place));
   EXPECT_TRUE(Started(&w, 12));
-  w.At(ListingWalk::Place{K(1), K(12)});
   ASSERT_TRUE(w.Walking(&order, &place));
   EXPECT_EQ(order, kListedOrder);
   EXPECT_EQ(place.dir, K(1));  // where the walk is, for InodeTable::InTurn
@@ -111,6 +110,17 @@ TEST(ListingWalkTest, AFileIsQueuedOnceAmongTheLastQueued) {
     EXPECT_TRUE(w.FirstQueue(K(ino)));
   }
   EXPECT_TRUE(w.FirstQueue(K(1)));  // forgotten by now
+}
+
+TEST(ListingWalkTest, AFileWhoseQueueingFailedMayBeQueuedAgain) {
+  ListingWalk w;
+  EXPECT_TRUE(w.FirstQueue(K(7)));
+  EXPECT_TRUE(w.FirstQueue(K(8)));
+  w.Unqueue(K(7));  // the read-ahead queue was full
+  EXPECT_TRUE(w.FirstQueue(K(7)));
+  EXPECT_FALSE(w.FirstQueue(K(8)));
+  w.Unqueue(K(9));  // never queued: nothing to forget
+  EXPECT_FALSE(w.FirstQueue(K(7)));
 }
 
 TEST(ListingWalkTest, CloseWaitsForThoseInsideAndTurnsTheLaterAway) {
