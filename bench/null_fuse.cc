@@ -5,21 +5,32 @@
 // beside ccfs and compares.
 //
 //   null_fuse MOUNTPOINT [--loop fixed|single|mt] [--threads N] [--clone-fd] [--size BYTES]
-//             [--uring]
+//             [--uring] [--backing FILE]
 //
 // --uring serves requests from FUSE over io_uring queues (src/fuse/uring_transport.h), with the
 // --loop threads on /dev/fuse for what stays there.
 //
+// --backing FILE makes it the floor of a FUSE cache in raw_tier = kernel on a cold miss instead:
+// "data" is FILE (its size), opened with keep_cache and no direct_io, as ccfs opens data files in
+// that mode, so the kernel's page cache holds what was read and only its misses come here; each
+// READ is one O_DIRECT pread of FILE (the range widened to 4 KiB alignment) into an aligned buffer,
+// and nothing is kept. No FUSE daemon that reads its store on the kernel's misses can cost less
+// per miss; a reader's speed through it against the page cache on FILE, at equal RAM, bounds what
+// any such cache can reach where compression buys no hits.
+//
 // Serves in the foreground until unmounted (fusermount3 -u MOUNTPOINT).
 #define FUSE_USE_VERSION FUSE_MAKE_VERSION(3, 14)
+#include <fcntl.h>
 #include <fuse3/fuse_lowlevel.h>
 #include <poll.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -38,6 +49,9 @@ constexpr size_t kMaxRead = 1 << 20;
 uint64_t g_size = 64ull << 20;
 // Every read returns bytes from here (the content is a repeating byte pattern).
 std::vector<char> g_pattern;
+// --backing: FILE opened O_DIRECT (-1: none).
+int g_backing = -1;
+constexpr uint64_t kAlign = 4096;
 
 void FillAttr(fuse_ino_t ino, struct stat* st) {
   memset(st, 0, sizeof(*st));
@@ -82,15 +96,39 @@ void NullOpen(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
     fuse_reply_err(req, EISDIR);
     return;
   }
-  fi->direct_io = 1;
-  fi->keep_cache = 0;
+  fi->direct_io = g_backing < 0 ? 1 : 0;
+  fi->keep_cache = g_backing < 0 ? 0 : 1;
   fuse_reply_open(req, fi);
+}
+
+// --backing: one O_DIRECT pread of the aligned range around [off, off + n) per READ.
+void BackingRead(fuse_req_t req, uint64_t off, size_t n) {
+  thread_local void* buf = nullptr;
+  if (buf == nullptr && posix_memalign(&buf, kAlign, kMaxRead + 2 * kAlign) != 0) buf = nullptr;
+  if (buf == nullptr) {
+    fuse_reply_err(req, ENOMEM);
+    return;
+  }
+  const uint64_t start = off / kAlign * kAlign;
+  const uint64_t end = (off + n + kAlign - 1) / kAlign * kAlign;
+  const ssize_t got = pread(g_backing, buf, end - start, static_cast<off_t>(start));
+  if (got < 0) {
+    fuse_reply_err(req, errno);
+    return;
+  }
+  const uint64_t skip = off - start;
+  const size_t have = static_cast<uint64_t>(got) > skip ? static_cast<size_t>(got - skip) : 0;
+  fuse_reply_buf(req, static_cast<char*>(buf) + skip, std::min(n, have));
 }
 
 void NullRead(fuse_req_t req, fuse_ino_t, size_t size, off_t off, fuse_file_info*) {
   uint64_t o = static_cast<uint64_t>(off);
   size_t n = o >= g_size ? 0 : std::min<uint64_t>(size, g_size - o);
   n = std::min(n, kMaxRead);
+  if (g_backing >= 0) {
+    BackingRead(req, o, n);
+    return;
+  }
   fuse_reply_buf(req, g_pattern.data(), n);
 }
 
@@ -121,7 +159,19 @@ int main(int argc, char** argv) {
   app.add_option("--threads", threads, "serving threads (fixed, mt)");
   app.add_flag("--clone-fd", clone_fd, "mt: one /dev/fuse fd per thread");
   app.add_option("--size", g_size, "size of the data file, bytes");
+  std::string backing;
+  app.add_option("--backing", backing,
+                 "serve FILE's bytes, kept by the kernel, each READ one O_DIRECT pread");
   CLI11_PARSE(app, argc, argv);
+  if (!backing.empty()) {
+    g_backing = open(backing.c_str(), O_RDONLY | O_DIRECT | O_CLOEXEC);
+    struct stat st;
+    if (g_backing < 0 || fstat(g_backing, &st) != 0) {
+      fprintf(stderr, "null_fuse: --backing %s: %s\n", backing.c_str(), strerror(errno));
+      return 1;
+    }
+    g_size = static_cast<uint64_t>(st.st_size);
+  }
 
   ccfs::RequestLoopConfig loop_config;
   if (!ccfs::ParseRequestLoopKind(loop_name, &loop_config.kind)) {

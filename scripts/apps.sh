@@ -294,27 +294,7 @@ run_app() {
       row "$s" "$t" "$r" tar tar "$(mib_s "$bytes" "$sec")" MiB/s "$sec" ;;
     sqlite)
       local q
-      q=$(in_cgroup "$cg" python3 - "$d/db.sqlite" "$seconds" <<'PY'
-import random, sqlite3, sys, time
-path, secs = sys.argv[1], float(sys.argv[2])
-db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
-n = db.execute("SELECT max(id) FROM t").fetchone()[0] + 1
-rng = random.Random()
-E = 7.2126  # ln 0.2 / ln 0.8: 80% of lookups on 20% of the rows
-done, end = 0, time.monotonic() + secs
-while time.monotonic() < end:
-    for _ in range(50):
-        if rng.random() < 0.9:
-            i = int(n * rng.random() ** E) * 2654435761 % n  # hot rows scattered
-            key = (i * 2654435761) % (1 << 32)
-            db.execute("SELECT payload FROM t WHERE key = ?", (key,)).fetchall()
-        else:
-            lo = rng.randrange(n)
-            db.execute("SELECT sum(length(payload)) FROM t WHERE id BETWEEN ? AND ?", (lo, lo + 99)).fetchall()
-        done += 1
-print(f"{done / secs:.1f}")
-PY
-)
+      q=$(in_cgroup "$cg" python3 "$root/bench/sqlite_queries.py" "$d/db.sqlite" "$seconds")
       row "$s" "$t" "$r" sqlite queries "$q" queries/s "$seconds" ;;
     pyimport)
       for p in import1 import2; do
