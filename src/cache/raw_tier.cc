@@ -122,10 +122,16 @@ void RawTier::ParkExcessLocked() {
   }
 }
 
+size_t RawTier::ProbationRoom(bool ahead) const {
+  const size_t capacity = capacity_.load(std::memory_order_relaxed);
+  return ahead ? capacity : capacity / 4;
+}
+
 void RawTier::Probation(uint32_t frame, PageEntry* e) {
   MutexLock lock(&probation_mu_);
   ++probation_seq_;
-  if (probation_.size() >= capacity_.load(std::memory_order_relaxed) / 4) return;
+  const bool ahead = e->state.load(std::memory_order_relaxed) & kAheadBit;
+  if (probation_.size() >= ProbationRoom(ahead)) return;
   probation_.push_back(OnProbation{frame, e, probation_seq_});
 }
 
@@ -161,9 +167,7 @@ size_t RawTier::Sweep(size_t want, std::vector<PageEntry*>* victims) {
       // not come by then is not coming (it stopped, or jumped), and the page is taken, wasted.
       MutexLock lock(&probation_mu_);
       if (probation_seq_ - p.seq < capacity_.load(std::memory_order_relaxed) / 2) {
-        if (probation_.size() < capacity_.load(std::memory_order_relaxed) / 4) {
-          probation_.push_back(p);
-        }
+        if (probation_.size() < ProbationRoom(true)) probation_.push_back(p);
         continue;
       }
     }
@@ -187,8 +191,9 @@ size_t RawTier::Sweep(size_t want, std::vector<PageEntry*>* victims) {
   const uint32_t used = fresh_.load(std::memory_order_acquire);
   if (used == 0) return taken;
   const uint64_t limit = (kUseMax + 1) * static_cast<uint64_t>(used) + 1;
-  // Pages of pinned files (P) are passed over, untouched, until a whole turn of the hand has met
-  // nothing else: for the rest of this sweep they are then taken like any other.
+  // Pages of pinned files (P), and pages read ahead and not read yet (A: probation decides when
+  // their reader is not coming), are passed over, untouched, until a whole turn of the hand has
+  // met nothing else: for the rest of this sweep they are then taken like any other.
   uint64_t passed = 0;
   bool protect = true;
   for (uint64_t step = 0; step < limit && taken < want; ++step) {
@@ -197,7 +202,7 @@ size_t RawTier::Sweep(size_t want, std::vector<PageEntry*>* victims) {
     PageEntry* e = owners_[f].load(std::memory_order_acquire);
     if (e == nullptr) continue;
     uint64_t s = e->state.load(std::memory_order_acquire);
-    if (protect && (s & kPinBit) && KindOf(s) == kRaw) {
+    if (protect && (s & (kPinBit | kAheadBit)) && KindOf(s) == kRaw) {
       if (++passed < used) continue;
       protect = false;
     }

@@ -26,7 +26,11 @@
 // ones to take first, and otherwise a stream's read-ahead is evicted before its reader gets there
 // whenever other pages fill the tier (a small raw share under several streams). It
 // is put back until half the tier's frames' worth of pages have gone on probation after it; then
-// its reader is taken not to be coming, and it goes like the rest.
+// its reader is taken not to be coming, and it goes like the rest. The list holds at most a
+// quarter of the frames, but pages read ahead may fill it to all of them, and the hand passes
+// over such a page while it is not read: when several readers' read-ahead outgrows a quarter of a
+// small tier (kernel mode's staging tier), a page the list had no room for would otherwise go to
+// the hand at its first pass, before its reader came.
 //
 // Thread-safety: Alloc/TryAlloc/Free/SetCapacity take mu_, Probation takes probation_mu_ (both are
 // leaves: nothing is locked under them). Sweep is called by the single evictor thread only, inside
@@ -92,6 +96,9 @@ class RawTier {
   uint32_t waiters() const { return waiters_.load(std::memory_order_relaxed); }
 
  private:
+  // How many pages the probation list holds at most: a quarter of the frames, or all of them
+  // while the page to be listed was read ahead and not read yet (`ahead`).
+  size_t ProbationRoom(bool ahead) const;
   void ParkExcessLocked() REQUIRES(mu_);
   // Takes a free frame (the free list's first, then a fresh one); false if none is free.
   bool TakeLocked(uint32_t* frame) REQUIRES(mu_);

@@ -221,5 +221,32 @@ TEST(RawTierTest, APageReadAheadAndNotReadYetOutlivesThePagesItsStreamHasRead) {
   EXPECT_EQ(victims, (std::vector<PageEntry*>{&e[12]}));
   EXPECT_EQ(KindOf(e[15].state.load()), kRaw);
 }
+TEST(RawTierTest, PagesReadAheadBeyondAQuarterOfTheTierStillWaitForTheirReaders) {
+  // Several readers' read-ahead in a small tier (kernel mode's staging tier): eight pages read
+  // ahead, twice what a quarter of the frames holds on probation, beside eight pages read once.
+  RawTier raw(kPage, 16, 16);
+  PageEntry e[16];
+  for (uint32_t f = 0; f < 8; ++f) Publish(&raw, &e[f], f, 1);
+  for (uint32_t f = 8; f < 16; ++f) {
+    Publish(&raw, &e[f], f, 0);
+    e[f].state.fetch_or(kAheadBit);
+    raw.Probation(f, &e[f]);
+  }
+  RcuReadLock rcu;
+  std::vector<PageEntry*> victims;
+  EXPECT_EQ(raw.Sweep(0, &victims), 0u);  // a page waits one sweep on probation
+  EXPECT_EQ(raw.Sweep(4, &victims), 4u);
+  EXPECT_EQ(victims, (std::vector<PageEntry*>{&e[0], &e[1], &e[2], &e[3]}))
+      << "the hand took pages whose readers had not come yet";
+  for (uint32_t f = 8; f < 16; ++f) EXPECT_EQ(KindOf(e[f].state.load()), kRaw) << f;
+  // A reader that does not come: once half the tier's frames' worth of pages went on probation
+  // after them, the pages read ahead go like any other.
+  PageEntry other[8];
+  for (PageEntry& o : other) raw.Probation(0, &o);  // not frame 0's owner: only counted
+  victims.clear();
+  EXPECT_EQ(raw.Sweep(8, &victims), 8u);
+  for (uint32_t f = 8; f < 16; ++f) EXPECT_EQ(KindOf(e[f].state.load()), kEvicting) << f;
+}
+
 }  // namespace
 }  // namespace ccfs::cache
