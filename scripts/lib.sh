@@ -13,6 +13,8 @@
 #   ccfs_unmount MNT             unmounts a ccfs mount and waits for its daemon to exit
 #   bench_workspace NAME         $work, $mnt, $cg, $up_store, and their removal at exit
 #   store_up / stores_down       stores up under state directories of their own, and down again
+#   probe_cleanup                the EXIT trap of a probe: unmounts $mnt, waits for $dp, removes
+#                                $cg and $w
 #   ccfs_memory_for BYTES        ccfs's `memory` in a cgroup of BYTES shared with its readers
 #   equal_ram_checks MEMORY      root, the cgroup v1 memory controller and a built ccfs, or dies;
 #                                sets $ccfs, $memory_bytes and $ccfs_memory for MEMORY
@@ -107,6 +109,16 @@ stores_down() {
     STORES_STATE_DIR=$1 "$root/scripts/stores.sh" down "$2" >/dev/null 2>&1
   done
   up_stores=()
+}
+# probe_cleanup: the EXIT trap of a probe that mounts at $mnt from a daemon it started ($dp: its
+# pid, or empty), in memory cgroup $cg, with its files under $w: unmounts, waits for the daemon,
+# removes the cgroup and the files.
+probe_cleanup() {
+  set +e
+  grep -q " $mnt fuse" /proc/mounts && fusermount3 -u "$mnt"
+  [ -n "$dp" ] && wait "$dp"
+  cgroup_remove "$cg"
+  rm -rf "$w"
 }
 bench_cleanup() {
   set +e

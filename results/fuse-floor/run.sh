@@ -52,14 +52,7 @@ disk=$(lsblk -no PKNAME "$src" 2>/dev/null || true)
 [ -n "$disk" ] || disk=$(basename "$src")
 window=$(cat "/sys/class/block/$disk/queue/read_ahead_kb")
 dp=""
-cleanup() {
-  set +e
-  grep -q " $mnt fuse" /proc/mounts && fusermount3 -u "$mnt"
-  [ -n "$dp" ] && wait "$dp"
-  cgroup_remove "$cg"
-  rm -rf "$w"
-}
-trap cleanup EXIT
+trap probe_cleanup EXIT
 rm -rf "$w"; mkdir -p "$w/db" "$w/big" "$mnt"
 cc -O2 "$example" $(pkg-config fuse3 --cflags --libs) -o "$w/passthrough_ll"
 ln "$db" "$w/db/db.sqlite" 2>/dev/null || cp "$db" "$w/db/db.sqlite"

@@ -15,14 +15,7 @@ rounds=${1:-2}
 ccfs=${CCFS_BIN:-$root/build/ccfs}
 w=/var/tmp/ccfs-stream-kernel-window; mnt=$w/mnt; cg=/sys/fs/cgroup/memory/ccfs-stream-kernel-window
 dp=""
-cleanup() {
-  set +e
-  grep -q " $mnt fuse" /proc/mounts && fusermount3 -u "$mnt"
-  [ -n "$dp" ] && wait "$dp"
-  cgroup_remove "$cg"
-  rm -rf "$w"
-}
-trap cleanup EXIT
+trap probe_cleanup EXIT
 mkdir -p "$w/data" "$mnt"
 "$ccfs" mkdata --size 1GiB --mix text=100 "$w/gen" >/dev/null
 find "$w/gen" -type f | sort | xargs cat | head -c 1G >"$w/data/big"
