@@ -453,7 +453,9 @@ Status PageCache::Impl::LoadRun(uint64_t file_id, BackingFile* file, uint64_t of
       if (!(s & cache::kStaleBit)) {
         // A page not read at all lately (a one-off, by the sketch) is the first candidate for
         // eviction, unless it is read again before the next sweep (raw_tier.h, Probation).
-        if (uses == 0 && probation_.load(std::memory_order_relaxed)) raw_.Probation(f, e);
+        if (uses == 0 && probation_.load(std::memory_order_relaxed)) {
+          raw_.Probation(f, e, page_ahead);
+        }
         continue;
       }
       // Invalidated while loading: the caller still gets what it read (the read was concurrent

@@ -127,10 +127,9 @@ size_t RawTier::ProbationRoom(bool ahead) const {
   return ahead ? capacity : capacity / 4;
 }
 
-void RawTier::Probation(uint32_t frame, PageEntry* e) {
+void RawTier::Probation(uint32_t frame, PageEntry* e, bool ahead) {
   MutexLock lock(&probation_mu_);
   ++probation_seq_;
-  const bool ahead = e->state.load(std::memory_order_relaxed) & kAheadBit;
   if (probation_.size() >= ProbationRoom(ahead)) return;
   probation_.push_back(OnProbation{frame, e, probation_seq_});
 }

@@ -194,7 +194,7 @@ TEST(RawTierTest, APageReadAheadAndNotReadYetOutlivesThePagesItsStreamHasRead) {
   for (uint32_t f = 12; f < 16; ++f) {
     Publish(&raw, &e[f], f, 0);
     e[f].state.fetch_or(kAheadBit);
-    raw.Probation(f, &e[f]);
+    raw.Probation(f, &e[f], /*ahead=*/true);
   }
   auto read = [&](uint32_t f) {
     uint64_t s = e[f].state.load();
@@ -230,7 +230,7 @@ TEST(RawTierTest, PagesReadAheadBeyondAQuarterOfTheTierStillWaitForTheirReaders)
   for (uint32_t f = 8; f < 16; ++f) {
     Publish(&raw, &e[f], f, 0);
     e[f].state.fetch_or(kAheadBit);
-    raw.Probation(f, &e[f]);
+    raw.Probation(f, &e[f], /*ahead=*/true);
   }
   RcuReadLock rcu;
   std::vector<PageEntry*> victims;
