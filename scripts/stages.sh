@@ -60,11 +60,14 @@ build_config() {
   cc=()
   case $1 in
     build) flags=(-DCMAKE_BUILD_TYPE=RelWithDebInfo) ;;
-    build-tsan) flags=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DCCFS_SANITIZE=thread) ;;
+    build-tsan)
+      flags=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DCCFS_SANITIZE=thread
+             -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1") ;;
     build-tsa)
       cc=(CC=clang CXX=clang++)
       flags=(-DCMAKE_BUILD_TYPE=Debug -DCCFS_THREAD_SAFETY=ON) ;;
     build-asan)
+      cc=(CC=clang CXX=clang++)
       flags=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DCCFS_SANITIZE=address
              -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1") ;;
     build-fuzz)
@@ -103,16 +106,77 @@ run() {
 }
 
 # build_in FOLDER TARGET...: configures FOLDER (build_config), builds TARGETs ("all": the default).
+# It first takes FOLDER/.lock, so it waits for a background build of FOLDER (prebuild_start) to
+# end; the background's own calls hold the lock already (prebuilding=1).
 build_in() {
-  local dir=$1 cc flags
+  local dir=$1 cc flags lock=
   shift
   build_config "$dir"
+  if ((!listing)) && [ -z "${prebuilding:-}" ]; then
+    mkdir -p "$dir"
+    exec {lock}>"$dir/.lock"
+    flock "$lock"
+  fi
   run --quiet "${cc[@]}" cmake -S . -B "$dir" -G Ninja "${flags[@]}"
   if [ "$*" = all ]; then
     run cmake --build "$dir" -j"$jobs"
   else
     run cmake --build "$dir" -j"$jobs" --target "$@"
   fi
+  [ -z "$lock" ] || exec {lock}>&-
+}
+
+# prebuild_start ROW...: the builds of the stages in those rows of the table (each folder once,
+# the first row's targets), compiled one after another in the background at idle priority
+# (SCHED_IDLE and the idle I/O class: a test that wants a CPU or the disk gets it first). The test
+# stages before them mostly wait on mounts, servers and timeouts, and on 2 CPUs the sanitizer
+# builds were half of test.sh's time. Each folder's lock is taken here, before the background
+# starts, and let go when its build ends, so a stage's build_in waits for it and then finds
+# nothing left to do; after a failed build it builds again in the open, the errors in the stage's
+# output. The background's output: FOLDER/.prebuild.log. stages_exit stops what is still running.
+prebuild_pid=
+prebuild_start() {
+  local row name dir targets env filter heading dirs=() what=() fds=() fd i
+  for row; do
+    IFS='|' read -r name dir targets env filter heading <<<"$row"
+    trim dir targets
+    [ "$dir" = - ] || [ "$dir" = build ] || [ "$targets" = - ] && continue
+    [[ " ${dirs[*]} " == *" $dir "* ]] && continue
+    dirs+=("$dir"); what+=("$targets")
+  done
+  ((${#dirs[@]})) || return 0
+  if ((listing)); then
+    echo "(from here on, in the background at idle priority: ${dirs[*]})"
+    return 0
+  fi
+  for dir in "${dirs[@]}"; do
+    mkdir -p "$dir"
+    exec {fd}>"$dir/.lock"
+    flock "$fd"
+    fds+=("$fd")
+  done
+  set -m  # the background in a process group of its own, which stages_exit can stop whole
+  (
+    set +m
+    prebuilding=1
+    chrt --idle -p 0 "$BASHPID" >/dev/null
+    ionice -c 3 -p "$BASHPID" 2>/dev/null || true
+    for i in "${!dirs[@]}"; do
+      # shellcheck disable=SC2086  # TARGETS is a list of words
+      build_in "${dirs[$i]}" ${what[$i]} >"${dirs[$i]}/.prebuild.log" 2>&1 || true
+      flock -u "${fds[$i]}"
+    done
+  ) &
+  prebuild_pid=$!
+  set +m
+  for fd in "${fds[@]}"; do exec {fd}>&-; done
+}
+
+# stages_exit: however test.sh ends, the io_uring switch as it was found and no background build
+# left running.
+stages_exit() {
+  [ -z "${uring_was:-}" ] || echo "$uring_was" > "$uring_switch"
+  [ -z "$prebuild_pid" ] || kill -- "-$prebuild_pid" 2>/dev/null || true
 }
 
 # fuzz_run SECONDS [LIMIT]: each fuzz target of build-fuzz for SECONDS from its seed corpus, its
@@ -167,13 +231,11 @@ stage_uring() {
     echo "(only where $uring_switch is writable: Y for this stage, then as it was found)"
     gtest_stage
   elif [[ -w $uring_switch ]]; then
-    uring_was=$(cat "$uring_switch")
-    restore_uring() { echo "$uring_was" > "$uring_switch"; }
-    trap restore_uring EXIT
+    uring_was=$(cat "$uring_switch")  # stages_exit puts it back if the stage fails
     echo Y > "$uring_switch"
     gtest_stage
-    restore_uring
-    trap - EXIT
+    echo "$uring_was" > "$uring_switch"
+    uring_was=
   else
     echo "(skipped: $uring_switch is missing or not writable: no FUSE over io_uring here)"
   fi
@@ -190,9 +252,11 @@ gtest_stage() {
 # run_stages: every stage in order (listing=1: their commands), then "== all tests passed". The
 # table is read whole first: the stages' commands get the script's standard input, not the table.
 run_stages() {
-  local rows row stage_name stage_build targets stage_env stage_filter heading
+  local rows row stage_name stage_build targets stage_env stage_filter heading n=0
   mapfile -t rows <<<"$stage_table"
+  ((listing)) || trap stages_exit EXIT
   for row in "${rows[@]}"; do
+    n=$((n + 1))
     IFS='|' read -r stage_name stage_build targets stage_env stage_filter heading <<<"$row"
     trim stage_name stage_build targets stage_env stage_filter heading
     if ((listing)); then
@@ -206,6 +270,7 @@ run_stages() {
     else
       gtest_stage
     fi
+    [ "$stage_name" != build ] || prebuild_start "${rows[@]:n}"
   done
   echo "== all tests passed"
 }

@@ -8,14 +8,10 @@
 #include <new>
 #include <vector>
 
-// Sanitizer runtimes own malloc; the jemalloc API is used only in normal builds. GCC defines
-// __SANITIZE_*__; clang (the fuzz build) only answers __has_feature.
-#if defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-#define CCFS_SANITIZER_BUILD 1
-#endif
-#endif
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__) || defined(CCFS_SANITIZER_BUILD)
+#include "util/sanitizers.h"
+
+// Sanitizer runtimes own malloc; the jemalloc API is used only in normal builds.
+#if defined(CCFS_SANITIZED)
 #define CCFS_PLAIN_MALLOC 1
 #include <malloc.h>
 #else
@@ -50,9 +46,6 @@ void Deallocate(void* p) {
 #endif
 }
 
-// Splitting pays only when it saves more than this (the reader's extra copy, a second free).
-constexpr size_t kMinSplitSaving = 64;
-
 struct Plan {
   size_t head_bytes;  // compressed bytes that follow the header
   size_t charge;      // what both allocations take
@@ -63,6 +56,9 @@ struct Plan {
 // never worth splitting. The charge is what was asked; the allocator may report a little more.
 Plan PlanFor(size_t size) { return Plan{size, sizeof(Blob) + size}; }
 #else
+// Splitting pays only when it saves more than this (the reader's extra copy, a second free).
+constexpr size_t kMinSplitSaving = 64;
+
 // jemalloc's size classes up to kMaxClass, ascending, read from the allocator itself.
 constexpr size_t kMaxClass = 1 << 20;
 const std::vector<size_t>& SizeClasses() {

@@ -146,7 +146,8 @@
 
 // The inline (LGPL) read-side fast path; under ThreadSanitizer the library's out-of-line versions
 // are used instead, since its internal synchronization is invisible to the sanitizer.
-#if !defined(__SANITIZE_THREAD__)
+#include "util/sanitizers.h"
+#if !defined(CCFS_TSAN)
 #define _LGPL_SOURCE 1
 #endif
 #include <urcu/urcu-memb.h>

@@ -13,7 +13,7 @@
 // its own uninstrumented atomics). These annotations tell it what RCU guarantees: the end of every
 // read-side section happens before the reclamation callbacks that run after the next grace period,
 // and an entry's initialisation happens before any reader that finds it in the index.
-#if defined(__SANITIZE_THREAD__)
+#if defined(CCFS_TSAN)
 extern "C" void __tsan_acquire(void* addr);
 extern "C" void __tsan_release(void* addr);
 #define CCFS_TSAN_ACQUIRE(p) __tsan_acquire(const_cast<void*>(static_cast<const void*>(p)))

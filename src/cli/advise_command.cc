@@ -453,7 +453,7 @@ int AdviseCommand(const AdviseArgs& args) {
   return files ? WriteFiles(args, report) : 0;
 }
 
-CommandRegistrar registrar(
+CommandRegistrar reg_advise(
     "advise",
     "predict hit ratio and µs per buffer at every split and codec, offline, in seconds",
     [](CLI::App* app) {

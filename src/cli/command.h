@@ -15,6 +15,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <functional>
 #include <string>
 #include <vector>
@@ -52,9 +53,13 @@ struct CommandEntry {
 
 std::vector<CommandEntry>& CommandRegistry();
 
+// Keeps the registry in the order of the names, which --help and the man page list: the order the
+// command files' static registrars run in is the linker's.
 struct CommandRegistrar {
   CommandRegistrar(std::string name, std::string description, CommandSetup setup) {
-    CommandRegistry().push_back({std::move(name), std::move(description), std::move(setup)});
+    std::vector<CommandEntry>& r = CommandRegistry();
+    auto at = std::find_if(r.begin(), r.end(), [&](const CommandEntry& e) { return e.name > name; });
+    r.insert(at, {std::move(name), std::move(description), std::move(setup)});
   }
 };
 

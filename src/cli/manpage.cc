@@ -526,7 +526,7 @@ int RunManpage(const ManpageArgs& args) {
   return 0;
 }
 
-CommandRegistrar reg("manpage", "print the manual page ccfs.1 or ccfs.toml.5 in roff",
+CommandRegistrar reg_manpage("manpage", "print the manual page ccfs.1 or ccfs.toml.5 in roff",
                      [](CLI::App* app) {
   auto args = std::make_shared<ManpageArgs>();
   app->group("");  // for the build, not for users: not listed by --help

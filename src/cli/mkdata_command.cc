@@ -87,7 +87,7 @@ int RunMkdata(const MkdataArgs& args) {
   return 0;
 }
 
-CommandRegistrar registrar(
+CommandRegistrar reg_mkdata(
     "mkdata", "build a reproducible data set of text, binaries, database pages, random and zeros",
     [](CLI::App* app) {
       auto args = std::make_shared<MkdataArgs>();

@@ -46,7 +46,7 @@ struct ModelArgs {
   bool json = false;
 };
 
-int Fail(const std::string& message) {
+int ModelFail(const std::string& message) {
   fmt::print(stderr, "ccfs model: {}\n", message);
   return 2;
 }
@@ -56,7 +56,7 @@ int Fail(const std::string& message) {
 bool GivenCost(const CLI::Option* option, double value, std::optional<double>* out) {
   if (option == nullptr || option->count() == 0) return true;
   if (!std::isfinite(value) || value < 0) {
-    Fail(fmt::format("{} {}: must be a number of µs, 0 or more", option->get_name(), value));
+    ModelFail(fmt::format("{} {}: must be a number of µs, 0 or more", option->get_name(), value));
     return false;
   }
   *out = value;
@@ -66,11 +66,11 @@ bool GivenCost(const CLI::Option* option, double value, std::optional<double>* o
 // The sizes: memory, page and data set (counted in a directory, or given). False after saying why.
 bool Sizes(const ModelArgs& args, ModelRequest* req) {
   Status s = ParseSize(args.memory, &req->memory_bytes);
-  if (!s.ok()) return Fail("--memory " + args.memory + ": " + s.ToString()), false;
+  if (!s.ok()) return ModelFail("--memory " + args.memory + ": " + s.ToString()), false;
   uint64_t page = 0;
   s = ParseSize(args.page_size, &page);
   if (!s.ok() || page < 512 || page > (1u << 20)) {
-    return Fail("--page-size " + args.page_size + ": " +
+    return ModelFail("--page-size " + args.page_size + ": " +
                 (s.ok() ? "must be 512 B..1 MiB" : s.ToString())),
            false;
   }
@@ -78,19 +78,19 @@ bool Sizes(const ModelArgs& args, ModelRequest* req) {
   if (!args.dataset_dir.empty()) {
     Dataset dataset;
     if (!(s = Dataset::Open(args.dataset_dir, req->page_size, &dataset)).ok()) {
-      return Fail(s.ToString()), false;
+      return ModelFail(s.ToString()), false;
     }
     req->dataset_pages = dataset.pages();
   } else if (!args.dataset_size.empty()) {
     uint64_t bytes = 0;
     if (!(s = ParseSize(args.dataset_size, &bytes)).ok() || bytes == 0) {
-      return Fail("--dataset-size " + args.dataset_size + ": " +
+      return ModelFail("--dataset-size " + args.dataset_size + ": " +
                   (s.ok() ? "must be above 0" : s.ToString())),
              false;
     }
     req->dataset_pages = (bytes + page - 1) / page;
   } else {
-    return Fail("give --dataset-size SIZE or --dataset DIR"), false;
+    return ModelFail("give --dataset-size SIZE or --dataset DIR"), false;
   }
   return true;
 }
@@ -99,19 +99,19 @@ bool Sizes(const ModelArgs& args, ModelRequest* req) {
 bool BuildRequest(const ModelArgs& args, ModelRequest* req) {
   if (!Sizes(args, req)) return false;
   if (!ParseCodecKind(args.compressor, &req->codec)) {
-    return Fail("--compressor " + args.compressor + ": lz4 or zstd"), false;
+    return ModelFail("--compressor " + args.compressor + ": lz4 or zstd"), false;
   }
   if (args.ratio_option != nullptr && args.ratio_option->count() > 0) {
     if (!std::isfinite(args.ratio) || args.ratio < 1) {
-      return Fail(fmt::format("--ratio {}: must be 1 or more (uncompressed size over compressed)",
-                              args.ratio)),
-             false;
+      ModelFail(fmt::format("--ratio {}: must be 1 or more (uncompressed size over compressed)",
+                            args.ratio));
+      return false;
     }
     req->ratio = args.ratio;
   }
   req->assumed_trip_us = kAssumedTripUs;
   if (!ParseRawTierMode(args.raw_tier, &req->raw_tier)) {
-    return Fail("--raw-tier " + args.raw_tier + ": daemon or kernel"), false;
+    return ModelFail("--raw-tier " + args.raw_tier + ": daemon or kernel"), false;
   }
   if (!GivenCost(args.hit_option, args.hit_us, &req->hit_us) ||
       !GivenCost(args.decompress_option, args.decompress_us, &req->decompress_us) ||
@@ -122,17 +122,20 @@ bool BuildRequest(const ModelArgs& args, ModelRequest* req) {
   }
   if (args.kernel_hit_option != nullptr && args.kernel_hit_option->count() > 0 &&
       req->raw_tier != RawTierMode::kKernel) {
-    return Fail("--kernel-hit-us: only --raw-tier kernel has kernel hits"), false;
+    return ModelFail("--kernel-hit-us: only --raw-tier kernel has kernel hits"), false;
   }
   if (!GivenCost(args.kernel_hit_option, args.kernel_hit_us, &req->kernel_hit_us)) return false;
   Status s = ParseDistSpec(args.dist, args.hot_fraction, &req->dist);
-  if (!s.ok()) return Fail(s.ToString()), false;
+  if (!s.ok()) return ModelFail(s.ToString()), false;
   if (!ParseReplacement(args.replacement, &req->replacement)) {
-    return Fail("--replacement " + args.replacement + ": oracle, lru, fifo or gclock"), false;
+    return ModelFail("--replacement " + args.replacement + ": oracle, lru, fifo or gclock"), false;
   }
   req->clock = cache::EngineClockFacts();
   for (int c : args.percents) {
-    if (c < 0 || c > 95) return Fail(fmt::format("--compressed-percent {}: must be 0..95", c)), false;
+    if (c < 0 || c > 95) {
+      ModelFail(fmt::format("--compressed-percent {}: must be 0..95", c));
+      return false;
+    }
   }
   req->percents = args.percents;
   return true;
@@ -210,7 +213,7 @@ int ModelCommand(const ModelArgs& args) {
   return 0;
 }
 
-CommandRegistrar registrar(
+CommandRegistrar reg_model(
     "model",
     "print the thesis's hit-ratio and µs-per-buffer model, FUSE trip included, for given inputs",
     [](CLI::App* app) {

@@ -31,7 +31,7 @@ std::string KeysFooter() {
   return out + line;
 }
 
-CommandRegistrar reg("mount", "mount DATASET at MOUNTPOINT through the tiered page cache",
+CommandRegistrar reg_mount("mount", "mount DATASET at MOUNTPOINT through the tiered page cache",
                      [](CLI::App* app) {
   auto args = std::make_shared<DaemonArgs>();
   app->footer(KeysFooter());

@@ -444,7 +444,7 @@ int ReplayCommand(const ReplayArgs& args) {
   return 0;
 }
 
-CommandRegistrar registrar(
+CommandRegistrar reg_replay(
     "replay", "replay a Pareto/uniform/Zipf or recorded trace and measure hit ratio and µs per buffer",
     [](CLI::App* app) {
       auto args = std::make_shared<ReplayArgs>();

@@ -91,7 +91,7 @@ int RunUmount(const UmountArgs& args) {
   return 0;
 }
 
-CommandRegistrar reg("umount", "unmount a ccfs mount and wait for its daemon to exit",
+CommandRegistrar reg_umount("umount", "unmount a ccfs mount and wait for its daemon to exit",
                      [](CLI::App* app) {
   auto args = std::make_shared<UmountArgs>();
   app->add_option("mountpoint", args->mountpoint, "the mount point")->required();

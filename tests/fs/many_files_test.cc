@@ -26,6 +26,7 @@
 #include "fuse/descriptor_limit.h"
 #include "fs/fs_test_util.h"
 #include "testing/mount_fixture.h"
+#include "util/sanitizers.h"
 
 namespace ccfs::testing {
 namespace {
@@ -36,7 +37,7 @@ namespace {
 // the limit of 1024 or more, so a daemon holding a descriptor per file or inode runs out before the
 // walk ends; the long walks are the reliability script's, as this suite runs in five stages (both
 // raw tiers, uring, both sanitizers). A sanitized daemon serves ~10x slower.
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#if defined(CCFS_SANITIZED)
 constexpr size_t kBigTreeDefault = 3'000;
 constexpr size_t kTree = 1'500;
 #else

@@ -18,6 +18,7 @@
 #include "testing/mount_fixture.h"
 #include "trace/memory_cgroup.h"
 #include "util/proc_status.h"
+#include "util/sanitizers.h"
 
 namespace ccfs::testing {
 namespace {
@@ -39,7 +40,7 @@ class MountMemoryTest : public MountTest {
   // where the test cannot run: a sanitizer build's daemon (shadow memory, quarantine) does not
   // run within 64 MiB, or there is no cgroup v1 memory controller.
   static std::unique_ptr<MemoryCgroup> Cgroup64MiB(std::string* skip) {
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#if defined(CCFS_SANITIZED)
     *skip = "sanitizer build: its daemon needs more than the 64 MiB cgroup";
     return nullptr;
 #endif

@@ -14,6 +14,7 @@
 #include "fs/fs_test_util.h"
 #include "reliability/reliability_util.h"
 #include "testing/mount_fixture.h"
+#include "util/sanitizers.h"
 
 namespace ccfs::testing {
 namespace {
@@ -26,7 +27,7 @@ namespace {
 // not bounded: they are shared and do not grow. Sanitizer builds (shadow memory, quarantine, no
 // jemalloc) only print the figures.
 constexpr uint64_t kStatedOverhead = 20ull << 20;
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#if defined(CCFS_SANITIZED)
 constexpr bool kCheckRss = false;
 #else
 constexpr bool kCheckRss = true;

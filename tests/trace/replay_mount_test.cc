@@ -25,6 +25,7 @@
 #include "testing/mount_fixture.h"
 #include "trace/memory_cgroup.h"
 #include "trace/replay.h"
+#include "util/sanitizers.h"
 
 namespace ccfs {
 namespace {
@@ -182,7 +183,7 @@ TEST_F(ReplayKernelTinyMountTest, MemoryTheDaemonCannotFitInIsRefused) {
 }
 
 TEST_F(ReplayKernelMountTest, KernelHitsAreTimedApartAndPayNoTrip) {
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#if defined(CCFS_SANITIZED)
   // The run holds reader and daemon to the mount's 8 MiB in a memory cgroup; a sanitizer build's
   // daemon alone is ~128 MiB resident, so the cgroup's OOM killer would end it, not the test.
   GTEST_SKIP() << "memory cgroup of 8 MiB: too small for a sanitizer build's daemon";
@@ -224,7 +225,7 @@ TEST_F(ReplayKernelMountTest, KernelHitsAreTimedApartAndPayNoTrip) {
 // with them. Without both, the mount's daemon stayed held to the replay's limit until someone
 // removed the cgroup by hand.
 TEST_F(ReplayKernelMountTest, AReplayKilledLeavesNoCgroupAndNoDaemonInIt) {
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#if defined(CCFS_SANITIZED)
   GTEST_SKIP() << "memory cgroup of 24 MiB: too small for a sanitizer build's daemon";
 #endif
   // Left by a replay that no longer runs (the pid of a process reaped here) with its guardian.
