@@ -25,7 +25,7 @@ read1() {  # DIR LABEL [PID]
 for r in $(seq $rounds); do
   $ccfs mount $tree $mnt -o "memory=2GiB,entry_timeout=600,attr_timeout=600,negative_timeout=600,$opts" 2>/dev/null || exit 1
   sleep 1
-  pid=$(pgrep -f "ccfs mount $tree" | head -1)
+  pid=$(pgrep -f " mount $tree $mnt" | head -1)
   if [ $((r % 2)) = 1 ]; then read1 $tree "page cache"; read1 $mnt "ccfs" $pid
   else read1 $mnt "ccfs" $pid; read1 $tree "page cache"; fi
   fusermount3 -u $mnt; sleep 1
