@@ -10,7 +10,7 @@ cleanup() { fusermount3 -u /var/tmp/probe/mnt 2>/dev/null; }
 trap cleanup EXIT
 $ccfs mount "$tree" /var/tmp/probe/mnt -o "memory=2GiB,entry_timeout=600,attr_timeout=600,negative_timeout=600,$opts" || exit 1
 sleep 1
-pid=$(pgrep -f "ccfs mount $tree" | head -1)
+pid=$(pgrep -f " mount $tree /var/tmp/probe/mnt" | head -1)
 cpu() { awk '{print $14+$15}' /proc/$pid/stat; }
 sync; echo 3 > /proc/sys/vm/drop_caches
 t0=$(date +%s.%N); c0=$(cpu)
