@@ -58,7 +58,8 @@ std::vector<CommandEntry>& CommandRegistry();
 struct CommandRegistrar {
   CommandRegistrar(std::string name, std::string description, CommandSetup setup) {
     std::vector<CommandEntry>& r = CommandRegistry();
-    auto at = std::find_if(r.begin(), r.end(), [&](const CommandEntry& e) { return e.name > name; });
+    auto at =
+        std::find_if(r.begin(), r.end(), [&](const CommandEntry& e) { return e.name > name; });
     r.insert(at, {std::move(name), std::move(description), std::move(setup)});
   }
 };
