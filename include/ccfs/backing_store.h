@@ -43,6 +43,9 @@ inline IoBuffer NewIoBuffer(size_t bytes) {
 // The most buffers one ReadPages call may take (Linux's IOV_MAX).
 inline constexpr size_t kMaxReadBuffers = 1024;
 
+// ReadPages' known_size when the caller knows none.
+inline constexpr uint64_t kUnknownSize = UINT64_MAX;
+
 class BackingFile {
  public:
   virtual ~BackingFile() = default;
@@ -53,14 +56,17 @@ class BackingFile {
   // kMaxReadBuffers. Sets *got to the bytes read in all: less than bufs.size() * len only at end
   // of file. Retries short reads and EINTR itself. A store whose file system lost its connection
   // (ENOTCONN, ECONNABORTED: a dead FUSE or network client) fails with EIO, here and in Write; on
-  // an error the buffers' content is undefined.
+  // an error the buffers' content is undefined. known_size: the file's size as the caller read it
+  // from the store just before (kUnknownSize: none); a short read that ends there is taken for
+  // the end of the file, where a store would otherwise be asked for the size (a round trip to a
+  // network store's server) to tell the end from a read cut short.
   virtual Status ReadPages(uint64_t offset, size_t len, std::span<char* const> bufs,
-                           size_t* got) = 0;
+                           uint64_t known_size, size_t* got) = 0;
 
   // ReadPages into one buffer of `len` bytes (len aligned, any multiple of kIoAlignment).
   Status ReadPage(uint64_t offset, size_t len, void* buf, size_t* got) {
     char* const one[] = {static_cast<char*>(buf)};
-    return ReadPages(offset, len, one, got);
+    return ReadPages(offset, len, one, kUnknownSize, got);
   }
 
   // Writes `len` bytes at `offset` (any alignment) through to the file before returning.

@@ -152,7 +152,7 @@ class PageCache {
   // A file no reader has asked for yet but one is expected to read whole next (the next small file
   // in the listing of a directory being read in that order: fuse/listing_walk.h). Returns at once:
   // a read-ahead thread calls `open`, which returns the file (null: nothing to read) and sets *len
-  // to the bytes from its start to read, and loads the pages of them found in neither tier as
+  // to its size as read from the store just before, and loads the pages found in neither tier as
   // read-ahead (counted so, on probation). False when the read-ahead queue was full (dropped).
   bool PrefetchFile(uint64_t file_id,
                     std::function<std::shared_ptr<BackingFile>(uint64_t* len)> open);

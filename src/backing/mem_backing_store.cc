@@ -44,7 +44,7 @@ class MemBackingFile final : public BackingFile {
       : store_(store), file_(std::move(file)), path_(std::move(path)), accmode_(accmode) {}
 
   Status ReadPages(uint64_t offset, size_t len, std::span<char* const> bufs,
-                   size_t* got) override;
+                   uint64_t known_size, size_t* got) override;
   Status Write(uint64_t offset, const void* buf, size_t len) override;
 
   Status Size(uint64_t* size) override {
@@ -125,7 +125,7 @@ class MemBackingStoreImpl final : public MemBackingStore {
 };
 
 Status MemBackingFile::ReadPages(uint64_t offset, size_t len, std::span<char* const> bufs,
-                                 size_t* got) {
+                                 uint64_t /*known_size*/, size_t* got) {
   *got = 0;
   bool aligned = offset % kIoAlignment == 0 && len % kIoAlignment == 0 && len > 0 &&
                  !bufs.empty() && bufs.size() <= kMaxReadBuffers;

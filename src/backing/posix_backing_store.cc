@@ -108,7 +108,7 @@ class PosixBackingFile final : public BackingFile {
   }
 
   Status ReadPages(uint64_t offset, size_t len, std::span<char* const> bufs,
-                   size_t* got) override {
+                   uint64_t known_size, size_t* got) override {
     *got = 0;
     bool aligned = IsAligned(offset) && IsAligned(len) && len > 0 && !bufs.empty() &&
                    bufs.size() <= kMaxReadBuffers;
@@ -164,7 +164,7 @@ class PosixBackingFile final : public BackingFile {
         // its connection drops, and EIO after), and an empty page would reach the reader as an
         // early end of file. Asked up to kEmptyRetries times more; then the empty answer is
         // believed (the size may be stale: another client may have truncated the file).
-        if (asked_again < kEmptyRetries && !SizeEndsAt(offset + done)) {
+        if (asked_again < kEmptyRetries && !EndsAt(offset + done, known_size)) {
           ++asked_again;
           continue;
         }
@@ -172,10 +172,12 @@ class PosixBackingFile final : public BackingFile {
       }
       if (direct) direct_confirmed_.store(true, std::memory_order_relaxed);
       done += static_cast<size_t>(n);
-      // A short read is nearly always the end of the file: the size is asked first, so that the
-      // end costs no second read (over a network store even a read that returns nothing is a trip
-      // to its server).
-      if (static_cast<size_t>(n) < asked && done < total && SizeEndsAt(offset + done)) break;
+      // A short read is nearly always the end of the file: the size (the caller's, or asked now)
+      // is looked at first, so that the end costs no second read (over a network store even a
+      // read that returns nothing is a trip to its server).
+      if (static_cast<size_t>(n) < asked && done < total && EndsAt(offset + done, known_size)) {
+        break;
+      }
     }
     *got = done;
     return Status::Ok();
@@ -202,8 +204,10 @@ class PosixBackingFile final : public BackingFile {
     return Status::Ok();
   }
 
-  // True if the file's size says it has no byte at `offset` (false if the size cannot be had).
-  bool SizeEndsAt(uint64_t offset) const {
+  // True if the file's size says it has no byte at `offset` (false if the size cannot be had):
+  // the size the caller read just before when it ends exactly there, else the store's now.
+  bool EndsAt(uint64_t offset, uint64_t known_size) const {
+    if (offset == known_size) return true;
     uint64_t size;
     return SizeOf(fd_, &size) == 0 && size <= offset;
   }

@@ -190,12 +190,12 @@ class SftpPool::File final : public BackingFile {
 
   // Not analysed: the connection Acquire returns is held from there to the Unlock below.
   Status ReadPages(uint64_t offset, size_t len, std::span<char* const> bufs,
-                   size_t* got) override NO_THREAD_SAFETY_ANALYSIS {
+                   uint64_t known_size, size_t* got) override NO_THREAD_SAFETY_ANALYSIS {
     // A file's first reads go through the mount: its descriptor there is open already, where
     // one over SFTP costs an open and a close, two round trips to the server, which a file read
     // whole in one or two reads never earns back.
     if (reads_.fetch_add(1, std::memory_order_relaxed) < kThroughMountFirst) {
-      return local_->ReadPages(offset, len, bufs, got);
+      return local_->ReadPages(offset, len, bufs, known_size, got);
     }
     if (!refused_.load(std::memory_order_relaxed)) {
       Connection* c = pool_->Acquire(on_.load(std::memory_order_relaxed));
@@ -211,7 +211,7 @@ class SftpPool::File final : public BackingFile {
     } else {
       pool_->FellBack("the server would not open it over SFTP: ", remote_);
     }
-    return local_->ReadPages(offset, len, bufs, got);
+    return local_->ReadPages(offset, len, bufs, known_size, got);
   }
 
   Status Write(uint64_t offset, const void* buf, size_t len) override {

@@ -155,7 +155,7 @@ Status PageCache::Impl::Read(uint64_t file_id, BackingFile* file, uint64_t offse
       }
       bool retry = false;
       st = LoadRun(file_id, file, offset, len, out, cpu, start, &copied, &end_of_file, &retry,
-                   Load::kRead, load_to);
+                   Load::kRead, load_to, load_to != 0 ? load_to : kUnknownSize);
       if (!st.ok()) return st;
       if (!retry) break;
     }
@@ -304,7 +304,8 @@ Status PageCache::Impl::ReadCompressed(PageEntry* e, uint64_t s, uint32_t in_pag
 
 Status PageCache::Impl::LoadRun(uint64_t file_id, BackingFile* file, uint64_t offset, size_t len,
                                 char* dst, const CpuSample& cpu, uint64_t start, size_t* copied,
-                                bool* eof, bool* retry, Load kind, uint64_t load_to) {
+                                bool* eof, bool* retry, Load kind, uint64_t load_to,
+                                uint64_t known_size) {
   const bool reader = kind == Load::kRead;
   const bool ahead = kind == Load::kAhead;
   const bool pinned = IsPinned(file_id);
@@ -407,7 +408,7 @@ Status PageCache::Impl::LoadRun(uint64_t file_id, BackingFile* file, uint64_t of
 
   size_t got = 0;
   const uint64_t read_start = NowNs();
-  Status st = file->ReadPages(first * page_size_, page_size_, bufs, &got);
+  Status st = file->ReadPages(first * page_size_, page_size_, bufs, known_size, &got);
   Count(&Shard::backing_reads);
   if (st.ok() && got >= cache::kStreamRunBytes) {
     evictor_->NoteStreamRead(NowNs() - read_start, (got + page_size_ - 1) / page_size_);
@@ -555,15 +556,18 @@ void PageCache::Impl::ReadAhead(Stream* stream, uint64_t file_id,
 void PageCache::Impl::Prefetch(const cache::ReadaheadQueue::Task& task) {
   std::shared_ptr<BackingFile> file = task.file;
   uint64_t task_len = task.len;
+  // Never past the end of the file: a window there would ask the store for nothing, every time a
+  // reader near the end moves on. (On this thread, so no reader waits for the size.) A file
+  // opened here is as large as its open just found it.
+  uint64_t size = 0;
   if (!file) {
     file = task.open(&task_len);  // on this thread: no reader waits for the store's open
     if (!file) return;
+    size = task_len;
     task_len = (task_len + page_size_ - 1) / page_size_ * page_size_;
+  } else if (!file->Size(&size).ok()) {
+    return;
   }
-  // Never past the end of the file: a window there would ask the store for nothing, every time a
-  // reader near the end moves on. (On this thread, so no reader waits for the size.)
-  uint64_t size = 0;
-  if (!file->Size(&size).ok()) return;
   const uint64_t end =
       std::min(task.offset + task_len, (size + page_size_ - 1) / page_size_ * page_size_);
   for (uint64_t at = task.offset; at < end;) {
@@ -577,7 +581,7 @@ void PageCache::Impl::Prefetch(const cache::ReadaheadQueue::Task& task) {
     size_t loaded = 0;
     bool eof = false, retry = false;
     Status st = LoadRun(task.file_id, file.get(), at, end - at, nullptr, CpuSample(), 0,
-                        &loaded, &eof, &retry, Load::kAhead);
+                        &loaded, &eof, &retry, Load::kAhead, 0, size);
     if (!st.ok() || eof) return;  // a reader that gets there meets the error itself
     if (retry) continue;          // a reader claimed the page meanwhile: looked up again
     at += loaded;

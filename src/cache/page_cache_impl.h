@@ -112,10 +112,12 @@ class PageCache::Impl final : public cache::SplitTuner::Engine {
   // (kAhead: the pages are marked read ahead) or a warm-up (kWarm: the pages are marked wanted).
   // A reader's run goes on past the request through missing pages up to byte `load_to` (if
   // further): those are loaded as read ahead, in the same backing read (PageCache::Read).
+  // known_size: the file's size as the caller read it just before (BackingFile::ReadPages).
   enum class Load { kRead, kAhead, kWarm };
   Status LoadRun(uint64_t file_id, BackingFile* file, uint64_t offset, size_t len, char* dst,
                  const CpuSample& cpu, uint64_t start, size_t* copied, bool* eof, bool* retry,
-                 Load kind = Load::kRead, uint64_t load_to = 0);
+                 Load kind = Load::kRead, uint64_t load_to = 0,
+                 uint64_t known_size = kUnknownSize);
   // A read-ahead thread's task: loads the pages of [offset, offset + len) found in neither tier.
   void Prefetch(const cache::ReadaheadQueue::Task& task);
 

@@ -63,7 +63,8 @@ class ReadaheadQueue {
     uint64_t offset;  // page-aligned
     uint64_t len;     // a whole number of pages
     // When `file` is null: opens the file on the queue's thread (PageCache::PrefetchFile) and
-    // sets *len, the bytes from `offset` to read; null when there is nothing to read.
+    // sets *len, its size as read from the store just before (`offset` is 0); null when there
+    // is nothing to read.
     std::function<std::shared_ptr<BackingFile>(uint64_t* len)> open;
   };
   static constexpr int kThreads = 8;

@@ -40,6 +40,10 @@ uint64_t ChangeDetector::CheckBeforeRead(Inode* i, int fd) {
   // Outside the lock: concurrent readers of one file do not queue behind each other.
   FileSignature now;
   if (!ReadSignature(fd, &now)) return UINT64_MAX;
+  return CheckSignature(i, now);
+}
+
+uint64_t ChangeDetector::CheckSignature(Inode* i, const FileSignature& now) {
   MutexLock lock(&i->sig_mu);
   UpdateLocked(i, now);
   return now.size;

@@ -65,6 +65,9 @@ class ChangeDetector {
   // record. A failing statx changes nothing (the read itself will report the failure). Returns
   // the file's size, or UINT64_MAX if statx failed.
   uint64_t CheckBeforeRead(Inode* i, int fd);
+  // As CheckBeforeRead, with `now` the signature a statx of the file read just before (the one
+  // InodeTable::BorrowKnown made as it opened the file). Returns now.size.
+  uint64_t CheckSignature(Inode* i, const FileSignature& now);
 
   // As CheckBeforeRead, through `fd` (an open or an O_PATH descriptor of the file), but with the
   // statx made under sig_mu, so that a write through the mount cannot land between the statx and

@@ -22,6 +22,7 @@
 #include <cstring>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "ccfs/backing_store.h"
@@ -198,13 +199,16 @@ bool HeldWhole(FsContext* fs, uint64_t file_id, uint64_t size) {
 std::shared_ptr<BackingFile> OpenListed(FsContext* fs, InodeKey key, uint64_t file_id,
                                         uint64_t max_size, uint64_t* len) {
   Inode* i = nullptr;
-  InodeFd path_fd = fs->inodes.BorrowKnown(key, &i);
+  std::optional<FileSignature> opened;
+  InodeFd path_fd = fs->inodes.BorrowKnown(key, &i, S_IFREG, &opened);
   if (!path_fd || i->file_id != file_id) return nullptr;
   // In kernel mode the pages a reader was sent leave the daemon's tiers for the kernel's: a reader
   // that got to the file before this prefetch would find its pages read once more, never asked
   // for (readahead_wasted), at the cost of a backing read. Its first page sent says it has.
   if (fs->kernel != nullptr && fs->kernel->Holds(fs->inodes.InoOf(i), 0)) return nullptr;
-  const uint64_t size = fs->changes.CheckBeforeRead(i, path_fd.get());
+  // A descriptor opened now was checked by a statx that read what the change check reads.
+  const uint64_t size = opened ? fs->changes.CheckSignature(i, *opened)
+                               : fs->changes.CheckBeforeRead(i, path_fd.get());
   if (size == 0 || size > max_size) return nullptr;  // UINT64_MAX: statx failed
   int err = 0;
   std::shared_ptr<FileHandle> h = ReadHandleFor(fs, i, &err);

@@ -375,7 +375,8 @@ std::vector<InodeKey> InodeTable::ListedDirsFrom(InodeKey from, ListingOrder ord
   return out;
 }
 
-InodeFd InodeTable::BorrowKnown(InodeKey key, Inode** found, mode_t type) {
+InodeFd InodeTable::BorrowKnown(InodeKey key, Inode** found, mode_t type,
+                                std::optional<FileSignature>* opened) {
   Inode* i = nullptr;
   {
     MutexLock lock(&mu_);
@@ -390,7 +391,7 @@ InodeFd InodeTable::BorrowKnown(InodeKey key, Inode** found, mode_t type) {
     }
     ++i->holds;  // kept while it is opened again below
   }
-  const int fd = Reopen(i, 0);  // lends the descriptor it returns
+  const int fd = Reopen(i, 0, opened);  // lends the descriptor it returns
   std::vector<int> to_close;
   {
     MutexLock lock(&mu_);
@@ -403,7 +404,7 @@ InodeFd InodeTable::BorrowKnown(InodeKey key, Inode** found, mode_t type) {
   return InodeFd(this, i, fd);
 }
 
-int InodeTable::Reopen(Inode* i, int depth) {
+int InodeTable::Reopen(Inode* i, int depth, std::optional<FileSignature>* opened) {
   // Deeper than any path can be: names changed underneath made the recorded parents a loop. The
   // kernel's next lookups through the real path mend it.
   constexpr int kMaxDepth = 4096;
@@ -448,6 +449,8 @@ int InodeTable::Reopen(Inode* i, int depth) {
     if (err != 0) {
       close(fd);
       fd = -1;
+    } else if (opened != nullptr) {
+      *opened = SignatureOf(stx);
     }
   }
   // A name that is gone, or names a directory no more: the file the kernel means is not there.

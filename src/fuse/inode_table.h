@@ -75,6 +75,7 @@
 #include <functional>
 #include <list>
 #include <memory>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
@@ -347,8 +348,11 @@ class InodeTable {
                                        size_t max_looked);
   // A descriptor of the file of type `type` (S_IFREG, S_IFDIR) the table knows by `key`, lent as
   // Borrow's, with *found its Inode (which lives at least as long as the descriptor). Empty
-  // (ENOENT) when the table knows no such file by that key.
-  InodeFd BorrowKnown(InodeKey key, Inode** found, mode_t type = S_IFREG);
+  // (ENOENT) when the table knows no such file by that key. *opened (if given): the file's
+  // signature when its descriptor was opened now, read by the statx that checked it is the same
+  // file (ChangeDetector::CheckSignature takes it); empty when the descriptor was open already.
+  InodeFd BorrowKnown(InodeKey key, Inode** found, mode_t type = S_IFREG,
+                      std::optional<FileSignature>* opened = nullptr);
 
   // ---- persistence (fuse/persister.h) ----
   // From now on a file's path is kept with its signature when its Inode is freed (paths cost
@@ -420,8 +424,8 @@ class InodeTable {
   // Closes the oldest idle descriptors beyond `keep`.
   void TrimLocked(size_t keep, std::vector<int>* to_close) REQUIRES(mu_);
   // Opens `i` again through its parent (recursively; `depth` walks so far): the descriptor, lent,
-  // or -errno.
-  int Reopen(Inode* i, int depth);
+  // or -errno. *opened (if given) as BorrowKnown's.
+  int Reopen(Inode* i, int depth, std::optional<FileSignature>* opened = nullptr);
   // i's path relative to DATASET by the names it is known by ("" for the root), or false when an
   // Inode on the way has no name.
   bool PathLocked(const Inode* i, std::string* path) const REQUIRES(mu_);

@@ -47,8 +47,8 @@ class ForwardingFile : public BackingFile {
  public:
   explicit ForwardingFile(std::unique_ptr<BackingFile> inner) : inner_(std::move(inner)) {}
   Status ReadPages(uint64_t offset, size_t len, std::span<char* const> bufs,
-                   size_t* got) override {
-    return inner_->ReadPages(offset, len, bufs, got);
+                   uint64_t known_size, size_t* got) override {
+    return inner_->ReadPages(offset, len, bufs, known_size, got);
   }
   Status Write(uint64_t offset, const void* buf, size_t len) override {
     return inner_->Write(offset, buf, len);
@@ -72,7 +72,7 @@ class CountingFile final : public ForwardingFile {
   explicit CountingFile(std::unique_ptr<BackingFile> inner) : ForwardingFile(std::move(inner)) {}
 
   Status ReadPages(uint64_t offset, size_t len, std::span<char* const> bufs,
-                   size_t* got) override {
+                   uint64_t known_size, size_t* got) override {
     const uint64_t first = offset / len;
     {
       std::lock_guard<std::mutex> lock(mu_);
@@ -85,7 +85,7 @@ class CountingFile final : public ForwardingFile {
       *got = 0;
       return Status::FromErrno(EIO, "injected failure at page " + std::to_string(bad));
     }
-    return inner_->ReadPages(offset, len, bufs, got);
+    return inner_->ReadPages(offset, len, bufs, known_size, got);
   }
 
   void Hold(std::chrono::milliseconds d) { hold_ = d; }

@@ -297,11 +297,11 @@ class SlowFile final : public ForwardingFile {
   SlowFile(std::unique_ptr<BackingFile> inner, std::chrono::microseconds delay)
       : ForwardingFile(std::move(inner)), delay_(delay) {}
   Status ReadPages(uint64_t offset, size_t len, std::span<char* const> bufs,
-                   size_t* got) override {
+                   uint64_t known_size, size_t* got) override {
     const auto until = std::chrono::steady_clock::now() + delay_ * bufs.size();
     while (std::chrono::steady_clock::now() < until) {
     }
-    return inner_->ReadPages(offset, len, bufs, got);
+    return inner_->ReadPages(offset, len, bufs, known_size, got);
   }
 
  private:

@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -211,12 +212,22 @@ TEST_F(InodeTableTest, ListingsGiveTheFilesListedAfterOneAndBorrowKnownOpensThem
   EXPECT_EQ(after[0].key, KeyOf(*files[1]));
   EXPECT_EQ(after[1].key, KeyOf(*files[5]));
   EXPECT_EQ(t.NextOf(files[9])[kListedOrder].second, 0u);  // the listed order unchanged
-  // BorrowKnown opens a file by its key alone, with its Inode.
+  // BorrowKnown opens a file by its key alone, with its Inode, and gives the signature its
+  // identity check read; a descriptor open already gives none.
   Inode* found = nullptr;
-  InodeFd fd = t.BorrowKnown(KeyOf(*files[8]), &found);
+  std::optional<FileSignature> opened;
+  InodeFd fd = t.BorrowKnown(KeyOf(*files[8]), &found, S_IFREG, &opened);
   ASSERT_TRUE(fd);
   EXPECT_EQ(found, files[8]);
   EXPECT_EQ(testing::ReadWholeFile("/proc/self/fd/" + std::to_string(fd.get())), "file 8");
+  struct stat st;
+  ASSERT_EQ(fstat(fd.get(), &st), 0);
+  ASSERT_TRUE(opened.has_value());
+  EXPECT_EQ(*opened, SignatureOf(st));
+  EXPECT_EQ(opened->size, 6u);
+  std::optional<FileSignature> again;
+  EXPECT_TRUE(t.BorrowKnown(KeyOf(*files[8]), &found, S_IFREG, &again));
+  EXPECT_FALSE(again.has_value());
   EXPECT_FALSE(t.BorrowKnown(InodeKey{files[8]->dev, 1}, &found));
   // A listing is known no further than the Inodes the table still has.
   EXPECT_TRUE(t.Unref(files[4], 1));
