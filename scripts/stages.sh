@@ -105,6 +105,15 @@ run() {
   fi
 }
 
+# lock_folder FOLDER VAR: creates FOLDER and takes FOLDER/.lock, waiting while another holds it;
+# the variable VAR gets the lock's descriptor (closing it lets go).
+lock_folder() {
+  local -n lock_fd=$2
+  mkdir -p "$1"
+  exec {lock_fd}>"$1/.lock"
+  flock "$lock_fd"
+}
+
 # build_in FOLDER TARGET...: configures FOLDER (build_config), builds TARGETs ("all": the default).
 # It first takes FOLDER/.lock, so it waits for a background build of FOLDER (prebuild_start) to
 # end; the background's own calls hold the lock already (prebuilding=1).
@@ -112,11 +121,7 @@ build_in() {
   local dir=$1 cc flags lock=
   shift
   build_config "$dir"
-  if ((!listing)) && [ -z "${prebuilding:-}" ]; then
-    mkdir -p "$dir"
-    exec {lock}>"$dir/.lock"
-    flock "$lock"
-  fi
+  if ((!listing)) && [ -z "${prebuilding:-}" ]; then lock_folder "$dir" lock; fi
   run --quiet "${cc[@]}" cmake -S . -B "$dir" -G Ninja "${flags[@]}"
   if [ "$*" = all ]; then
     run cmake --build "$dir" -j"$jobs"
@@ -150,9 +155,7 @@ prebuild_start() {
     return 0
   fi
   for dir in "${dirs[@]}"; do
-    mkdir -p "$dir"
-    exec {fd}>"$dir/.lock"
-    flock "$fd"
+    lock_folder "$dir" fd
     fds+=("$fd")
   done
   set -m  # the background in a process group of its own, which stages_exit can stop whole
