@@ -38,13 +38,14 @@ to_bytes() {
 }
 
 # cpu_snapshot: "BUSY CCFS STORE", CPU seconds so far: the machine's busy time (/proc/stat, all but
-# idle and iowait), and user + system of the processes named ccfs and of the stores' clients and
-# servers (glusterfs, glusterfsd, sshfs, sshd, sftp-server). The difference of two snapshots is what a
-# phase cost, a process that exited in between aside.
+# idle and iowait), and user + system of the processes named ccfs (or ccfs-NAME, ccfs.NAME: a
+# copy of another build, such as walk_bench's --base-bin) and of the stores' clients and servers
+# (glusterfs, glusterfsd, sshfs, sshd, sftp-server). The difference of two snapshots is what a phase
+# cost, a process that exited in between aside.
 cpu_snapshot() {
   { head -1 /proc/stat; cat /proc/[0-9]*/stat 2>/dev/null; } | awk '
     $1 == "cpu" { busy = ($2 + $3 + $4 + $7 + $8 + $9) / 100; next }
-    $2 == "(ccfs)" { c += ($14 + $15) / 100 }
+    $2 ~ /^\(ccfs([-.][^)]*)?\)$/ { c += ($14 + $15) / 100 }
     $2 ~ /^\((glusterfs|glusterfsd|sshfs|sshd|sftp-server)\)$/ { s += ($14 + $15) / 100 }
     END { printf "%.2f %.2f %.2f\n", busy, c, s }'
 }

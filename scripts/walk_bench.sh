@@ -11,7 +11,7 @@
 # direct-io-mode=disable, as a user mounts it) and "ccfs" (a fresh ccfs mount over a second mount
 # of the same store that the kernel does not cache, memory = 85% of SIZE - 32 MiB, the room of its
 # own memory, plus --ccfs-opts), both with the caches dropped first (the kernel's and the store
-# server's: stores.sh evict); rounds alternate which goes first:
+# server's: stores.sh evict); each round starts one place further into the targets' order:
 #   walk1  find DIR -type f -printf '%s\n'   (a lookup and the attributes of every name)
 #   walk2  the same again at once
 #   read1  4 readers cat every file (find | xargs -P4 cat), in the same order
@@ -154,8 +154,11 @@ for store in $stores; do
   fi
   mkdir -p "$mnt"
   for round in $(seq 1 "$rounds"); do
-    targets="store ccfs${base_bin:+ base}"
-    [ $((round % 2)) = 0 ] && targets="${base_bin:+base }ccfs store"
+    # Each target in each place in turn: a place fixed for one target (with --base-bin, "ccfs"
+    # was in the middle of every round) would count that place's cost against it.
+    order=(store ccfs ${base_bin:+base})
+    turn=$(((round - 1) % ${#order[@]}))
+    targets="${order[*]:turn} ${order[*]:0:turn}"
     for target in $targets; do
       STORES_STATE_DIR=$state drop_caches "$store"
       make_cgroup
