@@ -75,7 +75,7 @@ class RawTier {
   // the hand moves unless it has been read again meanwhile. Bounded; when full it is ignored.
   // `ahead`: the page was read ahead (it may be evicted and freed by the time this runs, so `e`
   // is only stored here, never read).
-  void Probation(uint32_t frame, PageEntry* e, bool ahead = false) EXCLUDES(probation_mu_);
+  void Probation(uint32_t frame, PageEntry* e, bool ahead) EXCLUDES(probation_mu_);
 
   // Moves up to `want` kRaw pages to kEvicting and appends them to *victims: pages on probation
   // since before the previous sweep and not read again first (those read ahead and not read yet

@@ -162,8 +162,8 @@ TEST(RawTierTest, ProbationPagesGoFirstAfterASweepUnlessReadAgain) {
   for (uint32_t f = 0; f < 14; ++f) Publish(&raw, &e[f], f, kUseMax);  // read often
   Publish(&raw, &e[14], 14, 0);  // loaded by misses the sketch had not seen
   Publish(&raw, &e[15], 15, 0);
-  raw.Probation(14, &e[14]);
-  raw.Probation(15, &e[15]);
+  raw.Probation(14, &e[14], /*ahead=*/false);
+  raw.Probation(15, &e[15], /*ahead=*/false);
   RcuReadLock rcu;
   std::vector<PageEntry*> victims;
   // A page waits one sweep on probation (the second half of a page read in two pieces).
@@ -242,7 +242,8 @@ TEST(RawTierTest, PagesReadAheadBeyondAQuarterOfTheTierStillWaitForTheirReaders)
   // A reader that does not come: once half the tier's frames' worth of pages went on probation
   // after them, the pages read ahead go like any other.
   PageEntry other[8];
-  for (PageEntry& o : other) raw.Probation(0, &o);  // not frame 0's owner: only counted
+  // Not frame 0's owner: only counted.
+  for (PageEntry& o : other) raw.Probation(0, &o, /*ahead=*/false);
   victims.clear();
   EXPECT_EQ(raw.Sweep(8, &victims), 8u);
   for (uint32_t f = 8; f < 16; ++f) EXPECT_EQ(KindOf(e[f].state.load()), kEvicting) << f;
