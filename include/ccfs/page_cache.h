@@ -111,7 +111,9 @@ class PageCache {
   // load_to: where the caller knows the reader goes next (the rest of a small file read from its
   // start), a run of misses the request ends in goes on through the missing pages up to byte
   // load_to in the same backing read, as read-ahead (counted so, on probation): one read of the
-  // store where the reader's next requests would each have been one.
+  // store where the reader's next requests would each have been one. A load_to given is the
+  // file's size as the caller just read it: a backing read that ends short there is the end of
+  // the file (BackingFile::ReadPages' known_size).
   Status Read(uint64_t file_id, BackingFile* file, uint64_t offset, size_t len, void* dst,
               size_t* n, uint64_t load_to = 0);
   // Read from the tiers alone: copies pages from the first on until one is in neither tier or is
