@@ -137,6 +137,10 @@ struct Options {
   // that check, and a file the tiers hold opens and reads with no trip to the store
   // (fuse/change_detector.h, attribute records).
   bool close_to_open = true;
+  // raw_tier = kernel: a file opened while the tiers hold none of it is read by the kernel from the
+  // store's file itself (FUSE passthrough, Linux 6.9+, the daemon with CAP_SYS_ADMIN), at the page
+  // cache's speed; its next open is served by the tiers (src/fuse/passthrough.h).
+  bool passthrough = false;
   // Listings carry each entry's attributes (READDIRPLUS), so the kernel need not look names up.
   bool readdirplus = true;
   // Descriptors the daemon keeps of files and directories not in use (src/fuse/inode_table.h); 0 =

@@ -192,6 +192,8 @@ class LatencyHistogram {
   X(attr_answers, Event,                                                                           \
     "attribute refreshes and read-only opens answered from attributes read less than "            \
     "attr_timeout ago: no trip to the store")                                                      \
+  X(passthrough_opens, Event,                                                                      \
+    "passthrough: opens the kernel served itself, reading the store's file (fuse/passthrough.h)")  \
   X(demotions, Event, "kernel_demote: pages from the kernel kept in the compressed tier")         \
   X(demote_drops, Event,                                                                           \
     "kernel_demote: pages from the kernel not kept (changed, cached, incompressible, pool busy)") \

@@ -151,6 +151,10 @@ const std::vector<KeySpec>& AllKeys() {
       {"close_to_open", "daemon", &Options::close_to_open, Any(), kRemount,
        "Check a file on the store at each open (raw_tier = kernel), so a change underneath shows to "
        "the next open; false: attributes read less than attr_timeout ago stand for the check."},
+      {"passthrough", "daemon", &Options::passthrough, Any(), kRemount,
+       "raw_tier = kernel: a file opened while the tiers hold none of it is read by the kernel "
+       "straight from the store's file (FUSE passthrough: Linux 6.9+, the daemon as root); its "
+       "next open is served by the tiers, which fill then."},
       {"readdirplus", "daemon", &Options::readdirplus, Any(), kRemount,
        "Listings carry each entry's attributes, so the kernel need not look names up one by one."},
       {"max_open_files", "daemon", &Options::max_open_files, IntIn(0, 1 << 30), kRemount,

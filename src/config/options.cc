@@ -184,6 +184,11 @@ Status CheckKey(const Options& o, const KeySpec& key) {
   Status s = CheckRule(o, key);
   if (s.ok() && key.auto_flag != nullptr && o.*key.auto_flag) return CheckAuto(o, key);
   if (s.ok() && key.name == std::string_view("kernel_demote")) return CheckDemote(o, key);
+  if (s.ok() && key.name == std::string_view("passthrough") && o.passthrough &&
+      !o.kernel_raw_tier()) {
+    return Refuse(key, "true", "needs raw_tier = kernel (the kernel reads the files it passes "
+                               "through into its own page cache)");
+  }
   return s;
 }
 

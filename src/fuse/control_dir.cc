@@ -67,11 +67,13 @@ std::string WithoutControlBytes(const std::string& message) {
 ControlDir::ControlDir(PageCache* cache, KernelCache* kernel, const OpenFileWatch* watch,
                        const ThreadCpuGroup* request_cpu, const std::string& dataset,
                        const std::string& mountpoint, double attr_timeout, Pins* pins,
-                       const SftpPool* sftp, const ChangeDetector* changes)
+                       const SftpPool* sftp, const ChangeDetector* changes,
+                       const PassthroughOpens* passthrough)
     : cache_(cache),
       kernel_(kernel),
       watch_(watch),
       changes_(changes),
+      passthrough_(passthrough),
       sftp_(sftp),
       pins_(pins),
       request_cpu_(request_cpu),
@@ -421,6 +423,7 @@ CacheStats ControlDir::Stats() const {
     s.sftp_connects = c.connects;
   }
   s.attr_answers = changes_->attr_answers();
+  if (passthrough_ != nullptr) s.passthrough_opens = passthrough_->opens_passed();
   s.cpu_request_threads_ns = request_cpu_->TotalNs();
   return s;
 }

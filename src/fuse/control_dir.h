@@ -77,6 +77,7 @@
 #include "fuse/kernel_cache.h"
 #include "fuse/open_file_watch.h"
 #include "fuse/open_handles.h"
+#include "fuse/passthrough.h"
 #include "fuse/pins.h"
 #include "util/thread_cpu.h"
 
@@ -91,11 +92,13 @@ class ControlDir {
   // `pins` (borrowed) checks and takes every change of `pin` and `pin_percent`. `watch` (borrowed,
   // nullptr in daemon mode): the open-file watch, whose counts join the figures. `sftp` (borrowed,
   // nullptr when off): the SFTP connections, whose counts join them too. `changes` (borrowed): the
-  // change detector, whose count of answers from attribute records joins them.
+  // change detector, whose count of answers from attribute records joins them. `passthrough`
+  // (borrowed, nullptr when off): the opens passed through, counted too.
   ControlDir(PageCache* cache, KernelCache* kernel, const OpenFileWatch* watch,
              const ThreadCpuGroup* request_cpu, const std::string& dataset,
              const std::string& mountpoint, double attr_timeout, Pins* pins,
-             const SftpPool* sftp, const ChangeDetector* changes);
+             const SftpPool* sftp, const ChangeDetector* changes,
+             const PassthroughOpens* passthrough);
   ControlDir(const ControlDir&) = delete;
   ControlDir& operator=(const ControlDir&) = delete;
 
@@ -187,6 +190,7 @@ class ControlDir {
   KernelCache* const kernel_;
   const OpenFileWatch* const watch_;
   const ChangeDetector* const changes_;
+  const PassthroughOpens* const passthrough_;
   const SftpPool* const sftp_;
   Pins* const pins_;
   const ThreadCpuGroup* const request_cpu_;

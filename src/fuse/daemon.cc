@@ -191,6 +191,7 @@ class Daemon {
     fs_config.negative_timeout = options_.negative_timeout;
     fs_config.readdirplus = options_.readdirplus;
     fs_config.close_to_open = options_.close_to_open;
+    fs_config.passthrough = options_.passthrough && options_.kernel_raw_tier();
     // The last of `ro` and `rw` in the options is the kernel's, as mount(8) has it.
     for (const std::string& o : passthrough_) {
       if (o == "ro" || o == "rw") fs_config.read_only = o == "ro";
@@ -233,7 +234,8 @@ class Daemon {
       session_ = nullptr;
       return Fail(Status::IOError(0, "cannot mount on " + mountpoint_));
     }
-    s = InstallSessionIo(session_, kExtraInitFlags | (use_uring ? kInitOverIoUring : 0));
+    s = InstallSessionIo(session_, kExtraInitFlags | (use_uring ? kInitOverIoUring : 0) |
+                                       (options_.passthrough ? kInitPassthrough : 0));
     if (!s.ok()) {
       Shutdown();
       return Fail(s);

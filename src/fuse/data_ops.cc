@@ -316,11 +316,68 @@ void NoteSentToKernel(FsContext* fs, int open_flags, fuse_ino_t ino, uint64_t fi
   }
 }
 
+// passthrough: the last passed-through open of `i` is gone, and a writable one was among them
+// (fuse/passthrough.h): its writes reached the store unseen, so what the tiers hold of the file
+// (a walk's prefetch may have loaded pages meanwhile) and the kernel's pages of it go, and the
+// signature the writes left is recorded as the mount's own change.
+void DropPassedWrites(FsContext* fs, Inode* i, fuse_ino_t ino) {
+  ChangeDetector::MountChange change_through_mount(&fs->changes);
+  InodeFd path_fd = fs->inodes.Borrow(i);
+  if (path_fd) {
+    ChangeDetector::OwnChange change(&fs->changes, i, path_fd.get());
+    change.DropFrom(0);
+    change.Record(path_fd.get());
+  } else {
+    fs->cache->InvalidateFile(i->file_id);
+  }
+  fs->read_handles.Forget(i);
+  fs->kernel->InvalidateFrom(ino, 0);
+}
+
 void DetachHandle(FsContext* fs, fuse_file_info* fi) {
-  Inode* i = FileOf(fi)->inode;
+  const FileHandle* h = FileOf(fi);
+  Inode* i = h->inode;
+  const bool counted = h->mode_counted;
+  const int32_t backing_id = h->backing_id;
   fs->files.Remove(fi->fh);
   fi->fh = 0;
+  if (counted && fs->passthrough->Release(i, backing_id)) {
+    DropPassedWrites(fs, i, fs->inodes.InoOf(i));
+  }
   fs->inodes.HandleClosed(i);  // after the handle's descriptors are closed
+}
+
+// passthrough: whether INIT agreed to it (the kernel offered it and the key asked).
+bool PassingThrough(const FsContext* fs) {
+  return fs->passthrough != nullptr && (InitFlagsAdded() & kInitPassthrough) != 0;
+}
+
+// passthrough: counts the open just attached as fi->fh in its file's mode, and has its reply
+// pass it through when the file's other opens are (it may not start passthrough itself).
+void TakeOpenMode(FsContext* fs, Inode* i, fuse_file_info* fi) {
+  if (!PassingThrough(fs)) return;
+  FileHandle* h = FileOf(fi);
+  h->mode_counted = true;
+  h->backing_id = fs->passthrough->Open(i, false, (fi->flags & O_ACCMODE) != O_RDONLY, nullptr);
+  if (h->backing_id > 0) {
+    fi->keep_cache = 0;
+    fi->direct_io = 0;
+    ReplyPassthrough(h->backing_id);
+  }
+}
+
+// Whether the tiers hold no page of the first `size` bytes of file `file_id`: looked up a run at a
+// time, stopping at the first page held.
+bool HeldNone(FsContext* fs, uint64_t file_id, uint64_t size) {
+  const uint64_t page = fs->cache->options().page_size;
+  const uint64_t pages = (size + page - 1) / page;
+  constexpr uint64_t kRun = 256;
+  for (uint64_t first = 0; first < pages; first += kRun) {
+    const PageCache::Residency r =
+        fs->cache->ResidencyOf(file_id, first, std::min(kRun, pages - first));
+    if (r.raw_pages + r.compressed_pages > 0) return false;
+  }
+  return true;
 }
 
 // openat(dirfd, name, flags, mode) for CREATE (`flags` has O_CREAT), telling in *created whether
@@ -431,8 +488,33 @@ void OpenKept(FsContext* fs, fuse_req_t req, Inode* i, int flags, fuse_file_info
     if (!path_fd) return (void)ReplyErr(req, path_fd.error());
     changed = fs->changes.CheckOpenFile(i, path_fd.get(), &size);
   }
+  // passthrough: the open's mode (fuse/passthrough.h). A file of unknown size is not passed
+  // through: its check failed, and the open below reports why.
+  const bool counted = PassingThrough(fs);
+  int32_t backing_id = 0;
+  if (counted) {
+    const bool may_start = size != UINT64_MAX &&
+                           !i->passed_through.load(std::memory_order_relaxed) &&
+                           HeldNone(fs, i->file_id, size);
+    backing_id = fs->passthrough->Open(i, may_start, false, [fs, i] {
+      InodeFd path_fd = fs->inodes.Borrow(i);
+      if (!path_fd) {
+        errno = path_fd.error();
+        return -1;
+      }
+      const std::string path = ProcPath(path_fd.get());
+      return OpenShedding(fs, [&] { return open(path.c_str(), O_RDONLY | O_CLOEXEC); });
+    });
+  }
   std::unique_ptr<FileHandle> h;
-  if (std::shared_ptr<FileHandle> kept = fs->read_handles.Find(i)) {
+  if (backing_id > 0) {
+    // The kernel reads the file itself: no read handle is needed, and the file's next open
+    // (after this one's mode ends) is served by the tiers.
+    i->passed_through.store(true, std::memory_order_relaxed);
+    h = std::make_unique<FileHandle>();
+    h->inode = i;
+    h->kept = true;
+  } else if (std::shared_ptr<FileHandle> kept = fs->read_handles.Find(i)) {
     h = SharedHandle(i, *kept);
   } else if (size != UINT64_MAX && HeldWhole(fs, i->file_id, size)) {
     h = std::make_unique<FileHandle>();
@@ -440,14 +522,22 @@ void OpenKept(FsContext* fs, fuse_req_t req, Inode* i, int flags, fuse_file_info
     h->kept = true;
   } else {
     const int fd = OpenDataFile(fs, i, flags);
-    if (fd < 0) return (void)ReplyErr(req, errno);
-    const int err = MakeHandle(fs, i, fd, fi->flags, &h);
-    if (err != 0) return (void)ReplyErr(req, err);
+    const int err = fd < 0 ? errno : MakeHandle(fs, i, fd, fi->flags, &h);
+    if (err != 0) {
+      if (counted) fs->passthrough->Release(i, 0);
+      return (void)ReplyErr(req, err);
+    }
     fs->read_handles.Keep(i, std::shared_ptr<FileHandle>(SharedHandle(i, *h)), &let_go);
     h->kept = true;
   }
+  h->mode_counted = counted;
+  h->backing_id = backing_id;
   AttachMade(fs, i, std::move(h), fi);
-  if (changed) fi->keep_cache = 0;
+  if (changed || backing_id > 0) fi->keep_cache = 0;
+  if (backing_id > 0) {
+    fi->direct_io = 0;
+    ReplyPassthrough(backing_id);
+  }
   if (fuse_reply_open(req, fi) == -ENOENT) DetachHandle(fs, fi);  // the caller was interrupted
 }
 
@@ -499,6 +589,7 @@ void Open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   int err = AttachHandle(fs, i, fd, fi);
   if (err != 0) return (void)ReplyErr(req, err);
   if (changed) fi->keep_cache = 0;
+  TakeOpenMode(fs, i, fi);
   if (fuse_reply_open(req, fi) == -ENOENT) DetachHandle(fs, fi);  // the caller was interrupted
 }
 
@@ -540,6 +631,7 @@ void Create(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode, fu
     fs->inodes.Unref(i, 1);
     return (void)ReplyErr(req, err);
   }
+  TakeOpenMode(fs, i, fi);
   if (fuse_reply_create(req, &e, fi) == -ENOENT) {
     DetachHandle(fs, fi);
     fs->inodes.Unref(i, 1);

@@ -80,9 +80,11 @@ FsContext::FsContext(const Filesystem::Config& config_in, PageCache* cache_in)
                           static_cast<int64_t>(config_in.attr_timeout * 1e6)))),
       requests(OpNames()),
       pins(config_in.dataset, cache_in),
+      passthrough(kernel != nullptr && config_in.passthrough ? std::make_unique<PassthroughOpens>()
+                                                              : nullptr),
       control(cache_in, kernel.get(), watch.get(), &request_cpu, config_in.dataset,
               config_in.mountpoint, config_in.attr_timeout, &pins, config_in.sftp.get(),
-              &changes),
+              &changes, passthrough.get()),
       read_handles(config_in.max_open_files / 4),
       dir_warmer(&inodes, config_in.dataset),
       misses(config_in.misses_in_flight > 0
@@ -144,7 +146,9 @@ void Init(void* userdata, fuse_conn_info* conn) {
   // file), and a changed size or mtime drops its pages. No write can go through such a mount, so
   // none drops the cache of its own writer.
   FsContext* fs = static_cast<FsContext*>(userdata);
-  if (fs->kernel != nullptr && fs->config.read_only && (conn->capable & FUSE_CAP_NO_OPEN_SUPPORT)) {
+  // With passthrough, OPEN is what passes a file through: it stays.
+  if (fs->kernel != nullptr && fs->config.read_only && !fs->config.passthrough &&
+      (conn->capable & FUSE_CAP_NO_OPEN_SUPPORT)) {
     fs->no_open.store(true, std::memory_order_relaxed);
     conn->want |= FUSE_CAP_AUTO_INVAL_DATA;
     conn->want &= ~FUSE_CAP_EXPLICIT_INVAL_DATA;

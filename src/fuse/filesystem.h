@@ -72,6 +72,7 @@ class Filesystem {
     double negative_timeout = 1.0;  // seconds the kernel may keep a name's absence
     bool readdirplus = true;
     bool close_to_open = true;  // Options::close_to_open
+    bool passthrough = false;   // Options::passthrough (kernel mode; fuse/passthrough.h)
     bool read_only = false;  // mounted `ro`: in kernel mode, files open without OPEN (ops.h)
     // Descriptors the inode table keeps of files not in use (inode_table.h), >= 1.
     size_t max_open_files = 4096;

@@ -149,6 +149,8 @@ struct Inode {
   uint64_t serial = 0;
   // The Pins generation this file was last matched against `pin` at (fuse/pins.h); 0 = never.
   std::atomic<uint64_t> pin_generation{0};
+  // An open of it was passed through (fuse/passthrough.h): its later opens are served by the tiers.
+  std::atomic<bool> passed_through{false};
 
   // Guarded by the InodeTable's mutex (its thread-safety annotations cannot name it from here).
   uint64_t nlookup = 0;

@@ -55,6 +55,10 @@ struct FileHandle {
   // there was none (fd -1), and the first read that must reach the store opens one.
   bool kept = false;
   PageCache::Stream stream;  // where this open file's reader stands, for read-ahead
+  // passthrough (fuse/passthrough.h): the open is counted in its file's mode (`mode_counted`),
+  // passed through to the registered file `backing_id` (> 0) or served by the daemon (0).
+  bool mode_counted = false;
+  int32_t backing_id = 0;
 };
 
 // An open real directory, and where the kernel's readdir stands in it.

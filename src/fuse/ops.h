@@ -43,6 +43,7 @@
 #include "fuse/miss_pool.h"
 #include "fuse/open_file_watch.h"
 #include "fuse/open_handles.h"
+#include "fuse/passthrough.h"
 #include "fuse/persister.h"
 #include "fuse/pins.h"
 #include "fuse/read_handles.h"
@@ -75,6 +76,9 @@ struct FsContext {
   RequestStats requests;
   // The `pin` key: which files' pages are evicted last. Before `control`, which changes it.
   Pins pins;
+  // passthrough (kernel mode): the opens the kernel serves itself; nullptr when off, and unused
+  // unless INIT agreed to it (InitFlagsAdded). Before `control`, which counts them.
+  std::unique_ptr<PassthroughOpens> passthrough;
   ControlDir control;
   OpenHandles<FileHandle> files;  // what fi->fh names for an open data file
   OpenHandles<DirHandle> dirs;    // ... for an open real directory (0 for .ccfs)

@@ -14,6 +14,7 @@
 #include "util/mutex.h"
 
 #include <linux/fuse.h>
+#include <sys/ioctl.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -46,6 +47,22 @@ InitState g_init;
 thread_local RequestFlags t_request;
 thread_local const ReplyCapture* t_capture = nullptr;
 thread_local bool t_deferred = false;  // DeferReply was called for t_capture's request
+thread_local int32_t t_passthrough = 0;  // ReplyPassthrough's id for this thread's next reply
+std::atomic<int> g_dev_fd{-1};           // the session's /dev/fuse, for the backing ioctls
+
+// The kernel's passthrough ioctls on /dev/fuse (include/uapi/linux/fuse.h, 6.9; Debian 12's
+// copy predates them).
+struct BackingMap {
+  int32_t fd;
+  uint32_t flags;
+  uint64_t padding;
+};
+constexpr unsigned long kBackingOpen = _IOW(229, 1, BackingMap);
+constexpr unsigned long kBackingClose = _IOW(229, 2, uint32_t);
+constexpr uint32_t kOpenPassthrough = 1u << 7;  // FOPEN_PASSTHROUGH
+constexpr uint32_t kOpenParallelDirectWrites = 1u << 6;
+// What fs/fuse/iomode.c lets an OPEN reply say beside FOPEN_PASSTHROUGH (else the open fails EIO).
+constexpr uint32_t kPassthroughKeeps = FOPEN_DIRECT_IO | FOPEN_NOFLUSH | kOpenParallelDirectWrites;
 
 template <typename T>
 bool ArgAfterHeader(const void* buf, size_t len, T* arg) {
@@ -93,6 +110,15 @@ ssize_t WriteInitReply(int fd, struct iovec* iov, int count, const fuse_out_head
   size_t reply_len = std::min(iov[1].iov_len, sizeof(reply));
   memcpy(&reply, iov[1].iov_base, reply_len);
   uint64_t add = g_init.want.load(std::memory_order_relaxed) & offered;
+  // max_stack_depth, the 32-bit word after flags2: 1 = the backing files' file system may not be
+  // stacked itself. A reply too short to hold it (the header gives its length) cannot ask.
+  constexpr size_t kDepthAt = offsetof(fuse_init_out, flags2) + sizeof(uint32_t);
+  static_assert(kDepthAt + sizeof(uint32_t) <= sizeof(fuse_init_out));
+  if (reply_len < kDepthAt + sizeof(uint32_t)) add &= ~kInitPassthrough;
+  if (add & kInitPassthrough) {
+    const uint32_t depth = 1;
+    memcpy(reinterpret_cast<char*>(&reply) + kDepthAt, &depth, sizeof(depth));
+  }
   reply.flags |= static_cast<uint32_t>(add);
   if ((add >> 32) != 0) {
     reply.flags |= FUSE_INIT_EXT;  // offered: the high bits exist only in an extended INIT
@@ -113,9 +139,38 @@ ssize_t WriteInitReply(int fd, struct iovec* iov, int count, const fuse_out_head
   return n;
 }
 
+// Writes (or places in `capture`) an OPEN or CREATE reply patched to pass the file through to
+// backing `id`: the fuse_open_out ends iov[1] (after the fuse_entry_out in a CREATE reply). A
+// reply of another shape (an error) goes as it is.
+ssize_t WritePassthrough(int fd, struct iovec* iov, int count, const ReplyCapture* capture,
+                         int32_t id) {
+  std::vector<iovec> patched(iov, iov + count);
+  char body[sizeof(fuse_entry_out) + sizeof(fuse_open_out)];
+  const size_t len = count == 2 ? iov[1].iov_len : 0;
+  if (len == sizeof(fuse_open_out) || len == sizeof(body)) {
+    memcpy(body, iov[1].iov_base, len);
+    fuse_open_out o;
+    memcpy(&o, body + len - sizeof(o), sizeof(o));
+    o.open_flags = (o.open_flags & kPassthroughKeeps) | kOpenPassthrough;
+    o.padding = static_cast<uint32_t>(id);  // backing_id in the kernel's newer fuse_open_out
+    memcpy(body + len - sizeof(o), &o, sizeof(o));
+    patched[1].iov_base = body;
+  }
+  if (capture != nullptr) return capture->place(capture->context, patched.data(), count);
+  return writev(fd, patched.data(), count);
+}
+
 ssize_t TapWritev(int fd, struct iovec* iov, int count, void* /*userdata*/) {
   if (count < 1 || iov[0].iov_len < sizeof(fuse_out_header)) return writev(fd, iov, count);
   const ReplyCapture* capture = t_capture;
+  if (t_passthrough != 0) {
+    const int32_t id = t_passthrough;
+    t_passthrough = 0;
+    fuse_out_header out;
+    memcpy(&out, iov[0].iov_base, sizeof(out));
+    const bool captured = capture != nullptr && out.unique == capture->unique;
+    if (out.error == 0) return WritePassthrough(fd, iov, count, captured ? capture : nullptr, id);
+  }
   const bool init_pending = g_init.reply_pending.load(std::memory_order_acquire);
   if (capture == nullptr && !init_pending) return writev(fd, iov, count);
   fuse_out_header out;
@@ -137,6 +192,7 @@ ssize_t TapWritev(int fd, struct iovec* iov, int count, void* /*userdata*/) {
 
 Status InstallSessionIo(fuse_session* se, uint64_t want_init_flags) {
   g_init.want.store(want_init_flags, std::memory_order_relaxed);
+  g_dev_fd.store(fuse_session_fd(se), std::memory_order_relaxed);
   fuse_custom_io io;
   memset(&io, 0, sizeof(io));
   io.read = TapRead;
@@ -147,6 +203,19 @@ Status InstallSessionIo(fuse_session* se, uint64_t want_init_flags) {
   if (rc != 0) return Status::FromErrno(-rc, "fuse_session_custom_io");
   return Status::Ok();
 }
+
+int RegisterBacking(int fd) {
+  BackingMap map{fd, 0, 0};
+  const int id = ioctl(g_dev_fd.load(std::memory_order_relaxed), kBackingOpen, &map);
+  return id < 0 ? -errno : id;
+}
+
+void UnregisterBacking(int32_t backing_id) {
+  uint32_t id = static_cast<uint32_t>(backing_id);
+  ioctl(g_dev_fd.load(std::memory_order_relaxed), kBackingClose, &id);
+}
+
+void ReplyPassthrough(int32_t backing_id) { t_passthrough = backing_id; }
 
 uint64_t InitFlagsAdded() { return g_init.added.load(std::memory_order_relaxed); }
 

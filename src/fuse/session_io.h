@@ -47,6 +47,11 @@ namespace ccfs {
 inline constexpr uint64_t kInitHandleKillprivV2 = 1ull << 28;   // 5.11
 inline constexpr uint64_t kInitDirectIoAllowMmap = 1ull << 36;  // 6.6
 inline constexpr uint64_t kInitOverIoUring = 1ull << 41;        // 6.14
+// FUSE_PASSTHROUGH (6.9): an OPEN reply may name a file the daemon registered, whose reads and
+// writes the kernel then makes itself. Added with max_stack_depth 1 (the word after flags2, which
+// libfuse 3.14's fuse_init_out leaves zero): the registered files must be on a file system that is
+// not itself stacked (no overlay, no other passthrough).
+inline constexpr uint64_t kInitPassthrough = 1ull << 37;
 
 // Puts the custom I/O on `se`. REQUIRES: fuse_session_mount(se) succeeded and no request has been
 // read yet (INIT is the first); called once per process.
@@ -105,6 +110,19 @@ struct RequestFlags {
   uint32_t write_flags = 0;  // WRITE: FUSE_WRITE_*
   uint32_t open_flags = 0;   // OPEN and CREATE: FUSE_OPEN_*
 };
+
+// Passthrough (kInitPassthrough agreed). RegisterBacking registers the open file `fd` with the
+// kernel (FUSE_DEV_IOC_BACKING_OPEN on the session's /dev/fuse; CAP_SYS_ADMIN needed): the
+// backing id (> 0), or -errno. The kernel opens the file afresh for each open passed through to
+// it, with that open's flags, so `fd` may be closed once registered. UnregisterBacking drops an
+// id (opens passed through to it keep their file).
+int RegisterBacking(int fd);
+void UnregisterBacking(int32_t backing_id);
+// This thread's next OPEN or CREATE reply passes the file through to `backing_id`: the reply is
+// patched as it is written (FOPEN_PASSTHROUGH and the id; of its other open flags only those the
+// kernel allows beside passthrough stay: FOPEN_DIRECT_IO, FOPEN_NOFLUSH and
+// FOPEN_PARALLEL_DIRECT_WRITES). Call just before the reply; a reply of another kind clears it.
+void ReplyPassthrough(int32_t backing_id);
 
 // The flags of the last request this thread read (or noted).
 const RequestFlags& CurrentRequest();

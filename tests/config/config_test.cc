@@ -615,5 +615,13 @@ TEST(ApplyOptionListTest, KernelDemoteThatCannotWorkIsRefusedNamingTheKey) {
   EXPECT_EQ(RefusalOf("raw_tier=kernel,kernel_evict=false,kernel_demote=off"), "");
 }
 
+// passthrough hands files to the kernel's page cache: there is none in daemon mode.
+TEST(ApplyOptionListTest, PassthroughWithoutTheKernelTierIsRefusedNamingTheKey) {
+  const std::string m = RefusalOf("raw_tier=daemon,passthrough=true");
+  EXPECT_NE(m.find("passthrough = true: needs raw_tier = kernel"), std::string::npos) << m;
+  EXPECT_EQ(RefusalOf("raw_tier=kernel,passthrough=true"), "");
+  EXPECT_EQ(RefusalOf("raw_tier=daemon,passthrough=false"), "");
+}
+
 }  // namespace
 }  // namespace ccfs
