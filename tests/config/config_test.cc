@@ -329,7 +329,7 @@ TEST(ApplyOptionListTest, SetsEveryKindOfKey) {
       "memory=64MiB, compressed_percent=40,page_size=16K,raw_tier=kernel,kernel_evict=false,estimate_splits=false,auto_interval=0.5,auto_max_step=5,readahead=256KiB,compressor=zstd,compression_level=3,"
       "compress_threads=3,min_savings_percent=20.25,admission_filter=off,evict_batch_percent=5.5,low_watermark_percent=7,"
       "probation=no,"
-      "request_threads=4,misses_in_flight=5,pin_threads=on,allow_other=yes,attr_timeout=2.5,entry_timeout=3.5,negative_timeout=0.5,close_to_open=false,readdirplus=false,max_open_files=1000,transport=uring,metrics=127.0.0.1:9567,pin=etc/hostname,pin_percent=30,"
+      "request_threads=4,misses_in_flight=5,pin_threads=on,allow_other=yes,attr_timeout=2.5,entry_timeout=3.5,negative_timeout=0.5,close_to_open=false,passthrough=true,readdirplus=false,max_open_files=1000,transport=uring,metrics=127.0.0.1:9567,pin=etc/hostname,pin_percent=30,"
       "persist=/var/cache/ccfs,persist_interval=30,sftp=files:/export,"
       "ssh_config=/etc/ccfs/ssh_config,sftp_connections=8",
       "-o", &o, &pass);

@@ -45,6 +45,7 @@ inline Options AllNonDefault() {
   o.entry_timeout = 3.5;
   o.negative_timeout = 0.5;
   o.close_to_open = false;
+  o.passthrough = true;
   o.readdirplus = false;
   o.max_open_files = 1000;
   o.transport = "uring";

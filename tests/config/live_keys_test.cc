@@ -5,6 +5,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <gmock/gmock.h>
@@ -32,14 +33,17 @@ Options Base() {
   return o;
 }
 
-// The keys AllNonDefault() changes: all but kernel_demote, which has no other valid value beside
-// its kernel_evict = false (KernelDemoteIsNotLive covers it).
-std::vector<config::KeySpec> ChangedByAllNonDefault() {
+// The keys AllNonDefault() changes that are valid changed alone over Base(): all but
+// kernel_demote, which has no other valid value beside its kernel_evict = false, and passthrough,
+// which needs raw_tier = kernel (KernelDemoteIsNotLive and PassthroughIsNotLive cover them).
+// `each_alone` false: every key AllNonDefault() changes (all but kernel_demote), valid together.
+std::vector<config::KeySpec> ChangedByAllNonDefault(bool each_alone = true) {
   std::vector<config::KeySpec> keys;
   for (const config::KeySpec& key : config::AllKeys()) {
+    if (each_alone && key.name == std::string_view("passthrough")) continue;
     if (!config::SameField(key, AllNonDefault(), Options{})) keys.push_back(key);
   }
-  EXPECT_EQ(keys.size() + 1, config::AllKeys().size());
+  EXPECT_EQ(keys.size() + (each_alone ? 2 : 1), config::AllKeys().size());
   return keys;
 }
 
@@ -117,6 +121,20 @@ TEST(LiveKeysKernelTest, KernelDemoteIsNotLive) {
   EXPECT_EQ(cache->options(), o);
 }
 
+TEST(LiveKeysKernelTest, PassthroughIsNotLive) {
+  Options o = Base();
+  o.raw_tier = "kernel";
+  std::unique_ptr<PageCache> cache;
+  ASSERT_TRUE(PageCache::Create(o, &cache).ok());
+  Options wanted = o;
+  wanted.passthrough = true;
+  ASSERT_TRUE(wanted.Validate().ok());
+  Status s = cache->Reconfigure(wanted);
+  EXPECT_EQ(s.code(), Status::Code::kNotSupported);
+  EXPECT_THAT(s.message(), HasSubstr("passthrough: cannot change while mounted"));
+  EXPECT_EQ(cache->options(), o);
+}
+
 TEST_F(LiveKeysTest, LiveChangesReachTheEnginesStats) {
   Options wanted = cache_->options();
   wanted.compressed_percent = 40;
@@ -135,7 +153,7 @@ TEST_F(LiveKeysTest, SighupAppliesTheLiveKeysAndListsTheRest) {
   std::vector<std::string> needs_remount;
   ASSERT_TRUE(fs_->control().ApplyLiveOptions(AllNonDefault(), "SIGHUP", &needs_remount).ok());
   std::vector<std::string> live, remount;
-  for (const config::KeySpec& key : ChangedByAllNonDefault()) {
+  for (const config::KeySpec& key : ChangedByAllNonDefault(false)) {
     (key.live ? live : remount).emplace_back(key.name);
   }
   EXPECT_EQ(needs_remount, remount);

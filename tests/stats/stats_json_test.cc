@@ -91,6 +91,7 @@ TEST(StatsJsonTest, TopLevelKeysAndTheirOrderAreStable) {
       "cpu_compress_ns", "cpu_evictor_ns",
       "kernel_rerequests", "kernel_evictions", "kernel_kept_out", "kernel_retrieved", "kernel_watch_passes",
       "kernel_watch_checks", "kernel_watch_changes", "kernel_watch_ns", "attr_answers",
+      "passthrough_opens",
       "demotions", "demote_drops",
       "mrc_samples", "mrc_drops", "split_changes",
       "raw_budget_bytes",
