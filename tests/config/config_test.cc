@@ -108,6 +108,7 @@ attr_timeout = 2.5
 entry_timeout = 3.5
 negative_timeout = 0.5
 close_to_open = false
+passthrough = true
 readdirplus = false
 max_open_files = 1000
 transport = "uring"
