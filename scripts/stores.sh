@@ -45,6 +45,10 @@
 #                    store at the same timeouts when ccfs's are set longer
 #   --brick-dir D    gluster: where the brick goes (default under the state directory; a real
 #                    disk, not tmpfs)
+#   --owner USER     sshfs: every file shows as USER's and other users may use the mount
+#                    (allow_other, uid=, gid=; the server still acts as the user sshfs logs in
+#                    as): for a program that runs as USER and checks who owns its files
+#                    (PostgreSQL). A GlusterFS mount lets others in already, with the owners kept.
 #   --remote-dio     gluster: network.remote-dio=enable, so the client does not forward O_DIRECT to
 #                    the brick: O_DIRECT and buffered reads then cost the same (the server's page
 #                    cache may answer both). By default O_DIRECT reaches the brick's disk, while a
@@ -345,6 +349,9 @@ EOF
   # The page-cache baseline keeps a name's absence as long as ccfs does (negative_timeout); the
   # mount ccfs reads asks the store each time, as ccfs's own lookups must reach it.
   if [ $page_cache -eq 1 ]; then opts+=,auto_cache,negative_timeout=1; else opts+=,direct_io; fi
+  if [ -n "$owner" ]; then
+    opts+=,allow_other,uid=$(id -u "$owner"),gid=$(id -g "$owner")
+  fi
   info options "$opts"
   setsid sshfs -f -F "$state/ssh_config" "ccfs-store:$source" "$dir" -o "$opts" \
     </dev/null >"$state/sshfs.log" 2>&1 &
@@ -511,6 +518,7 @@ cmd_up() {
   shift 2
   check_kind "$kind"
   source="" delay_us=200 mib_per_s=0 wait_kind=hybrid page_cache=0 brick_dir="" remote_dio=0
+  owner=""
   timeouts=1
   while [ $# -gt 0 ]; do
     case $1 in
@@ -522,6 +530,8 @@ cmd_up() {
       --timeouts) timeouts=${2:?--timeouts needs a number of seconds}; shift ;;
       --brick-dir) brick_dir=${2:?--brick-dir needs a directory}; shift ;;
       --remote-dio) remote_dio=1 ;;
+      --owner) owner=${2:?--owner needs a user}; id -u "$owner" >/dev/null 2>&1 ||
+                 die "--owner $owner: no such user"; shift ;;
       *) die "up $kind: unknown option '$1' (see scripts/stores.sh --help)" ;;
     esac
     shift
