@@ -94,7 +94,10 @@ pg_stop() {
     pg_dir=""
   fi
 }
-trap 'pg_stop; bench_cleanup' EXIT
+daemon_pid=""  # the ccfs daemon of the run in progress, if any
+# A run that failed because its ccfs daemon went away says so (daemon_check), whatever the program.
+trap 'rc=$?; if [ $rc -ne 0 ] && [ -n "$daemon_pid" ] && [ -z "${daemon_told:-}" ]; then (daemon_check "the run") || true; fi
+      pg_stop; bench_cleanup' EXIT
 mkdir -p "$out" "$pg_sock"
 chown postgres "$pg_sock"
 csv=$out/apps.csv
@@ -268,6 +271,22 @@ print(f'{(h1 - h0) / (r1 - r0):.3f}' if r1 > r0 else 'nan', f'{cpu:.2f}', b,
   log "$s $t round $r $a/$p: $v $u (${sec} s${hit:+, hit $hit, daemon CPU $cpu s, $per s/GiB})"
 }
 
+# WHAT: dies saying so if the ccfs daemon is gone (a program on the mount then fails with ENOTCONN),
+# and whether the kernel's OOM killer took it (the cgroup holds the daemon beside the program).
+daemon_check() {
+  local state
+  state=$(awk '{print $3}' "/proc/$daemon_pid/stat" 2>/dev/null || true)
+  [ -n "$state" ] && [ "$state" != Z ] && return 0  # a zombie is gone too
+  daemon_told=1
+  local oom
+  oom=$(dmesg 2>/dev/null | grep "Killed process $daemon_pid (ccfs)" | tail -n 1 || true)
+  if [ -n "$oom" ]; then
+    die "the ccfs daemon (pid $daemon_pid) was killed by the OOM killer of the $memory cgroup" \
+        "during $1 (ccfs memory=$ccfs_memory; kernel: ${oom#*] })"
+  fi
+  die "the ccfs daemon (pid $daemon_pid) exited during $1"
+}
+
 now() { date +%s.%N; }
 elapsed() { python3 -c "import sys; print(f'{float(sys.argv[2]) - float(sys.argv[1]):.3f}')" "$1" "$2"; }
 mib_s() { python3 -c "import sys; print(f'{int(sys.argv[1]) / 2**20 / float(sys.argv[2]):.1f}')" "$1" "$2"; }
@@ -310,13 +329,16 @@ assert sys.modules['numpy'].__file__.startswith(sys.argv[2]), sys.modules['numpy
       done ;;
     pgbench)
       pg_start "$d/pg" "$cg"
-      local mode tps
+      local mode tps out
       for mode in select rw; do
         local flag=""
         [ "$mode" = select ] && flag=-S
-        tps=$(in_cgroup "$cg" runuser -u postgres -- "$pg_bin/pgbench" -h "$pg_sock" -p 5499 $flag \
-                -c 4 -j 2 -T "$seconds" -n postgres 2>/dev/null |
-              awk '/^tps = / {printf "%.1f", $3}')
+        if ! out=$(in_cgroup "$cg" runuser -u postgres -- "$pg_bin/pgbench" -h "$pg_sock" -p 5499 \
+                     $flag -c 4 -j 2 -T "$seconds" -n postgres 2>&1); then
+          [ "$t" = ccfs ] && daemon_check "pgbench ($mode)"
+          die "$s $t round $r: pgbench ($mode) failed: $(tail -n 3 <<<"$out" | tr '\n' ' ')"
+        fi
+        tps=$(awk '/^tps = / {printf "%.1f", $3}' <<<"$out")
         row "$s" "$t" "$r" pgbench "$mode" "${tps:-0}" tps "$seconds"
       done
       pg_stop ;;
@@ -382,6 +404,7 @@ for store in $stores; do
           stat0=$(stat_of "$mnt")
           run_app "$store" ccfs "$round" "$app" "$mnt/apps"
           ccfs_unmount "$mnt"
+          daemon_pid=""
         fi
         cgroup_remove "$cg"
       done
