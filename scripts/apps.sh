@@ -96,8 +96,15 @@ pg_stop() {
 }
 daemon_pid=""  # the ccfs daemon of the run in progress, if any
 # A run that failed because its ccfs daemon went away says so (daemon_check), whatever the program.
-trap 'rc=$?; if [ $rc -ne 0 ] && [ -n "$daemon_pid" ] && [ -z "${daemon_told:-}" ]; then (daemon_check "the run") || true; fi
-      pg_stop; bench_cleanup' EXIT
+on_exit() {
+  local rc=$1
+  if [ "$rc" -ne 0 ] && [ -n "$daemon_pid" ] && [ -z "${daemon_told:-}" ]; then
+    (daemon_check "the run") || true
+  fi
+  pg_stop
+  bench_cleanup
+}
+trap 'on_exit $?' EXIT
 mkdir -p "$out" "$pg_sock"
 chown postgres "$pg_sock"
 csv=$out/apps.csv
@@ -271,8 +278,9 @@ print(f'{(h1 - h0) / (r1 - r0):.3f}' if r1 > r0 else 'nan', f'{cpu:.2f}', b,
   log "$s $t round $r $a/$p: $v $u (${sec} s${hit:+, hit $hit, daemon CPU $cpu s, $per s/GiB})"
 }
 
-# WHAT: dies saying so if the ccfs daemon is gone (a program on the mount then fails with ENOTCONN),
-# and whether the kernel's OOM killer took it (the cgroup holds the daemon beside the program).
+# daemon_check WHAT: dies saying so if the ccfs daemon is gone (a program on the mount then fails
+# with ENOTCONN), and whether the kernel's OOM killer took it (the cgroup holds the daemon beside
+# the program).
 daemon_check() {
   local state
   state=$(awk '{print $3}' "/proc/$daemon_pid/stat" 2>/dev/null || true)
